@@ -1,0 +1,82 @@
+#pragma once
+// Owning storage for temporaries and device matrices: host memory (std::vector) or
+// stream-ordered device memory (cudaMallocAsync on the context's stream, so the driver's
+// pool recycles it and no allocation blocks the host).
+#include <cstddef>
+#include <vector>
+
+#include "strop/core/context.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop {
+
+namespace detail {
+void* device_allocate(std::size_t bytes, Context& ctx);
+void device_free(void* ptr, Context& ctx) noexcept;
+void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace src_space,
+                std::size_t bytes, Context& ctx);
+}  // namespace detail
+
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Index count, MemorySpace space, Context& ctx) : space_(space), count_(count), ctx_(&ctx) {
+    require<ShapeError>(count >= 0, "Buffer: negative size ", count);
+    if (space == MemorySpace::Host) {
+      host_.resize(static_cast<std::size_t>(count));
+    } else if (count > 0) {
+      device_ = static_cast<T*>(detail::device_allocate(sizeof(T) * count, ctx));
+    }
+  }
+  ~Buffer() { release(); }
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      space_ = other.space_;
+      count_ = other.count_;
+      ctx_ = other.ctx_;
+      host_ = std::move(other.host_);
+      device_ = other.device_;
+      other.device_ = nullptr;
+      other.count_ = 0;
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  T* data() { return space_ == MemorySpace::Host ? host_.data() : device_; }
+  const T* data() const { return space_ == MemorySpace::Host ? host_.data() : device_; }
+  Index size() const { return count_; }
+  MemorySpace space() const { return space_; }
+
+ private:
+  void release() noexcept {
+    if (device_ != nullptr) detail::device_free(device_, *ctx_);
+    device_ = nullptr;
+  }
+  MemorySpace space_ = MemorySpace::Host;
+  Index count_ = 0;
+  Context* ctx_ = nullptr;
+  std::vector<T> host_;
+  T* device_ = nullptr;
+};
+
+// A temporary rows x cols matrix in the given space and layout, with its view.
+template <class T>
+struct TempMatrix {
+  TempMatrix(Index rows, Index cols, Layout layout, MemorySpace space, Context& ctx)
+      : buffer(rows * cols, space, ctx), view(make_view(buffer.data(), rows, cols, layout, space)) {}
+  Buffer<T> buffer;
+  MatrixView<T> view;
+};
+
+// The layout temporaries take so that they match a view's memory order.
+template <class T>
+Layout layout_of(const MatrixView<T>& v) {
+  return v.row_stride == 1 ? Layout::ColMajor : Layout::RowMajor;
+}
+
+}  // namespace strop

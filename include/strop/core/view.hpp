@@ -1,0 +1,85 @@
+#pragma once
+// Non-owning views of N x B batches of signals, on the host or on a device.
+//
+// A view is (data, rows, cols, row_stride, col_stride, space). The two layouts of
+// DESIGN.md are the two unit-stride cases: ColMajor (row_stride 1: each signal contiguous,
+// PyTorch's batch-size-first) and RowMajor (col_stride 1: each feature's B values
+// contiguous, the KS paper's batch-size-last). General strides exist because structured
+// operators apply their pieces to strided sub-blocks of a batch (KS row groups, Kronecker
+// slices) without copying. Eigen views of host views are in eigen_map.hpp; this header
+// stays free of Eigen so that CUDA kernels can include it.
+#include <functional>
+#include <type_traits>
+
+#include "strop/core/error.hpp"
+#include "strop/core/scalar.hpp"
+
+namespace strop {
+
+enum class Layout { ColMajor, RowMajor };
+enum class MemorySpace { Host, Device };
+
+inline const char* to_string(Layout layout) {
+  return layout == Layout::ColMajor ? "ColMajor" : "RowMajor";
+}
+
+template <class T>
+struct MatrixView {
+  T* data = nullptr;
+  Index rows = 0;
+  Index cols = 0;
+  Index row_stride = 1;
+  Index col_stride = 0;
+  MemorySpace space = MemorySpace::Host;
+
+  T* ptr(Index r, Index c) const { return data + r * row_stride + c * col_stride; }
+  T& operator()(Index r, Index c) const { return *ptr(r, c); }
+
+  bool is_col_major() const { return row_stride == 1 || rows == 1; }
+  bool is_row_major() const { return col_stride == 1 || cols == 1; }
+
+  // Rows [first, first + count).
+  MatrixView row_block(Index first, Index count) const {
+    return {ptr(first, 0), count, cols, row_stride, col_stride, space};
+  }
+  // Columns [first, first + count).
+  MatrixView col_block(Index first, Index count) const {
+    return {ptr(0, first), rows, count, row_stride, col_stride, space};
+  }
+  // Rows first, first + step, ..., count of them.
+  MatrixView row_slice(Index first, Index count, Index step) const {
+    return {ptr(first, 0), count, cols, row_stride * step, col_stride, space};
+  }
+  // A read-only view of the same memory.
+  operator MatrixView<const T>() const  // NOLINT: views convert like pointers do
+    requires(!std::is_const_v<T>)
+  {
+    return {data, rows, cols, row_stride, col_stride, space};
+  }
+};
+
+template <class T>
+using ConstView = MatrixView<const T>;
+
+// Packed views of a buffer in one of the two layouts.
+template <class T>
+MatrixView<T> make_view(T* data, Index rows, Index cols, Layout layout,
+                        MemorySpace space = MemorySpace::Host) {
+  if (layout == Layout::ColMajor) return {data, rows, cols, 1, rows, space};
+  return {data, rows, cols, cols, 1, space};
+}
+
+// True when the two views may touch the same memory (conservative: address ranges).
+template <class T, class U>
+bool may_overlap(const MatrixView<T>& a, const MatrixView<U>& b) {
+  if (a.rows == 0 || a.cols == 0 || b.rows == 0 || b.cols == 0) return false;
+  auto last = [](const auto& v) { return v.ptr(v.rows - 1, v.cols - 1); };
+  const void* a0 = a.data;
+  const void* a1 = last(a) + 1;
+  const void* b0 = b.data;
+  const void* b1 = last(b) + 1;
+  std::less<const void*> before;
+  return a.space == b.space && before(a0, b1) && before(b0, a1);
+}
+
+}  // namespace strop

@@ -1,0 +1,18 @@
+#pragma once
+// Element-wise batch updates used by expression nodes and simple leaves, on the host
+// (Eigen) and on the device (small CUDA kernels). One implementation per memory space.
+#include "strop/core/context.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop::detail {
+
+// Y = alpha * f(X) + beta * Y with f = conj when conjugate_x, else identity.
+// beta == 0 overwrites Y (NaNs already in Y do not propagate), as in BLAS.
+template <class T>
+void axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, Context& ctx);
+
+// Y = beta * Y (beta == 0 writes zeros).
+template <class T>
+void scale(T beta, MatrixView<T> Y, Context& ctx);
+
+}  // namespace strop::detail

@@ -1,0 +1,95 @@
+#pragma once
+// OperatorBase<Derived>: what every operator (leaf or expression node) offers, Eigen-style
+// CRTP. A Derived class provides
+//   using Scalar = T;                  one of the four scalar types
+//   static constexpr const char* type_name;   the HDF5 strop_type ("dense", "product", ...)
+//   Index rows() const, cols() const;
+//   void apply_unchecked(Op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context&) const;
+//        Y = alpha * op(A) X + beta * Y for op in {A, A^T, A^H}; shapes already checked.
+//   double flops(Index batch) const;   real flops of one application to `batch` signals
+//   Index parameter_count() const;     stored scalars
+// Building expressions never computes anything; apply() does.
+#include <Eigen/Core>
+#include <type_traits>
+
+#include "strop/core/context.hpp"
+#include "strop/core/op.hpp"
+#include "strop/core/eigen_map.hpp"
+#include "strop/expr/elementwise.hpp"
+
+namespace strop {
+
+template <class T>
+using HostMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+
+template <class T>
+class AnyOperator;
+
+namespace detail {
+// Shape, space, aliasing and finiteness checks shared by every application.
+template <class T>
+void check_application(const char* name, Index rows, Index cols, Op op, ConstView<T> X,
+                       MatrixView<T> Y, T alpha, T beta) {
+  const Index out_rows = op == Op::NoTrans ? rows : cols;
+  const Index in_rows = op == Op::NoTrans ? cols : rows;
+  require<ShapeError>(X.rows == in_rows, name, " (", rows, "x", cols, ") as ", to_string(op),
+                      " needs X with ", in_rows, " rows, got ", X.rows, "x", X.cols);
+  require<ShapeError>(Y.rows == out_rows && Y.cols == X.cols, name, " (", rows, "x", cols,
+                      ") as ", to_string(op), " maps ", X.rows, "x", X.cols, " to ", out_rows,
+                      "x", X.cols, ", but Y is ", Y.rows, "x", Y.cols);
+  require<ShapeError>(X.space == Y.space, name, ": X and Y must both be in host or both in",
+                      " device memory");
+  require<ShapeError>(!may_overlap(X, ConstView<T>(Y)), name,
+                      ": Y overlaps X; in-place application is not supported");
+  require<NumericalError>(is_finite(alpha) && is_finite(beta), name,
+                          ": alpha and beta must be finite");
+}
+}  // namespace detail
+
+template <class Derived>
+class OperatorBase {
+ public:
+  const Derived& derived() const { return static_cast<const Derived&>(*this); }
+
+  // Y = alpha * op(A) X + beta * Y, validated.
+  template <class D = Derived>
+  void apply(Op op, ConstView<typename D::Scalar> X, MatrixView<typename D::Scalar> Y,
+             typename D::Scalar alpha = typename D::Scalar(1),
+             typename D::Scalar beta = typename D::Scalar(0),
+             Context& ctx = default_context()) const {
+    detail::check_application(D::type_name, derived().rows(), derived().cols(), op, X, Y, alpha,
+                              beta);
+    if (Y.rows == 0 || Y.cols == 0) return;
+    if (X.rows == 0) return detail::scale(beta, Y, ctx);  // an empty sum: alpha*0 + beta*Y
+    derived().apply_unchecked(op, X, Y, alpha, beta, ctx);
+  }
+
+  // The dense matrix this operator represents (applies it to the identity).
+  template <class D = Derived>
+  HostMatrix<typename D::Scalar> to_dense() const {
+    using T = typename D::Scalar;
+    const HostMatrix<T> eye = HostMatrix<T>::Identity(derived().cols(), derived().cols());
+    HostMatrix<T> out(derived().rows(), derived().cols());
+    apply(Op::NoTrans, view(eye), view(out));
+    return out;
+  }
+
+  // A^T and A^H as views (no values move). Leaves and nodes may specialise through the
+  // transpose_of/adjoint_of overloads (see algebra.hpp).
+  template <class D = Derived>
+  auto transpose() const {
+    return transpose_of(static_cast<const D&>(*this));
+  }
+  template <class D = Derived>
+  auto adjoint() const {
+    return adjoint_of(static_cast<const D&>(*this));
+  }
+};
+
+template <class E>
+concept Operator = std::is_base_of_v<OperatorBase<E>, E>;
+
+template <class A, class B>
+concept SameScalar = std::is_same_v<typename A::Scalar, typename B::Scalar>;
+
+}  // namespace strop

@@ -1,0 +1,56 @@
+#pragma once
+// Product<L, R>: the composition L * R, applied right to left through one temporary.
+#include "strop/core/buffer.hpp"
+#include <vector>
+
+#include "strop/expr/operator_base.hpp"
+
+namespace strop {
+
+template <class L, class R>
+class Product : public OperatorBase<Product<L, R>> {
+  static_assert(std::is_same_v<typename L::Scalar, typename R::Scalar>,
+                "operators in one expression share a scalar type");
+
+ public:
+  using Scalar = typename L::Scalar;
+  static constexpr const char* type_name = "product";
+
+  Product(L lhs, R rhs) : lhs_(std::move(lhs)), rhs_(std::move(rhs)) {
+    require<ShapeError>(lhs_.cols() == rhs_.rows(), "product: left operand is ", lhs_.rows(), "x",
+                        lhs_.cols(), ", right operand is ", rhs_.rows(), "x", rhs_.cols());
+  }
+
+  Index rows() const { return lhs_.rows(); }
+  Index cols() const { return rhs_.cols(); }
+  const L& lhs() const { return lhs_; }
+  const R& rhs() const { return rhs_; }
+
+  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha,
+                       Scalar beta, Context& ctx) const {
+    // (LR) X = L (R X) and (LR)^T X = R^T (L^T X): the inner dimension is shared.
+    TempMatrix<Scalar> inner(rhs_.rows(), X.cols, layout_of(Y), X.space, ctx);
+    if (op == Op::NoTrans) {
+      rhs_.apply_unchecked(op, X, inner.view, Scalar(1), Scalar(0), ctx);
+      lhs_.apply_unchecked(op, inner.view, Y, alpha, beta, ctx);
+    } else {
+      lhs_.apply_unchecked(op, X, inner.view, Scalar(1), Scalar(0), ctx);
+      rhs_.apply_unchecked(op, inner.view, Y, alpha, beta, ctx);
+    }
+  }
+
+  double flops(Index batch) const { return lhs_.flops(batch) + rhs_.flops(batch); }
+  Index parameter_count() const { return lhs_.parameter_count() + rhs_.parameter_count(); }
+
+  // The run-time form (children type-erased) and the children, for AnyOperator and I/O.
+  auto to_any_form() const {
+    return Product<AnyOperator<Scalar>, AnyOperator<Scalar>>(lhs_, rhs_);
+  }
+  std::vector<AnyOperator<Scalar>> children() const { return {lhs_, rhs_}; }
+
+ private:
+  L lhs_;
+  R rhs_;
+};
+
+}  // namespace strop

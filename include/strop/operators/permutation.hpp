@@ -1,0 +1,39 @@
+#pragma once
+// Permutation<T>: (P X)[i, :] = X[perm[i], :]. Its transpose is the inverse permutation.
+#include <memory>
+#include <vector>
+
+#include "strop/expr/operator_base.hpp"
+
+namespace strop {
+
+template <class T>
+class Permutation : public OperatorBase<Permutation<T>> {
+ public:
+  using Scalar = T;
+  static constexpr const char* type_name = "permutation";
+
+  // perm must hold each of 0..n-1 once (PatternError otherwise).
+  explicit Permutation(std::vector<Index> perm);
+  // The bit-reversal permutation of n = 2^k indices (FFT order).
+  static Permutation bit_reversal(Index n);
+
+  Index rows() const { return static_cast<Index>(perm_->size()); }
+  Index cols() const { return rows(); }
+  const std::vector<Index>& indices() const { return *perm_; }
+
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
+                       Context& ctx) const;
+  double flops(Index) const { return 0; }
+  Index parameter_count() const { return 0; }
+
+ private:
+  std::shared_ptr<const std::vector<Index>> perm_;
+};
+
+extern template class Permutation<float>;
+extern template class Permutation<double>;
+extern template class Permutation<std::complex<float>>;
+extern template class Permutation<std::complex<double>>;
+
+}  // namespace strop

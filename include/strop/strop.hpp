@@ -1,0 +1,16 @@
+#pragma once
+// strop: structured linear operators, composed lazily, applied on the CPU or the GPU.
+#include "strop/core/buffer.hpp"
+#include "strop/core/context.hpp"
+#include "strop/core/device_matrix.hpp"
+#include "strop/core/error.hpp"
+#include "strop/core/scalar.hpp"
+#include "strop/core/view.hpp"
+#include "strop/expr/algebra.hpp"
+#include "strop/expr/block_diag.hpp"
+#include "strop/expr/kron.hpp"
+#include "strop/expr/stack.hpp"
+#include "strop/operators/dense.hpp"
+#include "strop/operators/diagonal.hpp"
+#include "strop/operators/identity.hpp"
+#include "strop/operators/permutation.hpp"

@@ -1,0 +1,69 @@
+#include "strop/operators/dense.hpp"
+
+#include "strop/operators/leaf_support.hpp"
+
+namespace strop {
+
+template <class T>
+Dense<T>::Dense(HostMatrix<T> matrix)
+    : state_(std::make_shared<State>(std::move(matrix))) {
+  detail::require_finite("dense", state_->matrix.data(), state_->matrix.size());
+}
+
+namespace {
+template <class T, class AExpr>
+void gemm_host(const AExpr& a, ConstView<T> X, MatrixView<T> Y, T alpha, T beta) {
+  auto x = eigen_map(X);
+  auto y = eigen_map(Y);
+  if (beta == T(0)) {
+    y.noalias() = alpha * (a * x);
+  } else {
+    if (beta != T(1)) y *= beta;
+    y.noalias() += alpha * (a * x);
+  }
+}
+}  // namespace
+
+template <class T>
+void Dense<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
+                               Context& ctx) const {
+  const HostMatrix<T>& a = state_->matrix;
+  if (X.space == MemorySpace::Device) {
+    const Index count = a.size();
+    // conj(A) is needed when a row-major output turns A^H into a conj-only operand.
+    const bool needs_conj = is_complex_v<T> && op == Op::Adjoint && Y.row_stride != 1;
+    const T* a_dev = state_->device.get(a.data(), count, ctx);
+    const T* a_conj = needs_conj ? state_->device.get(a.data(), count, ctx, true) : nullptr;
+    return detail::dense_apply_device(a_dev, a_conj, a.rows(), a.cols(), op, X, Y, alpha, beta,
+                                      ctx);
+  }
+  switch (op) {
+    case Op::NoTrans: return gemm_host(a, X, Y, alpha, beta);
+    case Op::Trans: return gemm_host(a.transpose(), X, Y, alpha, beta);
+    case Op::Adjoint: return gemm_host(a.adjoint(), X, Y, alpha, beta);
+  }
+}
+
+template <class T>
+double Dense<T>::flops(Index batch) const {
+  return detail::flops_per_fma<T>() * double(rows()) * double(cols()) * double(batch);
+}
+
+#if !STROP_HAVE_CUDA
+namespace detail {
+template <class T>
+void dense_apply_device(const T*, const T*, Index, Index, Op, ConstView<T>, MatrixView<T>, T, T,
+                        Context&) {
+  throw DeviceError("dense: GPU application requested but strop was built without CUDA");
+}
+}  // namespace detail
+#define STROP_INSTANTIATE_DEVICE(T)                                                           \
+  template void detail::dense_apply_device(const T*, const T*, Index, Index, Op, ConstView<T>, \
+                                           MatrixView<T>, T, T, Context&);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE_DEVICE)
+#endif
+
+#define STROP_INSTANTIATE(T) template class Dense<T>;
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop

@@ -1,0 +1,69 @@
+#include "strop/expr/block_diag.hpp"
+
+#include "strop/expr/algebra.hpp"
+
+namespace strop {
+
+template <class T>
+BlockDiag<T>::BlockDiag(std::vector<AnyOperator<T>> blocks) : blocks_(std::move(blocks)) {
+  require<ShapeError>(!blocks_.empty(), "block_diag: needs at least one block");
+  for (const auto& b : blocks_) {
+    rows_ += b.rows();
+    cols_ += b.cols();
+  }
+}
+
+template <class T>
+void BlockDiag<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
+                                   Context& ctx) const {
+  const bool transposed = op != Op::NoTrans;
+  Index in_offset = 0, out_offset = 0;
+  for (const auto& b : blocks_) {
+    const Index in = transposed ? b.rows() : b.cols();
+    const Index out = transposed ? b.cols() : b.rows();
+    if (in == 0) {
+      detail::scale(beta, Y.row_block(out_offset, out), ctx);
+    } else if (out > 0) {
+      b.apply_unchecked(op, X.row_block(in_offset, in), Y.row_block(out_offset, out), alpha, beta,
+                        ctx);
+    }
+    in_offset += in;
+    out_offset += out;
+  }
+}
+
+template <class T>
+double BlockDiag<T>::flops(Index batch) const {
+  double total = 0;
+  for (const auto& b : blocks_) total += b.flops(batch);
+  return total;
+}
+
+template <class T>
+Index BlockDiag<T>::parameter_count() const {
+  Index total = 0;
+  for (const auto& b : blocks_) total += b.parameter_count();
+  return total;
+}
+
+template <class T>
+BlockDiag<T> transpose_of(const BlockDiag<T>& b) {
+  std::vector<AnyOperator<T>> blocks;
+  for (const auto& block : b.blocks()) blocks.emplace_back(block.transpose());
+  return BlockDiag<T>(std::move(blocks));
+}
+
+template <class T>
+BlockDiag<T> adjoint_of(const BlockDiag<T>& b) {
+  std::vector<AnyOperator<T>> blocks;
+  for (const auto& block : b.blocks()) blocks.emplace_back(block.adjoint());
+  return BlockDiag<T>(std::move(blocks));
+}
+
+#define STROP_INSTANTIATE(T)                                  \
+  template class BlockDiag<T>;                                \
+  template BlockDiag<T> transpose_of(const BlockDiag<T>& b); \
+  template BlockDiag<T> adjoint_of(const BlockDiag<T>& b);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop

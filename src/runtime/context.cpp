@@ -1,0 +1,112 @@
+#include "strop/core/context.hpp"
+
+#include <mutex>
+#include <string>
+
+#include "runtime/cuda_check.hpp"
+#include "strop/core/error.hpp"
+
+namespace strop {
+
+namespace {
+[[noreturn]] void no_cuda_build(const char* what) {
+  throw DeviceError(detail::concat(what, ": strop was built without CUDA (STROP_CUDA=OFF)"));
+}
+}  // namespace
+
+#if STROP_HAVE_CUDA
+struct Context::Impl {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+
+  void activate() const {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      cudaGetLastError();  // clear the sticky "no device" error
+      throw DeviceError("no CUDA device is visible (cudaGetDeviceCount returned 0)");
+    }
+    require<DeviceError>(device < count, "CUDA device ", device, " requested but only ", count,
+                         " visible");
+    detail::check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~Impl() {
+    if (cublas != nullptr) cublasDestroy(cublas);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+};
+
+Context::Context(int device) : impl_(std::make_unique<Impl>()) {
+  require<DeviceError>(device >= 0, "Context: negative device id ", device);
+  impl_->device = device;
+}
+Context::~Context() = default;
+int Context::device() const { return impl_->device; }
+
+void* Context::stream() {
+  impl_->activate();
+  if (impl_->stream == nullptr) {
+    detail::check_cuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking),
+                       "cudaStreamCreate");
+  }
+  return impl_->stream;
+}
+
+void* Context::cublas() {
+  cudaStream_t s = static_cast<cudaStream_t>(stream());
+  if (impl_->cublas == nullptr) {
+    detail::check_cublas(cublasCreate(&impl_->cublas), "cublasCreate");
+    detail::check_cublas(cublasSetStream(impl_->cublas, s), "cublasSetStream");
+  }
+  return impl_->cublas;
+}
+
+void Context::synchronize() {
+  if (impl_->stream == nullptr) return;
+  detail::check_cuda(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize");
+}
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+const char* device_name(int device) {
+  static std::string names[64];
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (device < 0 || device >= device_count() || device >= 64) return "none";
+  if (names[device].empty()) {
+    cudaDeviceProp prop{};
+    detail::check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    names[device] = prop.name;
+  }
+  return names[device].c_str();
+}
+
+#else
+struct Context::Impl {
+  int device = 0;
+};
+Context::Context(int device) : impl_(std::make_unique<Impl>()) { impl_->device = device; }
+Context::~Context() = default;
+int Context::device() const { return impl_->device; }
+void* Context::stream() { no_cuda_build("Context::stream"); }
+void* Context::cublas() { no_cuda_build("Context::cublas"); }
+void Context::synchronize() {}
+int device_count() { return 0; }
+const char* device_name(int) { return "none"; }
+#endif
+
+bool cuda_available() { return device_count() > 0; }
+
+Context& default_context() {
+  static Context context(0);
+  return context;
+}
+
+}  // namespace strop

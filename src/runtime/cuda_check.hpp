@@ -1,0 +1,29 @@
+#pragma once
+// Turns CUDA runtime and cuBLAS status codes into DeviceError (internal header).
+#if STROP_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "strop/core/error.hpp"
+
+namespace strop::detail {
+
+inline void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw DeviceError(concat(what, ": ", cudaGetErrorName(status), " (",
+                             cudaGetErrorString(status), ")"));
+  }
+}
+
+inline void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw DeviceError(concat(what, ": cuBLAS status ", static_cast<int>(status), " (",
+                             cublasGetStatusString(status), ")"));
+  }
+}
+
+// Checks the launch of the kernel just queued (asynchronous errors surface later).
+inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+
+}  // namespace strop::detail
+#endif
