@@ -15,8 +15,8 @@ void Diagonal<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alph
   detail::require_host("diagonal", X.space);
   auto x = eigen_map(X);
   auto y = eigen_map(Y);
-  const Vector d = op == Op::Adjoint ? Vector(alpha * diagonal_->conjugate())
-                                     : Vector(alpha * *diagonal_);
+  const Vector d =
+      op == Op::Adjoint ? Vector(alpha * diagonal_->conjugate()) : Vector(alpha * *diagonal_);
   if (beta == T(0)) {
     y = d.asDiagonal() * x;
   } else {

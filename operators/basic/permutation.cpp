@@ -11,8 +11,8 @@ Permutation<T>::Permutation(std::vector<Index> perm)
   std::vector<bool> seen(static_cast<std::size_t>(n), false);
   for (Index i = 0; i < n; ++i) {
     const Index p = (*perm_)[i];
-    require<PatternError>(p >= 0 && p < n, "permutation: entry ", i, " is ", p,
-                          ", outside [0, ", n, ")");
+    require<PatternError>(p >= 0 && p < n, "permutation: entry ", i, " is ", p, ", outside [0, ", n,
+                          ")");
     require<PatternError>(!seen[p], "permutation: index ", p, " appears twice");
     seen[p] = true;
   }
@@ -23,11 +23,13 @@ Permutation<T> Permutation<T>::bit_reversal(Index n) {
   require<ShapeError>(n >= 1 && (n & (n - 1)) == 0, "bit_reversal: n = ", n,
                       " is not a power of two");
   int bits = 0;
-  while ((Index(1) << bits) < n) ++bits;
+  while ((Index(1) << bits) < n)
+    ++bits;
   std::vector<Index> perm(n);
   for (Index i = 0; i < n; ++i) {
     Index r = 0;
-    for (int b = 0; b < bits; ++b) r |= ((i >> b) & 1) << (bits - 1 - b);
+    for (int b = 0; b < bits; ++b)
+      r |= ((i >> b) & 1) << (bits - 1 - b);
     perm[i] = r;
   }
   return Permutation(std::move(perm));

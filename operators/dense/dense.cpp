@@ -5,8 +5,7 @@
 namespace strop {
 
 template <class T>
-Dense<T>::Dense(HostMatrix<T> matrix)
-    : state_(std::make_shared<State>(std::move(matrix))) {
+Dense<T>::Dense(HostMatrix<T> matrix) : state_(std::make_shared<State>(std::move(matrix))) {
   detail::require_finite("dense", state_->matrix.data(), state_->matrix.size());
 }
 
@@ -38,9 +37,12 @@ void Dense<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
                                       ctx);
   }
   switch (op) {
-    case Op::NoTrans: return gemm_host(a, X, Y, alpha, beta);
-    case Op::Trans: return gemm_host(a.transpose(), X, Y, alpha, beta);
-    case Op::Adjoint: return gemm_host(a.adjoint(), X, Y, alpha, beta);
+    case Op::NoTrans:
+      return gemm_host(a, X, Y, alpha, beta);
+    case Op::Trans:
+      return gemm_host(a.transpose(), X, Y, alpha, beta);
+    case Op::Adjoint:
+      return gemm_host(a.adjoint(), X, Y, alpha, beta);
   }
 }
 
@@ -57,7 +59,7 @@ void dense_apply_device(const T*, const T*, Index, Index, Op, ConstView<T>, Matr
   throw DeviceError("dense: GPU application requested but strop was built without CUDA");
 }
 }  // namespace detail
-#define STROP_INSTANTIATE_DEVICE(T)                                                           \
+#define STROP_INSTANTIATE_DEVICE(T)                                                            \
   template void detail::dense_apply_device(const T*, const T*, Index, Index, Op, ConstView<T>, \
                                            MatrixView<T>, T, T, Context&);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE_DEVICE)

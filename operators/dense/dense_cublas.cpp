@@ -14,9 +14,12 @@ namespace {
 
 cublasOperation_t to_cublas(Op op) {
   switch (op) {
-    case Op::NoTrans: return CUBLAS_OP_N;
-    case Op::Trans: return CUBLAS_OP_T;
-    case Op::Adjoint: return CUBLAS_OP_C;
+    case Op::NoTrans:
+      return CUBLAS_OP_N;
+    case Op::Trans:
+      return CUBLAS_OP_T;
+    case Op::Adjoint:
+      return CUBLAS_OP_C;
   }
   return CUBLAS_OP_N;
 }
@@ -27,19 +30,18 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   return cublasSgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const double* alpha, const double* a, int lda, const double* b,
-                    int ldb, const double* beta, double* c, int ldc) {
+                    int k, const double* alpha, const double* a, int lda, const double* b, int ldb,
+                    const double* beta, double* c, int ldc) {
   return cublasDgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     int k, const std::complex<float>* alpha, const std::complex<float>* a, int lda,
                     const std::complex<float>* b, int ldb, const std::complex<float>* beta,
                     std::complex<float>* c, int ldc) {
-  return cublasCgemm(h, ta, tb, m, n, k, reinterpret_cast<const cuComplex*>(alpha),
-                     reinterpret_cast<const cuComplex*>(a), lda,
-                     reinterpret_cast<const cuComplex*>(b), ldb,
-                     reinterpret_cast<const cuComplex*>(beta), reinterpret_cast<cuComplex*>(c),
-                     ldc);
+  return cublasCgemm(
+      h, ta, tb, m, n, k, reinterpret_cast<const cuComplex*>(alpha),
+      reinterpret_cast<const cuComplex*>(a), lda, reinterpret_cast<const cuComplex*>(b), ldb,
+      reinterpret_cast<const cuComplex*>(beta), reinterpret_cast<cuComplex*>(c), ldc);
 }
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     int k, const std::complex<double>* alpha, const std::complex<double>* a,
@@ -71,8 +73,8 @@ int leading_dimension(const MatrixView<T>& v, bool col_major, const char* name) 
 }  // namespace
 
 template <class T>
-void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op,
-                        ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) {
+void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op, ConstView<T> X,
+                        MatrixView<T> Y, T alpha, T beta, Context& ctx) {
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const bool x_col = X.row_stride == 1;
   const bool y_col = Y.row_stride == 1;
@@ -97,10 +99,10 @@ void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op 
   (void)cols;
 }
 
-#define STROP_INSTANTIATE(T)                                                             \
-  template void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, \
-                                   Op op, ConstView<T> X, MatrixView<T> Y, T alpha,     \
-                                   T beta, Context& ctx);
+#define STROP_INSTANTIATE(T)                                                                   \
+  template void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op, \
+                                   ConstView<T> X, MatrixView<T> Y, T alpha, T beta,           \
+                                   Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

@@ -1,14 +1,33 @@
+// The strop command-line tool. Subcommands live in their own files (demo.cpp, ...).
+#include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "strop/strop.hpp"
+#include "cli/commands.hpp"
+#include "strop/core/error.hpp"
 
-int main() {
-  using namespace strop;
-  Dense<double> A(HostMatrix<double>::Random(4, 4));
-  auto e = 2.0 * A * A.transpose() + kron(A, Identity<double>(2)).transpose() * kron(A, A).transpose().transpose() * vstack(A, A) * hstack(A, A) * block_diag(A, A);
-  HostMatrix<double> X = HostMatrix<double>::Random(4, 3);
-  std::cout << (A * X) << "\n" << e.rows() << "\n";
-  AnyOperator<double> any = e;
-  std::cout << any.node_type() << " " << any.children().size() << "\n";
+int main(int argc, char** argv) {
+  CLI::App app{"strop: structured linear operators, composed lazily, applied on CPU or GPU"};
+  app.set_version_flag("--version", "strop 0.1.0");
+  app.require_subcommand(1);
+
+  strop::cli::DemoOptions demo;
+  auto* demo_cmd = app.add_subcommand(
+      "demo",
+      "Build structured operators, apply them to a batch of signals on the CPU (and the "
+      "GPU when present), and print their error against the dense matrix and their speed");
+  demo_cmd->add_option("-n,--size", demo.size, "Operator size n (a power of two >= 16)")
+      ->check(CLI::Range(16, 1 << 14));
+  demo_cmd->add_option("-b,--batch", demo.batch, "Number of signals")
+      ->check(CLI::Range(1, 1 << 20));
+  demo_cmd->add_option("--device", demo.device, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*demo_cmd) return strop::cli::run_demo(demo);
+  } catch (const strop::Error& e) {
+    std::cerr << "strop: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }

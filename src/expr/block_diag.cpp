@@ -35,33 +35,37 @@ void BlockDiag<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alp
 template <class T>
 double BlockDiag<T>::flops(Index batch) const {
   double total = 0;
-  for (const auto& b : blocks_) total += b.flops(batch);
+  for (const auto& b : blocks_)
+    total += b.flops(batch);
   return total;
 }
 
 template <class T>
 Index BlockDiag<T>::parameter_count() const {
   Index total = 0;
-  for (const auto& b : blocks_) total += b.parameter_count();
+  for (const auto& b : blocks_)
+    total += b.parameter_count();
   return total;
 }
 
 template <class T>
 BlockDiag<T> transpose_of(const BlockDiag<T>& b) {
   std::vector<AnyOperator<T>> blocks;
-  for (const auto& block : b.blocks()) blocks.emplace_back(block.transpose());
+  for (const auto& block : b.blocks())
+    blocks.emplace_back(block.transpose());
   return BlockDiag<T>(std::move(blocks));
 }
 
 template <class T>
 BlockDiag<T> adjoint_of(const BlockDiag<T>& b) {
   std::vector<AnyOperator<T>> blocks;
-  for (const auto& block : b.blocks()) blocks.emplace_back(block.adjoint());
+  for (const auto& block : b.blocks())
+    blocks.emplace_back(block.adjoint());
   return BlockDiag<T>(std::move(blocks));
 }
 
-#define STROP_INSTANTIATE(T)                                  \
-  template class BlockDiag<T>;                                \
+#define STROP_INSTANTIATE(T)                                 \
+  template class BlockDiag<T>;                               \
   template BlockDiag<T> transpose_of(const BlockDiag<T>& b); \
   template BlockDiag<T> adjoint_of(const BlockDiag<T>& b);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)

@@ -40,8 +40,8 @@ void Kron<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T
     const Index Q = out_dim(factor);
     const Index slices = K / P;
     const bool last = f == 0;
-    MatrixView<T> out = last ? Y : (in.data == ping.view.data ? pong.view : ping.view)
-                                       .row_block(0, slices * Q);
+    MatrixView<T> out =
+        last ? Y : (in.data == ping.view.data ? pong.view : ping.view).row_block(0, slices * Q);
     for (Index s = 0; s < slices; ++s) {
       factor.apply_unchecked(op, in.row_block(s * P, P), out.row_slice(s, Q, slices),
                              last ? alpha : T(1), last ? beta : T(0), ctx);
@@ -66,26 +66,29 @@ double Kron<T>::flops(Index batch) const {
 template <class T>
 Index Kron<T>::parameter_count() const {
   Index total = 0;
-  for (const auto& f : factors_) total += f.parameter_count();
+  for (const auto& f : factors_)
+    total += f.parameter_count();
   return total;
 }
 
 template <class T>
 Kron<T> transpose_of(const Kron<T>& k) {
   std::vector<AnyOperator<T>> factors;
-  for (const auto& f : k.factors()) factors.emplace_back(f.transpose());
+  for (const auto& f : k.factors())
+    factors.emplace_back(f.transpose());
   return Kron<T>(std::move(factors));
 }
 
 template <class T>
 Kron<T> adjoint_of(const Kron<T>& k) {
   std::vector<AnyOperator<T>> factors;
-  for (const auto& f : k.factors()) factors.emplace_back(f.adjoint());
+  for (const auto& f : k.factors())
+    factors.emplace_back(f.adjoint());
   return Kron<T>(std::move(factors));
 }
 
-#define STROP_INSTANTIATE(T)                        \
-  template class Kron<T>;                           \
+#define STROP_INSTANTIATE(T)                       \
+  template class Kron<T>;                          \
   template Kron<T> transpose_of(const Kron<T>& k); \
   template Kron<T> adjoint_of(const Kron<T>& k);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)

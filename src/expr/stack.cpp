@@ -30,8 +30,8 @@ void Stack<T, Vertical>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y,
   T accumulate = beta;
   bool wrote = false;
   for (const auto& p : parts_) {
-    const Index own = split_output ? (transposed ? p.cols() : p.rows())
-                                   : (transposed ? p.rows() : p.cols());
+    const Index own =
+        split_output ? (transposed ? p.cols() : p.rows()) : (transposed ? p.rows() : p.cols());
     if (split_output) {
       p.apply_unchecked(op, X, Y.row_block(offset, own), alpha, beta, ctx);
     } else {
@@ -48,36 +48,40 @@ void Stack<T, Vertical>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y,
 template <class T, bool Vertical>
 double Stack<T, Vertical>::flops(Index batch) const {
   double total = 0;
-  for (const auto& p : parts_) total += p.flops(batch);
+  for (const auto& p : parts_)
+    total += p.flops(batch);
   return total;
 }
 
 template <class T, bool Vertical>
 Index Stack<T, Vertical>::parameter_count() const {
   Index total = 0;
-  for (const auto& p : parts_) total += p.parameter_count();
+  for (const auto& p : parts_)
+    total += p.parameter_count();
   return total;
 }
 
 template <class T, bool Vertical>
 Stack<T, !Vertical> transpose_of(const Stack<T, Vertical>& s) {
   std::vector<AnyOperator<T>> parts;
-  for (const auto& p : s.parts()) parts.emplace_back(p.transpose());
+  for (const auto& p : s.parts())
+    parts.emplace_back(p.transpose());
   return Stack<T, !Vertical>(std::move(parts));
 }
 
 template <class T, bool Vertical>
 Stack<T, !Vertical> adjoint_of(const Stack<T, Vertical>& s) {
   std::vector<AnyOperator<T>> parts;
-  for (const auto& p : s.parts()) parts.emplace_back(p.adjoint());
+  for (const auto& p : s.parts())
+    parts.emplace_back(p.adjoint());
   return Stack<T, !Vertical>(std::move(parts));
 }
 
-#define STROP_INSTANTIATE_ORIENTATION(T, V)                              \
-  template class Stack<T, V>;                                            \
-  template Stack<T, !V> transpose_of(const Stack<T, V>& s);              \
+#define STROP_INSTANTIATE_ORIENTATION(T, V)                 \
+  template class Stack<T, V>;                               \
+  template Stack<T, !V> transpose_of(const Stack<T, V>& s); \
   template Stack<T, !V> adjoint_of(const Stack<T, V>& s);
-#define STROP_INSTANTIATE(T)                \
+#define STROP_INSTANTIATE(T)             \
   STROP_INSTANTIATE_ORIENTATION(T, true) \
   STROP_INSTANTIATE_ORIENTATION(T, false)
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)

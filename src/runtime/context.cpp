@@ -41,7 +41,9 @@ Context::Context(int device) : impl_(std::make_unique<Impl>()) {
   impl_->device = device;
 }
 Context::~Context() = default;
-int Context::device() const { return impl_->device; }
+int Context::device() const {
+  return impl_->device;
+}
 
 void* Context::stream() {
   impl_->activate();
@@ -92,17 +94,31 @@ const char* device_name(int device) {
 struct Context::Impl {
   int device = 0;
 };
-Context::Context(int device) : impl_(std::make_unique<Impl>()) { impl_->device = device; }
+Context::Context(int device) : impl_(std::make_unique<Impl>()) {
+  impl_->device = device;
+}
 Context::~Context() = default;
-int Context::device() const { return impl_->device; }
-void* Context::stream() { no_cuda_build("Context::stream"); }
-void* Context::cublas() { no_cuda_build("Context::cublas"); }
+int Context::device() const {
+  return impl_->device;
+}
+void* Context::stream() {
+  no_cuda_build("Context::stream");
+}
+void* Context::cublas() {
+  no_cuda_build("Context::cublas");
+}
 void Context::synchronize() {}
-int device_count() { return 0; }
-const char* device_name(int) { return "none"; }
+int device_count() {
+  return 0;
+}
+const char* device_name(int) {
+  return "none";
+}
 #endif
 
-bool cuda_available() { return device_count() > 0; }
+bool cuda_available() {
+  return device_count() > 0;
+}
 
 Context& default_context() {
   static Context context(0);

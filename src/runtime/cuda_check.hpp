@@ -10,8 +10,8 @@ namespace strop::detail {
 
 inline void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
-    throw DeviceError(concat(what, ": ", cudaGetErrorName(status), " (",
-                             cudaGetErrorString(status), ")"));
+    throw DeviceError(
+        concat(what, ": ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ")"));
   }
 }
 
@@ -23,7 +23,9 @@ inline void check_cublas(cublasStatus_t status, const char* what) {
 }
 
 // Checks the launch of the kernel just queued (asynchronous errors surface later).
-inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+inline void check_launch(const char* kernel) {
+  check_cuda(cudaGetLastError(), kernel);
+}
 
 }  // namespace strop::detail
 #endif

@@ -6,8 +6,7 @@ namespace strop::detail {
 #if STROP_HAVE_CUDA
 // Device versions live in elementwise.cu.
 template <class T>
-void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x,
-                  Context& ctx);
+void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, Context& ctx);
 #endif
 
 template <class T>
@@ -50,9 +49,9 @@ void scale(T beta, MatrixView<T> Y, Context& ctx) {
   axpby(T(0), ConstView<T>(Y), beta, Y, false, ctx);
 }
 
-#define STROP_INSTANTIATE(T)                                                                   \
+#define STROP_INSTANTIATE(T)                                                              \
   template void axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, \
-                      Context& ctx);                                                       \
+                      Context& ctx);                                                      \
   template void scale(T beta, MatrixView<T> Y, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 

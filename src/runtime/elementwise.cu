@@ -24,18 +24,42 @@ struct DeviceScalar<std::complex<double>> {
   using type = cuDoubleComplex;
 };
 
-__device__ inline float mul(float a, float b) { return a * b; }
-__device__ inline double mul(double a, double b) { return a * b; }
-__device__ inline cuFloatComplex mul(cuFloatComplex a, cuFloatComplex b) { return cuCmulf(a, b); }
-__device__ inline cuDoubleComplex mul(cuDoubleComplex a, cuDoubleComplex b) { return cuCmul(a, b); }
-__device__ inline float add(float a, float b) { return a + b; }
-__device__ inline double add(double a, double b) { return a + b; }
-__device__ inline cuFloatComplex add(cuFloatComplex a, cuFloatComplex b) { return cuCaddf(a, b); }
-__device__ inline cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) { return cuCadd(a, b); }
-__device__ inline float conjugate(float a) { return a; }
-__device__ inline double conjugate(double a) { return a; }
-__device__ inline cuFloatComplex conjugate(cuFloatComplex a) { return cuConjf(a); }
-__device__ inline cuDoubleComplex conjugate(cuDoubleComplex a) { return cuConj(a); }
+__device__ inline float mul(float a, float b) {
+  return a * b;
+}
+__device__ inline double mul(double a, double b) {
+  return a * b;
+}
+__device__ inline cuFloatComplex mul(cuFloatComplex a, cuFloatComplex b) {
+  return cuCmulf(a, b);
+}
+__device__ inline cuDoubleComplex mul(cuDoubleComplex a, cuDoubleComplex b) {
+  return cuCmul(a, b);
+}
+__device__ inline float add(float a, float b) {
+  return a + b;
+}
+__device__ inline double add(double a, double b) {
+  return a + b;
+}
+__device__ inline cuFloatComplex add(cuFloatComplex a, cuFloatComplex b) {
+  return cuCaddf(a, b);
+}
+__device__ inline cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) {
+  return cuCadd(a, b);
+}
+__device__ inline float conjugate(float a) {
+  return a;
+}
+__device__ inline double conjugate(double a) {
+  return a;
+}
+__device__ inline cuFloatComplex conjugate(cuFloatComplex a) {
+  return cuConjf(a);
+}
+__device__ inline cuDoubleComplex conjugate(cuDoubleComplex a) {
+  return cuConj(a);
+}
 template <class D>
 __device__ inline bool is_zero(D a) {
   if constexpr (std::is_same_v<D, cuFloatComplex> || std::is_same_v<D, cuDoubleComplex>) {
@@ -76,16 +100,16 @@ void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjuga
   D a, b;
   std::memcpy(&a, &alpha, sizeof(T));
   std::memcpy(&b, &beta, sizeof(T));
-  axpby_kernel<D><<<static_cast<unsigned>(blocks), threads, 0,
-                    static_cast<cudaStream_t>(ctx.stream())>>>(
-      a, reinterpret_cast<const D*>(X.data), X.row_stride, X.col_stride, b,
-      reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.rows, Y.cols, conjugate_x);
+  axpby_kernel<D>
+      <<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+          a, reinterpret_cast<const D*>(X.data), X.row_stride, X.col_stride, b,
+          reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.rows, Y.cols, conjugate_x);
   check_launch("axpby_kernel");
 }
 
-#define STROP_INSTANTIATE(T)                                                             \
-  template void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, \
-                             bool conjugate_x, Context& ctx);
+#define STROP_INSTANTIATE(T)                                                                     \
+  template void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, \
+                             Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

@@ -22,9 +22,10 @@ class DeviceCache {
       auto buffer = std::make_unique<Buffer<T>>(count, MemorySpace::Device, ctx);
       if (conjugate) {
         std::vector<T> conj_host(host, host + count);
-        for (auto& v : conj_host) v = strop::conj(v);
-        detail::copy_bytes(buffer->data(), MemorySpace::Device, conj_host.data(),
-                           MemorySpace::Host, sizeof(T) * count, ctx);
+        for (auto& v : conj_host)
+          v = strop::conj(v);
+        detail::copy_bytes(buffer->data(), MemorySpace::Device, conj_host.data(), MemorySpace::Host,
+                           sizeof(T) * count, ctx);
       } else {
         detail::copy_bytes(buffer->data(), MemorySpace::Device, host, MemorySpace::Host,
                            sizeof(T) * count, ctx);

@@ -18,8 +18,7 @@ class DeviceMatrix {
   DeviceMatrix(Index rows, Index cols, Layout layout = Layout::ColMajor,
                Context& ctx = default_context())
       : rows_(rows), cols_(cols), layout_(layout), buffer_(rows * cols, MemorySpace::Device, ctx) {
-    require<ShapeError>(rows >= 0 && cols >= 0, "DeviceMatrix: negative shape ", rows, "x",
-                        cols);
+    require<ShapeError>(rows >= 0 && cols >= 0, "DeviceMatrix: negative shape ", rows, "x", cols);
   }
 
   // Uploads a host matrix (stored in the requested layout on the device).

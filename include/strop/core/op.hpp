@@ -6,13 +6,18 @@ namespace strop {
 
 enum class Op { NoTrans, Trans, Adjoint };
 
-inline bool is_transposed(Op op) { return op != Op::NoTrans; }
+inline bool is_transposed(Op op) {
+  return op != Op::NoTrans;
+}
 
 inline const char* to_string(Op op) {
   switch (op) {
-    case Op::NoTrans: return "A";
-    case Op::Trans: return "A^T";
-    case Op::Adjoint: return "A^H";
+    case Op::NoTrans:
+      return "A";
+    case Op::Trans:
+      return "A^T";
+    case Op::Adjoint:
+      return "A^H";
   }
   return "?";
 }

@@ -44,7 +44,9 @@ struct ScalarTraits<std::complex<double>> {
 };
 
 template <class T>
-concept Scalar = requires { typename ScalarTraits<T>::Real; };
+concept Scalar = requires {
+  typename ScalarTraits<T>::Real;
+};
 
 template <class T>
 using RealOf = typename ScalarTraits<T>::Real;

@@ -52,8 +52,7 @@ struct MatrixView {
   }
   // A read-only view of the same memory.
   operator MatrixView<const T>() const  // NOLINT: views convert like pointers do
-    requires(!std::is_const_v<T>)
-  {
+      requires(!std::is_const_v<T>) {
     return {data, rows, cols, row_stride, col_stride, space};
   }
 };

@@ -30,13 +30,11 @@ E adjoint_of(const Transposed<E, true>& e) {
   return e.inner();
 }
 template <Operator E>
-  requires(!is_complex_v<typename E::Scalar>)
-E adjoint_of(const Transposed<E, false>& e) {
+requires(!is_complex_v<typename E::Scalar>) E adjoint_of(const Transposed<E, false>& e) {
   return e.inner();
 }
 template <Operator E>
-  requires(!is_complex_v<typename E::Scalar>)
-E transpose_of(const Transposed<E, true>& e) {
+requires(!is_complex_v<typename E::Scalar>) E transpose_of(const Transposed<E, true>& e) {
   return e.inner();
 }
 template <Operator E>
@@ -61,20 +59,20 @@ auto adjoint(const E& e) {
 
 // ---- composition, sums, scaling ----
 template <Operator L, Operator R>
-  requires SameScalar<L, R>
-Product<L, R> operator*(const L& lhs, const R& rhs) {
+requires SameScalar<L, R> Product<L, R>
+operator*(const L& lhs, const R& rhs) {
   return Product<L, R>(lhs, rhs);
 }
 
 template <Operator L, Operator R>
-  requires SameScalar<L, R>
-Sum<L, R> operator+(const L& lhs, const R& rhs) {
+requires SameScalar<L, R> Sum<L, R>
+operator+(const L& lhs, const R& rhs) {
   return Sum<L, R>(lhs, rhs);
 }
 
 template <Operator L, Operator R>
-  requires SameScalar<L, R>
-Sum<L, Scaled<R>> operator-(const L& lhs, const R& rhs) {
+requires SameScalar<L, R> Sum<L, Scaled<R>>
+operator-(const L& lhs, const R& rhs) {
   return Sum<L, Scaled<R>>(lhs, Scaled<R>(typename R::Scalar(-1), rhs));
 }
 
@@ -106,8 +104,8 @@ void apply(const E& A, ConstView<typename E::Scalar> X, MatrixView<typename E::S
 
 // A * X for a host Eigen matrix X (any storage order): evaluates into a column-major matrix.
 template <Operator E, class Derived>
-  requires std::is_same_v<typename E::Scalar, typename Derived::Scalar>
-HostMatrix<typename E::Scalar> operator*(const E& A, const Eigen::MatrixBase<Derived>& X) {
+requires std::is_same_v<typename E::Scalar, typename Derived::Scalar> HostMatrix<typename E::Scalar>
+operator*(const E& A, const Eigen::MatrixBase<Derived>& X) {
   using T = typename E::Scalar;
   const HostMatrix<T> x = X;  // a packed copy only when X is an expression or strided
   HostMatrix<T> y(A.rows(), x.cols());

@@ -73,8 +73,8 @@ class AnyOperator : public OperatorBase<AnyOperator<T>> {
   static constexpr const char* type_name = "any";
 
   template <Operator E>
-    requires(std::is_same_v<typename E::Scalar, T> && !std::is_same_v<E, AnyOperator<T>>)
-  AnyOperator(const E& e)  // NOLINT: every expression converts implicitly, like Eigen's Ref
+  requires(std::is_same_v<typename E::Scalar, T> && !std::is_same_v<E, AnyOperator<T>>)
+      AnyOperator(const E& e)  // NOLINT: every expression converts implicitly, like Eigen's Ref
       : node_(detail::make_any_node<T>(e)) {}
 
   Index rows() const { return node_->rows(); }

@@ -19,8 +19,7 @@ class BlockDiag : public OperatorBase<BlockDiag<T>> {
   const std::vector<AnyOperator<T>>& blocks() const { return blocks_; }
   std::vector<AnyOperator<T>> children() const { return blocks_; }
 
-  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                       Context& ctx) const;
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
   Index parameter_count() const;
 
@@ -36,8 +35,8 @@ template <class T>
 BlockDiag<T> adjoint_of(const BlockDiag<T>& b);
 
 template <Operator E, Operator... Es>
-  requires(std::is_same_v<typename E::Scalar, typename Es::Scalar> && ...)
-BlockDiag<typename E::Scalar> block_diag(const E& first, const Es&... rest) {
+requires(std::is_same_v<typename E::Scalar, typename Es::Scalar>&&...)
+    BlockDiag<typename E::Scalar> block_diag(const E& first, const Es&... rest) {
   using T = typename E::Scalar;
   return BlockDiag<T>(std::vector<AnyOperator<T>>{AnyOperator<T>(first), AnyOperator<T>(rest)...});
 }

@@ -27,8 +27,7 @@ class Kron : public OperatorBase<Kron<T>> {
   const std::vector<AnyOperator<T>>& factors() const { return factors_; }
   std::vector<AnyOperator<T>> children() const { return factors_; }
 
-  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                       Context& ctx) const;
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
   Index parameter_count() const;
 
@@ -45,8 +44,8 @@ Kron<T> adjoint_of(const Kron<T>& k);
 
 // kron(A, B, C, ...): at least one operator, all of one scalar type.
 template <Operator E, Operator... Es>
-  requires(std::is_same_v<typename E::Scalar, typename Es::Scalar> && ...)
-Kron<typename E::Scalar> kron(const E& first, const Es&... rest) {
+requires(std::is_same_v<typename E::Scalar, typename Es::Scalar>&&...)
+    Kron<typename E::Scalar> kron(const E& first, const Es&... rest) {
   using T = typename E::Scalar;
   return Kron<T>(std::vector<AnyOperator<T>>{AnyOperator<T>(first), AnyOperator<T>(rest)...});
 }

@@ -13,8 +13,8 @@
 #include <type_traits>
 
 #include "strop/core/context.hpp"
-#include "strop/core/op.hpp"
 #include "strop/core/eigen_map.hpp"
+#include "strop/core/op.hpp"
 #include "strop/expr/elementwise.hpp"
 
 namespace strop {
@@ -34,9 +34,9 @@ void check_application(const char* name, Index rows, Index cols, Op op, ConstVie
   const Index in_rows = op == Op::NoTrans ? cols : rows;
   require<ShapeError>(X.rows == in_rows, name, " (", rows, "x", cols, ") as ", to_string(op),
                       " needs X with ", in_rows, " rows, got ", X.rows, "x", X.cols);
-  require<ShapeError>(Y.rows == out_rows && Y.cols == X.cols, name, " (", rows, "x", cols,
-                      ") as ", to_string(op), " maps ", X.rows, "x", X.cols, " to ", out_rows,
-                      "x", X.cols, ", but Y is ", Y.rows, "x", Y.cols);
+  require<ShapeError>(Y.rows == out_rows && Y.cols == X.cols, name, " (", rows, "x", cols, ") as ",
+                      to_string(op), " maps ", X.rows, "x", X.cols, " to ", out_rows, "x", X.cols,
+                      ", but Y is ", Y.rows, "x", Y.cols);
   require<ShapeError>(X.space == Y.space, name, ": X and Y must both be in host or both in",
                       " device memory");
   require<ShapeError>(!may_overlap(X, ConstView<T>(Y)), name,

@@ -1,7 +1,7 @@
 #pragma once
 // Product<L, R>: the composition L * R, applied right to left through one temporary.
-#include "strop/core/buffer.hpp"
 #include <vector>
+#include "strop/core/buffer.hpp"
 
 #include "strop/expr/operator_base.hpp"
 
@@ -26,8 +26,8 @@ class Product : public OperatorBase<Product<L, R>> {
   const L& lhs() const { return lhs_; }
   const R& rhs() const { return rhs_; }
 
-  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha,
-                       Scalar beta, Context& ctx) const {
+  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
+                       Context& ctx) const {
     // (LR) X = L (R X) and (LR)^T X = R^T (L^T X): the inner dimension is shared.
     TempMatrix<Scalar> inner(rhs_.rows(), X.cols, layout_of(Y), X.space, ctx);
     if (op == Op::NoTrans) {
@@ -43,9 +43,7 @@ class Product : public OperatorBase<Product<L, R>> {
   Index parameter_count() const { return lhs_.parameter_count() + rhs_.parameter_count(); }
 
   // The run-time form (children type-erased) and the children, for AnyOperator and I/O.
-  auto to_any_form() const {
-    return Product<AnyOperator<Scalar>, AnyOperator<Scalar>>(lhs_, rhs_);
-  }
+  auto to_any_form() const { return Product<AnyOperator<Scalar>, AnyOperator<Scalar>>(lhs_, rhs_); }
   std::vector<AnyOperator<Scalar>> children() const { return {lhs_, rhs_}; }
 
  private:

@@ -21,8 +21,8 @@ class Scaled : public OperatorBase<Scaled<E>> {
   Scalar factor() const { return factor_; }
   const E& inner() const { return inner_; }
 
-  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha,
-                       Scalar beta, Context& ctx) const {
+  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
+                       Context& ctx) const {
     const Scalar s = op == Op::Adjoint ? strop::conj(factor_) : factor_;
     inner_.apply_unchecked(op, X, Y, alpha * s, beta, ctx);
   }

@@ -20,8 +20,7 @@ class Stack : public OperatorBase<Stack<T, Vertical>> {
   const std::vector<AnyOperator<T>>& parts() const { return parts_; }
   std::vector<AnyOperator<T>> children() const { return parts_; }
 
-  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                       Context& ctx) const;
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
   Index parameter_count() const;
 
@@ -42,19 +41,19 @@ template <class T, bool Vertical>
 Stack<T, !Vertical> adjoint_of(const Stack<T, Vertical>& s);
 
 template <Operator E, Operator... Es>
-  requires(std::is_same_v<typename E::Scalar, typename Es::Scalar> && ...)
-VStack<typename E::Scalar> vstack(const E& first, const Es&... rest) {
+requires(std::is_same_v<typename E::Scalar, typename Es::Scalar>&&...)
+    VStack<typename E::Scalar> vstack(const E& first, const Es&... rest) {
   using T = typename E::Scalar;
   return VStack<T>(std::vector<AnyOperator<T>>{AnyOperator<T>(first), AnyOperator<T>(rest)...});
 }
 template <Operator E, Operator... Es>
-  requires(std::is_same_v<typename E::Scalar, typename Es::Scalar> && ...)
-HStack<typename E::Scalar> hstack(const E& first, const Es&... rest) {
+requires(std::is_same_v<typename E::Scalar, typename Es::Scalar>&&...)
+    HStack<typename E::Scalar> hstack(const E& first, const Es&... rest) {
   using T = typename E::Scalar;
   return HStack<T>(std::vector<AnyOperator<T>>{AnyOperator<T>(first), AnyOperator<T>(rest)...});
 }
 
-#define STROP_EXTERN_STACK(T)          \
+#define STROP_EXTERN_STACK(T)           \
   extern template class Stack<T, true>; \
   extern template class Stack<T, false>;
 STROP_EXTERN_STACK(float)

@@ -17,8 +17,8 @@ class Sum : public OperatorBase<Sum<L, R>> {
 
   Sum(L lhs, R rhs) : lhs_(std::move(lhs)), rhs_(std::move(rhs)) {
     require<ShapeError>(lhs_.rows() == rhs_.rows() && lhs_.cols() == rhs_.cols(),
-                        "sum: operands are ", lhs_.rows(), "x", lhs_.cols(), " and ",
-                        rhs_.rows(), "x", rhs_.cols());
+                        "sum: operands are ", lhs_.rows(), "x", lhs_.cols(), " and ", rhs_.rows(),
+                        "x", rhs_.cols());
   }
 
   Index rows() const { return lhs_.rows(); }
@@ -26,8 +26,8 @@ class Sum : public OperatorBase<Sum<L, R>> {
   const L& lhs() const { return lhs_; }
   const R& rhs() const { return rhs_; }
 
-  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha,
-                       Scalar beta, Context& ctx) const {
+  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
+                       Context& ctx) const {
     lhs_.apply_unchecked(op, X, Y, alpha, beta, ctx);
     rhs_.apply_unchecked(op, X, Y, alpha, Scalar(1), ctx);
   }

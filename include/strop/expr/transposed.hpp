@@ -1,7 +1,7 @@
 #pragma once
 // Transposed<E, Conjugate>: E^T (Conjugate = false) or E^H (true), a view: no values move.
-#include "strop/core/buffer.hpp"
 #include <vector>
+#include "strop/core/buffer.hpp"
 
 #include "strop/expr/operator_base.hpp"
 
@@ -19,8 +19,8 @@ class Transposed : public OperatorBase<Transposed<E, Conjugate>> {
   Index cols() const { return inner_.rows(); }
   const E& inner() const { return inner_; }
 
-  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha,
-                       Scalar beta, Context& ctx) const {
+  void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
+                       Context& ctx) const {
     constexpr Op own = Conjugate && is_complex_v<Scalar> ? Op::Adjoint : Op::Trans;
     if (op == Op::NoTrans) return inner_.apply_unchecked(own, X, Y, alpha, beta, ctx);
     if (op == own || !is_complex_v<Scalar>) {

@@ -20,8 +20,7 @@ class Dense : public OperatorBase<Dense<T>> {
   Index cols() const { return state_->matrix.cols(); }
   const HostMatrix<T>& matrix() const { return state_->matrix; }
 
-  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                       Context& ctx) const;
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
   Index parameter_count() const { return rows() * cols(); }
 
@@ -37,8 +36,8 @@ class Dense : public OperatorBase<Dense<T>> {
 namespace detail {
 // cuBLAS path of Dense (operators/dense/dense_cublas.cpp).
 template <class T>
-void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op,
-                        ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx);
+void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op, ConstView<T> X,
+                        MatrixView<T> Y, T alpha, T beta, Context& ctx);
 }  // namespace detail
 
 extern template class Dense<float>;

@@ -19,8 +19,7 @@ class Diagonal : public OperatorBase<Diagonal<T>> {
   Index cols() const { return diagonal_->size(); }
   const Vector& diagonal() const { return *diagonal_; }
 
-  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                       Context& ctx) const;
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
   Index parameter_count() const { return rows(); }
 

@@ -10,13 +10,10 @@ class Identity : public OperatorBase<Identity<T>> {
   using Scalar = T;
   static constexpr const char* type_name = "identity";
 
-  explicit Identity(Index n) : n_(n) {
-    require<ShapeError>(n >= 0, "identity: negative size ", n);
-  }
+  explicit Identity(Index n) : n_(n) { require<ShapeError>(n >= 0, "identity: negative size ", n); }
   Index rows() const { return n_; }
   Index cols() const { return n_; }
-  void apply_unchecked(Op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                       Context& ctx) const {
+  void apply_unchecked(Op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const {
     detail::axpby(alpha, X, beta, Y, false, ctx);
   }
   double flops(Index) const { return 0; }

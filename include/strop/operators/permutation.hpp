@@ -22,8 +22,7 @@ class Permutation : public OperatorBase<Permutation<T>> {
   Index cols() const { return rows(); }
   const std::vector<Index>& indices() const { return *perm_; }
 
-  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                       Context& ctx) const;
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index) const { return 0; }
   Index parameter_count() const { return 0; }
 

@@ -1,0 +1,69 @@
+#pragma once
+// Blast<T> (papers/NOTES.md, paper 004): the M x N operator is cut into a
+// row_blocks x col_blocks grid and block (k, l) equals U_k diag(s_{k,l}) V_l, with
+// U_k ((M / row_blocks) x rank) shared along block-row k and V_l (rank x (N / col_blocks))
+// shared along block-column l. With one block it is the low-rank U diag(s) V.
+//
+// Storage: `left` holds U_0, U_1, ... each column-major; `right` holds V_0, V_1, ... each
+// column-major; `diagonals` holds s as a row_blocks x col_blocks x rank array, s_{k,l}
+// contiguous at offset (k * col_blocks + l) * rank.
+// Applying A to B signals costs rank (M + N + row_blocks col_blocks) B multiply-adds.
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "strop/expr/operator_base.hpp"
+#include "strop/operators/block_grid.hpp"
+
+namespace strop {
+
+template <class T>
+class Blast : public OperatorBase<Blast<T>> {
+ public:
+  using Scalar = T;
+  using ConstBlock = Eigen::Map<const HostMatrix<T>>;
+  using ConstVector = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+  static constexpr const char* type_name = "blast";
+
+  // ShapeError when the grid does not divide M x N or an array has the wrong size;
+  // NumericalError on NaN/Inf.
+  Blast(Index rows, Index cols, Index row_blocks, Index col_blocks, Index rank, std::vector<T> left,
+        std::vector<T> diagonals, std::vector<T> right);
+  // Normal factors scaled so that applying A roughly keeps the norm of a random signal.
+  static Blast random(Index rows, Index cols, Index row_blocks, Index col_blocks, Index rank,
+                      std::mt19937& rng);
+
+  Index rows() const { return state_->grid.rows; }
+  Index cols() const { return state_->grid.cols; }
+  const BlockGrid& grid() const { return state_->grid; }
+  // U_k, s_{k,l} and V_l (ShapeError outside the grid).
+  ConstBlock left_factor(Index k) const;
+  ConstVector diagonal(Index k, Index l) const;
+  ConstBlock right_factor(Index l) const;
+  const std::vector<T>& left_values() const { return state_->left; }
+  const std::vector<T>& diagonal_values() const { return state_->diagonals; }
+  const std::vector<T>& right_values() const { return state_->right; }
+
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  double flops(Index batch) const;
+  Index parameter_count() const {
+    return static_cast<Index>(state_->left.size() + state_->diagonals.size() +
+                              state_->right.size());
+  }
+
+ private:
+  struct State {
+    BlockGrid grid;
+    std::vector<T> left;
+    std::vector<T> diagonals;
+    std::vector<T> right;
+  };
+  std::shared_ptr<const State> state_;
+};
+
+extern template class Blast<float>;
+extern template class Blast<double>;
+extern template class Blast<std::complex<float>>;
+extern template class Blast<std::complex<double>>;
+
+}  // namespace strop

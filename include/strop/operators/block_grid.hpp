@@ -1,0 +1,44 @@
+#pragma once
+// BlockGrid: the shape shared by the block low-rank operators (Monarch, Blast). An M x N
+// operator is cut into row_blocks x col_blocks blocks of block_height() x block_width(),
+// each of rank `rank`.
+#include "strop/core/error.hpp"
+#include "strop/core/scalar.hpp"
+
+namespace strop {
+
+struct BlockGrid {
+  Index rows = 0;
+  Index cols = 0;
+  Index row_blocks = 1;
+  Index col_blocks = 1;
+  Index rank = 0;
+
+  Index block_height() const { return rows / row_blocks; }
+  Index block_width() const { return cols / col_blocks; }
+  Index block_count() const { return row_blocks * col_blocks; }
+};
+
+namespace detail {
+// Validates a grid; `name` prefixes the ShapeError messages.
+inline BlockGrid make_block_grid(const char* name, Index rows, Index cols, Index row_blocks,
+                                 Index col_blocks, Index rank) {
+  require<ShapeError>(rows >= 0 && cols >= 0 && rank >= 0, name, ": negative size (", rows, "x",
+                      cols, ", rank ", rank, ")");
+  require<ShapeError>(row_blocks >= 1 && col_blocks >= 1, name, ": block counts must be >= 1, got ",
+                      row_blocks, "x", col_blocks);
+  require<ShapeError>(rows % row_blocks == 0 && cols % col_blocks == 0, name, ": a ", rows, "x",
+                      cols, " operator cannot be cut into ", row_blocks, "x", col_blocks,
+                      " equal blocks");
+  return {rows, cols, row_blocks, col_blocks, rank};
+}
+
+// Checks that a parameter array has the size the grid needs.
+template <class Vector>
+void require_size(const char* name, const char* what, const Vector& values, Index expected) {
+  require<ShapeError>(static_cast<Index>(values.size()) == expected, name, ": ", what, " needs ",
+                      expected, " values, got ", values.size());
+}
+}  // namespace detail
+
+}  // namespace strop

@@ -1,0 +1,98 @@
+#pragma once
+// KSChain<T>: the product K_1 K_2 ... K_L of Kronecker-sparse factors (K_1 leftmost,
+// applied last). A leaf for AnyOperator: the chain is one node, so a fused kernel can take
+// it whole. Products of KS factors and chains join one chain at compile time, and a
+// chain's transpose is the reversed chain of transposed factors (NOTES.md).
+#include <cstddef>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "strop/expr/algebra.hpp"
+#include "strop/operators/ks_factor.hpp"
+
+namespace strop {
+
+template <class T>
+class KSChain : public OperatorBase<KSChain<T>> {
+ public:
+  using Scalar = T;
+  static constexpr const char* type_name = "ks_chain";
+
+  // Non-empty, and each factor's columns must be the next factor's rows (PatternError).
+  explicit KSChain(std::vector<KSFactor<T>> factors);
+  static KSChain random(const std::vector<KSPattern>& patterns, std::mt19937& rng);
+
+  const std::vector<KSFactor<T>>& factors() const { return *factors_; }
+  std::vector<KSPattern> patterns() const;
+  std::size_t size() const { return factors_->size(); }
+
+  // The chain with factors i and i+1 replaced by one factor of pattern
+  // fuse(p_i, p_{i+1}) holding their exact product. PatternError unless they are chainable,
+  // ShapeError unless i + 1 < size().
+  KSChain fused(std::size_t i) const;
+  // The reversed chain of transposed (conjugate: adjoint) factors; the values move.
+  KSChain transposed_copy(bool conjugate = false) const;
+
+  Index rows() const { return factors_->front().rows(); }
+  Index cols() const { return factors_->back().cols(); }
+
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  double flops(Index batch) const;
+  Index parameter_count() const;
+
+ private:
+  std::shared_ptr<const std::vector<KSFactor<T>>> factors_;
+};
+
+extern template class KSChain<float>;
+extern template class KSChain<double>;
+extern template class KSChain<std::complex<float>>;
+extern template class KSChain<std::complex<double>>;
+
+// ---- compile-time rewrites (more specialised than the generic algebra.hpp templates) ----
+namespace detail {
+template <class T>
+void append_factors(std::vector<KSFactor<T>>& out, const KSFactor<T>& f) {
+  out.push_back(f);
+}
+template <class T>
+void append_factors(std::vector<KSFactor<T>>& out, const KSChain<T>& chain) {
+  out.insert(out.end(), chain.factors().begin(), chain.factors().end());
+}
+template <class T, class L, class R>
+KSChain<T> join_chain(const L& lhs, const R& rhs) {
+  std::vector<KSFactor<T>> factors;
+  append_factors(factors, lhs);
+  append_factors(factors, rhs);
+  return KSChain<T>(std::move(factors));
+}
+}  // namespace detail
+
+template <class T>
+KSChain<T> operator*(const KSFactor<T>& lhs, const KSFactor<T>& rhs) {
+  return detail::join_chain<T>(lhs, rhs);
+}
+template <class T>
+KSChain<T> operator*(const KSChain<T>& lhs, const KSFactor<T>& rhs) {
+  return detail::join_chain<T>(lhs, rhs);
+}
+template <class T>
+KSChain<T> operator*(const KSFactor<T>& lhs, const KSChain<T>& rhs) {
+  return detail::join_chain<T>(lhs, rhs);
+}
+template <class T>
+KSChain<T> operator*(const KSChain<T>& lhs, const KSChain<T>& rhs) {
+  return detail::join_chain<T>(lhs, rhs);
+}
+
+template <class T>
+KSChain<T> transpose_of(const KSChain<T>& chain) {
+  return chain.transposed_copy(false);
+}
+template <class T>
+KSChain<T> adjoint_of(const KSChain<T>& chain) {
+  return chain.transposed_copy(is_complex_v<T>);
+}
+
+}  // namespace strop

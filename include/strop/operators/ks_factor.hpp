@@ -1,0 +1,64 @@
+#pragma once
+// KSFactor<T>: one Kronecker-sparse factor K with pattern (a,b,c,d):
+//   K[i*b*d + k*d + j, i*c*d + l*d + j] = w[i,k,l,j],   i<a, k<b, l<c, j<d,
+// all other entries zero. The values are a 4-D (a,b,c,d) array, entry (i,k,l,j) at
+// ((i*b + k)*c + l)*d + j. Applying K is a*d independent dense b x c products on strided
+// row sets of the batch (Algorithm 2 of the KS paper), so no permutation pass is needed.
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "strop/expr/operator_base.hpp"
+#include "strop/operators/ks_pattern.hpp"
+
+namespace strop {
+
+template <class T>
+class KSFactor : public OperatorBase<KSFactor<T>> {
+ public:
+  using Scalar = T;
+  static constexpr const char* type_name = "ks_factor";
+
+  // values.size() must be pattern.nnz() (ShapeError); values must be finite (NumericalError).
+  KSFactor(KSPattern pattern, std::vector<T> values);
+  // Standard normal entries scaled by 1/sqrt(c), so that E|K x|^2 = |x|^2 and chains of
+  // random factors stay O(1).
+  static KSFactor random(KSPattern pattern, std::mt19937& rng);
+  // The entries of `dense` (rows() x cols(), ShapeError otherwise) on the support. With
+  // tolerance > 0, an entry off the support larger than it in magnitude is a PatternError;
+  // tolerance 0 ignores them.
+  static KSFactor from_dense(KSPattern pattern, const HostMatrix<T>& dense,
+                             RealOf<T> tolerance = 0);
+  // K^T (conjugate: K^H) as its own factor with pattern (a,c,b,d): the values move, unlike
+  // the Transposed<KSFactor> view that A.transpose() gives.
+  static KSFactor transposed_copy(const KSFactor& factor, bool conjugate = false);
+
+  const KSPattern& pattern() const { return state_->pattern; }
+  const std::vector<T>& values() const { return state_->values; }
+  T value(Index i, Index k, Index l, Index j) const {
+    const KSPattern& p = pattern();
+    return state_->values[static_cast<std::size_t>(((i * p.b + k) * p.c + l) * p.d + j)];
+  }
+
+  Index rows() const { return pattern().rows(); }
+  Index cols() const { return pattern().cols(); }
+  Index nnz() const { return pattern().nnz(); }
+
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  double flops(Index batch) const;
+  Index parameter_count() const { return nnz(); }
+
+ private:
+  struct State {
+    KSPattern pattern;
+    std::vector<T> values;
+  };
+  std::shared_ptr<const State> state_;
+};
+
+extern template class KSFactor<float>;
+extern template class KSFactor<double>;
+extern template class KSFactor<std::complex<float>>;
+extern template class KSFactor<std::complex<double>>;
+
+}  // namespace strop

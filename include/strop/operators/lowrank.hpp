@@ -1,0 +1,46 @@
+#pragma once
+// LowRank<T>: A = left * right with left M x r and right r x N. Applied as two GEMMs
+// through an r x B temporary, so it costs r (M + N) multiply-adds per signal.
+#include <memory>
+#include <random>
+
+#include "strop/expr/operator_base.hpp"
+
+namespace strop {
+
+template <class T>
+class LowRank : public OperatorBase<LowRank<T>> {
+ public:
+  using Scalar = T;
+  static constexpr const char* type_name = "lowrank";
+
+  // ShapeError unless left.cols() == right.rows(); NumericalError on NaN/Inf. Rank 0 is
+  // allowed (the zero operator).
+  LowRank(HostMatrix<T> left, HostMatrix<T> right);
+  // Normal factors scaled so that applying A roughly keeps the norm of a random signal.
+  static LowRank random(Index rows, Index cols, Index rank, std::mt19937& rng);
+
+  Index rows() const { return state_->left.rows(); }
+  Index cols() const { return state_->right.cols(); }
+  Index rank() const { return state_->left.cols(); }
+  const HostMatrix<T>& left() const { return state_->left; }
+  const HostMatrix<T>& right() const { return state_->right; }
+
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  double flops(Index batch) const;
+  Index parameter_count() const { return rank() * (rows() + cols()); }
+
+ private:
+  struct State {
+    HostMatrix<T> left;
+    HostMatrix<T> right;
+  };
+  std::shared_ptr<const State> state_;
+};
+
+extern template class LowRank<float>;
+extern template class LowRank<double>;
+extern template class LowRank<std::complex<float>>;
+extern template class LowRank<std::complex<double>>;
+
+}  // namespace strop

@@ -1,0 +1,63 @@
+#pragma once
+// Monarch<T>, in its block low-rank form (papers/NOTES.md, paper 004): the M x N operator
+// is cut into a row_blocks x col_blocks grid, and block (k, l), of size
+// (M / row_blocks) x (N / col_blocks), equals L_{k,l} R_{k,l} with L_{k,l} of rank columns
+// and R_{k,l} of rank rows. Rectangular grids (row_blocks != col_blocks) are allowed.
+//
+// Storage: `left` holds the L blocks in [k][l] order, each column-major
+// ((M / row_blocks) x rank); `right` holds the R blocks the same way (rank x (N / col_blocks)).
+// Applying A to B signals costs rank (col_blocks M + row_blocks N) B multiply-adds.
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "strop/expr/operator_base.hpp"
+#include "strop/operators/block_grid.hpp"
+
+namespace strop {
+
+template <class T>
+class Monarch : public OperatorBase<Monarch<T>> {
+ public:
+  using Scalar = T;
+  using ConstBlock = Eigen::Map<const HostMatrix<T>>;
+  static constexpr const char* type_name = "monarch";
+
+  // ShapeError when the grid does not divide M x N or an array has the wrong size;
+  // NumericalError on NaN/Inf.
+  Monarch(Index rows, Index cols, Index row_blocks, Index col_blocks, Index rank,
+          std::vector<T> left, std::vector<T> right);
+  // Normal factors scaled so that applying A roughly keeps the norm of a random signal.
+  static Monarch random(Index rows, Index cols, Index row_blocks, Index col_blocks, Index rank,
+                        std::mt19937& rng);
+
+  Index rows() const { return state_->grid.rows; }
+  Index cols() const { return state_->grid.cols; }
+  const BlockGrid& grid() const { return state_->grid; }
+  // L_{k,l} and R_{k,l} (ShapeError outside the grid).
+  ConstBlock left_block(Index k, Index l) const;
+  ConstBlock right_block(Index k, Index l) const;
+  const std::vector<T>& left_values() const { return state_->left; }
+  const std::vector<T>& right_values() const { return state_->right; }
+
+  void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  double flops(Index batch) const;
+  Index parameter_count() const {
+    return static_cast<Index>(state_->left.size() + state_->right.size());
+  }
+
+ private:
+  struct State {
+    BlockGrid grid;
+    std::vector<T> left;
+    std::vector<T> right;
+  };
+  std::shared_ptr<const State> state_;
+};
+
+extern template class Monarch<float>;
+extern template class Monarch<double>;
+extern template class Monarch<std::complex<float>>;
+extern template class Monarch<std::complex<double>>;
+
+}  // namespace strop

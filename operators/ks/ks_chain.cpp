@@ -1,0 +1,122 @@
+#include "strop/operators/ks_chain.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "strop/core/buffer.hpp"
+#include "strop/operators/leaf_support.hpp"
+
+namespace strop {
+
+template <class T>
+KSChain<T>::KSChain(std::vector<KSFactor<T>> factors) {
+  require<PatternError>(!factors.empty(), "ks_chain: a chain needs at least one factor");
+  for (std::size_t l = 0; l + 1 < factors.size(); ++l) {
+    const KSPattern& p = factors[l].pattern();
+    const KSPattern& q = factors[l + 1].pattern();
+    require<PatternError>(connects(p, q), "ks_chain: factor ", l, " ", p, " (", p.rows(), "x",
+                          p.cols(), ") does not connect to factor ", l + 1, " ", q, " (", q.rows(),
+                          "x", q.cols(), "): need a_l c_l d_l == a_l+1 b_l+1 d_l+1");
+  }
+  factors_ = std::make_shared<const std::vector<KSFactor<T>>>(std::move(factors));
+}
+
+template <class T>
+KSChain<T> KSChain<T>::random(const std::vector<KSPattern>& patterns, std::mt19937& rng) {
+  std::vector<KSFactor<T>> factors;
+  factors.reserve(patterns.size());
+  for (const KSPattern& p : patterns)
+    factors.push_back(KSFactor<T>::random(p, rng));
+  return KSChain(std::move(factors));
+}
+
+template <class T>
+std::vector<KSPattern> KSChain<T>::patterns() const {
+  std::vector<KSPattern> out;
+  out.reserve(size());
+  for (const KSFactor<T>& f : factors())
+    out.push_back(f.pattern());
+  return out;
+}
+
+template <class T>
+KSChain<T> KSChain<T>::fused(std::size_t i) const {
+  require<ShapeError>(i + 1 < size(), "ks_chain: cannot fuse factors ", i, " and ", i + 1,
+                      " of a chain of ", size());
+  const KSFactor<T>& left = factors()[i];
+  const KSFactor<T>& right = factors()[i + 1];
+  const KSPattern pattern = fuse(left.pattern(), right.pattern());
+  const HostMatrix<T> product = left.to_dense() * right.to_dense();
+  // Off the fused support the product holds exact zeros (chainability guarantees it), so
+  // the smallest positive tolerance turns any violation into an error instead of a
+  // silently dropped entry.
+  const auto tolerance = std::numeric_limits<RealOf<T>>::min();
+  std::vector<KSFactor<T>> out(factors().begin(), factors().begin() + i);
+  out.push_back(KSFactor<T>::from_dense(pattern, product, tolerance));
+  out.insert(out.end(), factors().begin() + i + 2, factors().end());
+  return KSChain(std::move(out));
+}
+
+template <class T>
+KSChain<T> KSChain<T>::transposed_copy(bool conjugate) const {
+  std::vector<KSFactor<T>> out;
+  out.reserve(size());
+  for (auto f = factors().rbegin(); f != factors().rend(); ++f) {
+    out.push_back(KSFactor<T>::transposed_copy(*f, conjugate));
+  }
+  return KSChain(std::move(out));
+}
+
+template <class T>
+void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
+                                 Context& ctx) const {
+  detail::require_host("ks_chain", X.space);
+  const std::vector<KSFactor<T>>& fs = factors();
+  const std::size_t count = fs.size();
+  if (count == 1) return fs.front().apply_unchecked(op, X, Y, alpha, beta, ctx);
+  // K_1 ... K_L X runs right to left; op(K_1 ... K_L) X = op(K_L) ... op(K_1) X runs left
+  // to right. Step s applies factor order[s].
+  const bool forward = op != Op::NoTrans;
+  auto factor_at = [&](std::size_t s) -> const KSFactor<T>& {
+    return forward ? fs[s] : fs[count - 1 - s];
+  };
+  auto out_rows = [&](std::size_t s) {
+    return forward ? factor_at(s).cols() : factor_at(s).rows();
+  };
+  Index largest = 0;
+  for (std::size_t s = 0; s + 1 < count; ++s)
+    largest = std::max(largest, out_rows(s));
+  const Layout layout = layout_of(Y);
+  TempMatrix<T> ping(largest, X.cols, layout, X.space, ctx);
+  TempMatrix<T> pong(count > 2 ? largest : 0, X.cols, layout, X.space, ctx);
+  T* buffers[2] = {ping.buffer.data(), pong.buffer.data()};
+
+  ConstView<T> in = X;
+  for (std::size_t s = 0; s + 1 < count; ++s) {
+    const MatrixView<T> out = make_view(buffers[s % 2], out_rows(s), X.cols, layout, X.space);
+    factor_at(s).apply_unchecked(op, in, out, T(1), T(0), ctx);
+    in = out;
+  }
+  factor_at(count - 1).apply_unchecked(op, in, Y, alpha, beta, ctx);
+}
+
+template <class T>
+double KSChain<T>::flops(Index batch) const {
+  double total = 0;
+  for (const KSFactor<T>& f : factors())
+    total += f.flops(batch);
+  return total;
+}
+
+template <class T>
+Index KSChain<T>::parameter_count() const {
+  Index total = 0;
+  for (const KSFactor<T>& f : factors())
+    total += f.parameter_count();
+  return total;
+}
+
+#define STROP_INSTANTIATE(T) template class KSChain<T>;
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop

@@ -1,0 +1,109 @@
+#include "strop/expr/simplify.hpp"
+
+#include <optional>
+
+#include "strop/expr/algebra.hpp"
+#include "strop/expr/block_diag.hpp"
+#include "strop/expr/kron.hpp"
+#include "strop/expr/stack.hpp"
+#include "strop/operators/ks_chain.hpp"
+
+namespace strop {
+namespace {
+
+template <class T>
+using Any = AnyOperator<T>;
+
+template <class T>
+std::vector<Any<T>> simplify_all(const std::vector<Any<T>>& ops) {
+  std::vector<Any<T>> out;
+  out.reserve(ops.size());
+  for (const auto& op : ops)
+    out.push_back(simplify(op));
+  return out;
+}
+
+// The KS chain an operator is, if it is a KS factor or chain.
+template <class T>
+std::optional<KSChain<T>> as_chain(const Any<T>& op) {
+  if (const auto* chain = op.template as<KSChain<T>>()) return *chain;
+  if (const auto* factor = op.template as<KSFactor<T>>()) return KSChain<T>({*factor});
+  return std::nullopt;
+}
+
+template <class T>
+Any<T> simplify_product(const Any<T>& lhs, const Any<T>& rhs) {
+  const auto* kl = lhs.template as<Kron<T>>();
+  const auto* kr = rhs.template as<Kron<T>>();
+  if (kl != nullptr && kr != nullptr && kl->factors().size() == kr->factors().size()) {
+    bool aligned = true;
+    for (std::size_t i = 0; i < kl->factors().size(); ++i) {
+      aligned = aligned && kl->factors()[i].cols() == kr->factors()[i].rows();
+    }
+    if (aligned) {
+      std::vector<Any<T>> factors;
+      for (std::size_t i = 0; i < kl->factors().size(); ++i) {
+        factors.push_back(simplify_product(kl->factors()[i], kr->factors()[i]));
+      }
+      return Kron<T>(std::move(factors));
+    }
+  }
+  auto cl = as_chain(lhs);
+  auto cr = as_chain(rhs);
+  if (cl && cr) return *cl * *cr;
+  return Product<Any<T>, Any<T>>(lhs, rhs);
+}
+
+template <class T, bool Conjugate>
+Any<T> simplify_transposed(const Any<T>& inner) {
+  // (A^T)^T and (A^H)^H; for real scalars ^T and ^H are the same.
+  using Same = Transposed<Any<T>, Conjugate>;
+  using Other = Transposed<Any<T>, !Conjugate>;
+  if (const auto* t = inner.template as<Same>()) return t->inner();
+  if constexpr (!is_complex_v<T>) {
+    if (const auto* t = inner.template as<Other>()) return t->inner();
+  }
+  if (const auto* k = inner.template as<Kron<T>>()) {
+    return simplify(Any<T>(Conjugate ? adjoint_of(*k) : transpose_of(*k)));
+  }
+  return Same(inner);
+}
+
+}  // namespace
+
+template <class T>
+AnyOperator<T> simplify(const AnyOperator<T>& op) {
+  if (const auto* p = op.template as<Product<Any<T>, Any<T>>>()) {
+    return simplify_product(simplify(p->lhs()), simplify(p->rhs()));
+  }
+  if (const auto* s = op.template as<Sum<Any<T>, Any<T>>>()) {
+    return Sum<Any<T>, Any<T>>(simplify(s->lhs()), simplify(s->rhs()));
+  }
+  if (const auto* s = op.template as<Scaled<Any<T>>>()) {
+    Any<T> inner = simplify(s->inner());
+    T factor = s->factor();
+    if (const auto* nested = inner.template as<Scaled<Any<T>>>()) {
+      factor *= nested->factor();
+      inner = nested->inner();
+    }
+    if (factor == T(1)) return inner;
+    return Scaled<Any<T>>(factor, inner);
+  }
+  if (const auto* t = op.template as<Transposed<Any<T>, false>>()) {
+    return simplify_transposed<T, false>(simplify(t->inner()));
+  }
+  if (const auto* t = op.template as<Transposed<Any<T>, true>>()) {
+    return simplify_transposed<T, true>(simplify(t->inner()));
+  }
+  if (const auto* k = op.template as<Kron<T>>()) return Kron<T>(simplify_all(k->factors()));
+  if (const auto* b = op.template as<BlockDiag<T>>())
+    return BlockDiag<T>(simplify_all(b->blocks()));
+  if (const auto* v = op.template as<VStack<T>>()) return VStack<T>(simplify_all(v->parts()));
+  if (const auto* h = op.template as<HStack<T>>()) return HStack<T>(simplify_all(h->parts()));
+  return op;  // a leaf
+}
+
+#define STROP_INSTANTIATE(T) template AnyOperator<T> simplify(const AnyOperator<T>& op);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop

@@ -1,0 +1,116 @@
+#pragma once
+// Test helpers: random data and the one check every operator goes through: its
+// application, in every form, against the dense matrix it must represent.
+#include <boost/mpl/list.hpp>
+#include <boost/test/unit_test.hpp>
+#include <complex>
+#include <random>
+
+#include "strop/strop.hpp"
+
+namespace strop::testing {
+
+using ScalarTypes = boost::mpl::list<float, double, std::complex<float>, std::complex<double>>;
+using RealTypes = boost::mpl::list<float, double>;
+
+inline std::mt19937& rng() {
+  static std::mt19937 engine(20261122);
+  return engine;
+}
+
+template <class T>
+T random_scalar() {
+  std::normal_distribution<double> normal;
+  if constexpr (is_complex_v<T>) {
+    return T(RealOf<T>(normal(rng())), RealOf<T>(normal(rng())));
+  } else {
+    return T(normal(rng()));
+  }
+}
+
+template <class T>
+HostMatrix<T> random_matrix(Index rows, Index cols) {
+  HostMatrix<T> m(rows, cols);
+  for (Index j = 0; j < cols; ++j)
+    for (Index i = 0; i < rows; ++i)
+      m(i, j) = random_scalar<T>();
+  return m;
+}
+
+inline Index random_index(Index lo, Index hi) {
+  return std::uniform_int_distribution<Index>(lo, hi)(rng());
+}
+
+// Relative tolerance for a result with `depth` accumulated products of length `inner`:
+// loose enough for rounding, tight enough to catch a wrong index or a missing term.
+template <class T>
+double tolerance(Index inner = 64) {
+  const double eps = ScalarTraits<T>::epsilon;
+  return 50.0 * eps * std::sqrt(double(std::max<Index>(inner, 1)));
+}
+
+template <class T>
+double relative_error(const HostMatrix<T>& got, const HostMatrix<T>& expected) {
+  const double denom = std::max<double>(expected.norm(), 1e-30);
+  return double((got - expected).norm()) / denom;
+}
+
+// op(D) for a dense matrix.
+template <class T>
+HostMatrix<T> op_of(const HostMatrix<T>& d, Op op) {
+  switch (op) {
+    case Op::NoTrans:
+      return d;
+    case Op::Trans:
+      return d.transpose();
+    case Op::Adjoint:
+      return d.adjoint();
+  }
+  return d;
+}
+
+// Applies `A` in both layouts, as A, A^T and A^H, with (alpha, beta) = (1, 0) and random
+// values, to random batches, and compares with the same arithmetic on `dense`.
+template <class E, class T = typename E::Scalar>
+void check_against_dense(const E& A, const HostMatrix<T>& dense, double tol = -1,
+                         Index batch = -1) {
+  BOOST_REQUIRE_EQUAL(A.rows(), dense.rows());
+  BOOST_REQUIRE_EQUAL(A.cols(), dense.cols());
+  if (tol < 0) tol = tolerance<T>(std::max(dense.rows(), dense.cols()));
+  if (batch < 0) batch = random_index(1, 9);
+  using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+    const HostMatrix<T> d = op_of(dense, op);
+    for (bool row_major : {false, true}) {
+      for (bool plain : {true, false}) {
+        const T alpha = plain ? T(1) : random_scalar<T>();
+        const T beta = plain ? T(0) : random_scalar<T>();
+        const HostMatrix<T> x = random_matrix<T>(d.cols(), batch);
+        HostMatrix<T> y0 = random_matrix<T>(d.rows(), batch);
+        if (plain) y0.setConstant(T(std::numeric_limits<RealOf<T>>::quiet_NaN()));
+        const HostMatrix<T> expected =
+            plain ? HostMatrix<T>(d * x) : HostMatrix<T>(alpha * (d * x) + beta * y0);
+        HostMatrix<T> got;
+        if (row_major) {
+          const RowMajorMatrix xr = x;
+          RowMajorMatrix yr = y0;
+          A.apply(op, view(xr), view(yr), alpha, beta);
+          got = yr;
+        } else {
+          HostMatrix<T> y = y0;
+          A.apply(op, view(x), view(y), alpha, beta);
+          got = y;
+        }
+        BOOST_TEST_CONTEXT(
+            A.rows() << "x" << A.cols() << " " << to_string(op) << " "
+                     << (row_major ? "RowMajor" : "ColMajor") << " B=" << batch
+                     << (plain ? " alpha=1 beta=0 (Y poisoned with NaN)" : " random alpha, beta")) {
+          BOOST_TEST(got.allFinite());
+          BOOST_TEST(relative_error(got, expected) <= tol);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace strop::testing

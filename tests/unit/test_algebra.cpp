@@ -1,0 +1,133 @@
+// Expression nodes and rewrites against the dense arithmetic they stand for.
+#include "reference.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+
+namespace {
+template <class T>
+HostMatrix<T> kron_dense(const HostMatrix<T>& a, const HostMatrix<T>& b) {
+  HostMatrix<T> k(a.rows() * b.rows(), a.cols() * b.cols());
+  for (Index i = 0; i < a.rows(); ++i)
+    for (Index j = 0; j < a.cols(); ++j)
+      k.block(i * b.rows(), j * b.cols(), b.rows(), b.cols()) = a(i, j) * b;
+  return k;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(algebra)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(products_sums_and_scaling, T, ScalarTypes) {
+  const HostMatrix<T> a = random_matrix<T>(5, 4), b = random_matrix<T>(4, 6),
+                      c = random_matrix<T>(5, 6);
+  const Dense<T> A(a), B(b), C(c);
+  const T s = random_scalar<T>(), t = random_scalar<T>();
+  check_against_dense(A * B, HostMatrix<T>(a * b));
+  check_against_dense(A * B + C, HostMatrix<T>(a * b + c));
+  check_against_dense(A * B - C, HostMatrix<T>(a * b - c));
+  check_against_dense(s * (A * B) + C * t, HostMatrix<T>(s * (a * b) + c * t));
+  check_against_dense(-C, HostMatrix<T>(-c));
+  check_against_dense(A * B * Identity<T>(6), HostMatrix<T>(a * b));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(transposes_and_adjoints, T, ScalarTypes) {
+  const HostMatrix<T> a = random_matrix<T>(5, 4), b = random_matrix<T>(4, 6);
+  const Dense<T> A(a), B(b);
+  check_against_dense(A.transpose(), HostMatrix<T>(a.transpose()));
+  check_against_dense(A.adjoint(), HostMatrix<T>(a.adjoint()));
+  check_against_dense((A * B).transpose(), HostMatrix<T>((a * b).transpose()));
+  check_against_dense((A * B).adjoint() + B.adjoint() * A.adjoint(),
+                      HostMatrix<T>(2 * (a * b).adjoint()));
+  // Mixed transposes: (A^T)^H = conj(A), evaluated through the conjugation path.
+  check_against_dense(A.transpose().adjoint(), HostMatrix<T>(a.conjugate()));
+  check_against_dense(A.adjoint().transpose(), HostMatrix<T>(a.conjugate()));
+  check_against_dense(Transposed<Transposed<Dense<T>, false>, true>(A.transpose()),
+                      HostMatrix<T>(a.conjugate()));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_operators, T, ScalarTypes) {
+  const HostMatrix<T> a = random_matrix<T>(2, 3), b = random_matrix<T>(4, 2),
+                      c = random_matrix<T>(3, 3);
+  const Dense<T> A(a), B(b), C(c);
+  check_against_dense(kron(A, B), kron_dense(a, b));
+  check_against_dense(kron(A, B, C), kron_dense(kron_dense(a, b), c));
+  check_against_dense(kron(A), a);
+  // Factors that are themselves expressions.
+  check_against_dense(kron(A * C, B.transpose()),
+                      kron_dense(HostMatrix<T>(a * c), HostMatrix<T>(b.transpose())));
+  check_against_dense(kron(Identity<T>(3), B, Identity<T>(2)),
+                      kron_dense(kron_dense(HostMatrix<T>(HostMatrix<T>::Identity(3, 3)), b),
+                                 HostMatrix<T>(HostMatrix<T>::Identity(2, 2))));
+  BOOST_TEST(kron(A, B, C).parameter_count() == 6 + 8 + 9);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(block_diag_and_stacks, T, ScalarTypes) {
+  const HostMatrix<T> a = random_matrix<T>(2, 3), b = random_matrix<T>(4, 2),
+                      c = random_matrix<T>(2, 2);
+  const Dense<T> A(a), B(b), C(c);
+  HostMatrix<T> diag = HostMatrix<T>::Zero(8, 7);
+  diag.block(0, 0, 2, 3) = a;
+  diag.block(2, 3, 4, 2) = b;
+  diag.block(6, 5, 2, 2) = c;
+  check_against_dense(block_diag(A, B, C), diag);
+  HostMatrix<T> v(6, 2);
+  v << b, c;
+  check_against_dense(vstack(B, C), v);
+  HostMatrix<T> h(2, 7);
+  h << a, c, c;
+  check_against_dense(hstack(A, C, C), h);
+  check_against_dense(hstack(A, C).transpose(),
+                      HostMatrix<T>(HostMatrix<T>(h.leftCols(5)).transpose()));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(any_operator_keeps_structure, T, ScalarTypes) {
+  const HostMatrix<T> a = random_matrix<T>(3, 3), b = random_matrix<T>(3, 3);
+  const Dense<T> A(a), B(b);
+  const T s = random_scalar<T>();
+  AnyOperator<T> any = s * kron(A * B, A) + kron(A, B).transpose() * kron(B, A);
+  const HostMatrix<T> expected =
+      s * kron_dense(HostMatrix<T>(a * b), a) + kron_dense(a, b).transpose() * kron_dense(b, a);
+  BOOST_TEST(any.node_type() == std::string("sum"));
+  BOOST_TEST(any.children().size() == 2u);
+  const auto scaled = any.children()[0];
+  BOOST_TEST(scaled.node_type() == std::string("scaled"));
+  BOOST_TEST(scaled.children()[0].node_type() == std::string("kron"));
+  const auto product = scaled.children()[0].children()[0];
+  BOOST_TEST(product.node_type() == std::string("product"));
+  BOOST_TEST(product.children()[0].template as<Dense<T>>() != nullptr);
+  BOOST_TEST(product.children()[0].template as<Identity<T>>() == nullptr);
+  BOOST_TEST(any.children()[1].children()[0].node_type() == std::string("kron"));
+  check_against_dense(any, expected);
+  check_against_dense(AnyOperator<T>(any.transpose()), HostMatrix<T>(expected.transpose()));
+  BOOST_TEST(any.parameter_count() == 9 * 3 + 1 + 9 * 4);
+}
+
+BOOST_AUTO_TEST_CASE(compile_time_rewrites) {
+  const Dense<double> A(random_matrix<double>(3, 4));
+  static_assert(std::is_same_v<decltype(A.transpose().transpose()), Dense<double>>);
+  static_assert(std::is_same_v<decltype(A.adjoint().transpose()), Dense<double>>);  // real
+  const Dense<std::complex<double>> Z(random_matrix<std::complex<double>>(3, 4));
+  static_assert(std::is_same_v<decltype(Z.adjoint().adjoint()), Dense<std::complex<double>>>);
+  static_assert(!std::is_same_v<decltype(Z.adjoint().transpose()), Dense<std::complex<double>>>);
+  // Scalars fold into one factor.
+  const auto twice = 2.0 * (3.0 * A);
+  static_assert(std::is_same_v<decltype(twice), const Scaled<Dense<double>>>);
+  BOOST_TEST(twice.factor() == 6.0);
+  // (A B)^T rewritten as B^T A^T at compile time keeps the same matrix.
+  const Dense<double> B(random_matrix<double>(4, 2));
+  check_against_dense((A * B).transpose(),
+                      HostMatrix<double>((A.matrix() * B.matrix()).transpose()));
+  // kron transposes factor-wise.
+  static_assert(std::is_same_v<decltype(kron(A, B).transpose()), Kron<double>>);
+}
+
+BOOST_AUTO_TEST_CASE(costs_add_up) {
+  const Dense<double> A(random_matrix<double>(8, 4)), B(random_matrix<double>(4, 8));
+  BOOST_TEST((A * B).flops(3) == A.flops(3) + B.flops(3));
+  BOOST_TEST((A * B).parameter_count() == 64);
+  // Kron flops follow the sliced multiply: each factor applied to all slices.
+  const Dense<double> C(random_matrix<double>(2, 2));
+  BOOST_TEST(kron(C, C, C).flops(1) == 3 * 4 * C.flops(1));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

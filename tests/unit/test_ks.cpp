@@ -1,0 +1,348 @@
+// Kronecker-sparse factors and chains against dense matrices built from the definition
+// K[i*b*d + k*d + j, i*c*d + l*d + j] = w[i,k,l,j] by a naive loop (never through apply).
+#include <sstream>
+#include <type_traits>
+
+#include "reference.hpp"
+#include "strop/operators/leaf_support.hpp"
+
+namespace {
+
+using namespace strop;
+using namespace strop::testing;
+
+template <class T>
+HostMatrix<T> naive_dense(const KSFactor<T>& f) {
+  const auto [a, b, c, d] = f.pattern();
+  const std::vector<T>& w = f.values();
+  HostMatrix<T> m = HostMatrix<T>::Zero(a * b * d, a * c * d);
+  for (Index i = 0; i < a; ++i)
+    for (Index k = 0; k < b; ++k)
+      for (Index l = 0; l < c; ++l)
+        for (Index j = 0; j < d; ++j)
+          m(i * b * d + k * d + j, i * c * d + l * d + j) = w[((i * b + k) * c + l) * d + j];
+  return m;
+}
+
+template <class T>
+HostMatrix<T> naive_dense(const KSChain<T>& chain) {
+  HostMatrix<T> m = naive_dense(chain.factors().front());
+  for (std::size_t l = 1; l < chain.size(); ++l)
+    m = m * naive_dense(chain.factors()[l]);
+  return m;
+}
+
+std::vector<Index> divisors(Index n) {
+  std::vector<Index> out;
+  for (Index k = 1; k <= n; ++k)
+    if (n % k == 0) out.push_back(k);
+  return out;
+}
+Index random_element(const std::vector<Index>& v) {
+  return v[static_cast<std::size_t>(random_index(0, Index(v.size()) - 1))];
+}
+
+// `length` patterns, each chainable with the next (NOTES: a_p | a_q, d_q | d_p, a_q | a_p c_p):
+// a_q = a_p m with m | c_p, d_q | d_p, and b_q fills the connecting size.
+std::vector<KSPattern> random_chainable(std::size_t length) {
+  std::vector<KSPattern> out{
+      {random_index(1, 3), random_index(1, 4), random_index(1, 4), random_index(1, 3)}};
+  while (out.size() < length) {
+    const KSPattern& p = out.back();
+    const Index a = p.a * random_element(divisors(p.c));
+    const Index d = random_element(divisors(p.d));
+    out.push_back({a, p.cols() / (a * d), random_index(1, 3), d});
+  }
+  return out;
+}
+
+// `length` patterns where only the shapes connect (a, d any split of the shared size).
+std::vector<KSPattern> random_connecting(std::size_t length) {
+  std::vector<KSPattern> out{
+      {random_index(1, 3), random_index(1, 3), random_index(1, 4), random_index(1, 3)}};
+  while (out.size() < length) {
+    const Index n = out.back().cols();
+    const Index a = random_element(divisors(n));
+    const Index d = random_element(divisors(n / a));
+    out.push_back({a, n / (a * d), random_index(1, 4), d});
+  }
+  return out;
+}
+
+// Covers every CPU path: 1x1, long j-runs (d >= 4), b != c, and tiles past the small-tile
+// threshold (b, c > 8) with short and long j-runs.
+const std::vector<KSPattern> factor_patterns = {{1, 1, 1, 1}, {2, 3, 4, 5},   {3, 2, 1, 2},
+                                                {1, 4, 3, 1}, {2, 1, 5, 3},   {4, 2, 2, 1},
+                                                {1, 2, 2, 4}, {1, 12, 10, 1}, {2, 9, 11, 4}};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(ks)
+
+BOOST_AUTO_TEST_CASE(pattern_basics) {
+  const KSPattern p{2, 3, 4, 5};
+  BOOST_TEST(p.rows() == 30);
+  BOOST_TEST(p.cols() == 40);
+  BOOST_TEST(p.nnz() == 120);
+  BOOST_TEST((p.transposed() == KSPattern{2, 4, 3, 5}));
+  BOOST_TEST(!(p == p.transposed()));
+  BOOST_TEST(to_string(p) == "(2,3,4,5)");
+  std::ostringstream os;
+  os << p;
+  BOOST_TEST(os.str() == "(2,3,4,5)");
+
+  // Square Monarch's two factors are chainable and fuse into the dense pattern.
+  const KSPattern m1{1, 4, 4, 4}, m2{4, 4, 4, 1};
+  BOOST_TEST(connects(m1, m2));
+  BOOST_TEST(chainable(m1, m2));
+  BOOST_TEST((fuse(m1, m2) == KSPattern{1, 16, 16, 1}));
+  // Monarch 12 x 8 with 4 blocks connects, but a_q = 4 does not divide a_p c_p = 2.
+  BOOST_TEST(connects({1, 3, 2, 4}, {4, 2, 2, 1}));
+  BOOST_TEST(!chainable({1, 3, 2, 4}, {4, 2, 2, 1}));
+  // Butterfly neighbours fuse into a (a, 4, 4, d) level.
+  BOOST_TEST((fuse({1, 2, 2, 4}, {2, 2, 2, 2}) == KSPattern{1, 4, 4, 2}));
+  // Shapes compose but a_p does not divide a_q.
+  BOOST_TEST(connects({2, 2, 2, 1}, {1, 2, 2, 2}));
+  BOOST_TEST(!chainable({2, 2, 2, 1}, {1, 2, 2, 2}));
+  BOOST_TEST(!connects({1, 2, 3, 1}, {1, 2, 3, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(preset_patterns) {
+  using V = std::vector<KSPattern>;
+  BOOST_TEST((butterfly_patterns(8) == V{{1, 2, 2, 4}, {2, 2, 2, 2}, {4, 2, 2, 1}}));
+  BOOST_TEST((butterfly_patterns(2) == V{{1, 2, 2, 1}}));
+  BOOST_TEST((monarch_patterns(12, 8, 4) == V{{1, 3, 2, 4}, {4, 2, 2, 1}}));
+  BOOST_TEST(
+      (kaleidoscope_patterns(4) == V{{1, 2, 2, 2}, {2, 2, 2, 1}, {2, 2, 2, 1}, {1, 2, 2, 2}}));
+  BOOST_TEST((low_rank_patterns(5, 7, 2) == V{{1, 5, 2, 1}, {1, 2, 7, 1}}));
+  BOOST_TEST((dense_patterns(5, 7) == V{{1, 5, 7, 1}}));
+  for (const V& chain :
+       {butterfly_patterns(64), monarch_patterns(8, 12, 2), monarch_patterns(16, 16, 4),
+        kaleidoscope_patterns(16), low_rank_patterns(9, 4, 3)}) {
+    for (std::size_t l = 0; l + 1 < chain.size(); ++l) {
+      BOOST_TEST(connects(chain[l], chain[l + 1]));
+    }
+  }
+  // Butterfly and Monarch neighbours are chainable (what the hierarchical factorization needs).
+  for (const V& chain :
+       {butterfly_patterns(32), monarch_patterns(12, 8, 2), monarch_patterns(16, 16, 4)}) {
+    for (std::size_t l = 0; l + 1 < chain.size(); ++l) {
+      BOOST_TEST(chainable(chain[l], chain[l + 1]));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(factor_against_dense, T, ScalarTypes) {
+  std::vector<KSPattern> patterns = factor_patterns;
+  for (int r = 0; r < 4; ++r) {
+    patterns.push_back(
+        {random_index(1, 4), random_index(1, 5), random_index(1, 5), random_index(1, 4)});
+  }
+  for (const KSPattern& p : patterns) {
+    BOOST_TEST_CONTEXT("pattern " << p) {
+      const auto f = KSFactor<T>::random(p, rng());
+      const HostMatrix<T> dense = naive_dense(f);
+      BOOST_TEST(f.rows() == p.rows());
+      BOOST_TEST(f.cols() == p.cols());
+      BOOST_TEST(f.parameter_count() == p.nnz());
+      BOOST_TEST(f.flops(3) == detail::flops_per_fma<T>() * double(p.nnz()) * 3);
+      check_against_dense(f, dense);
+      check_against_dense(f.transpose(), HostMatrix<T>(dense.transpose()));
+      check_against_dense(f.adjoint(), HostMatrix<T>(dense.adjoint()));
+      check_against_dense(KSFactor<T>::transposed_copy(f), HostMatrix<T>(dense.transpose()));
+      check_against_dense(KSFactor<T>::transposed_copy(f, true), HostMatrix<T>(dense.adjoint()));
+      const auto back = KSFactor<T>::from_dense(p, dense, RealOf<T>(1e-30));
+      BOOST_TEST((back.values() == f.values()));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(factor_large_batch_and_strided_views, T, ScalarTypes) {
+  // Enough work for the OpenMP path; views that are neither row- nor column-major.
+  const auto f = KSFactor<T>::random({4, 8, 6, 4}, rng());
+  const HostMatrix<T> dense = naive_dense(f);
+  check_against_dense(f, dense, -1, 200);
+
+  const Index batch = 5;
+  HostMatrix<T> x_storage = random_matrix<T>(f.cols(), 2 * batch);
+  HostMatrix<T> y_storage = random_matrix<T>(f.rows(), 3 * batch);
+  const ConstView<T> x{x_storage.data(), f.cols(), batch, 1, 2 * f.cols()};
+  const MatrixView<T> y{y_storage.data() + 1 * f.rows(), f.rows(), batch, 1, 3 * f.rows()};
+  const HostMatrix<T> expected = dense * eigen_map(x) + T(2) * eigen_map(ConstView<T>(y));
+  f.apply(Op::NoTrans, x, y, T(1), T(2));
+  BOOST_TEST(relative_error(HostMatrix<T>(eigen_map(y)), expected) <= tolerance<T>(f.cols()));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(chains_against_dense, T, ScalarTypes) {
+  std::vector<std::vector<KSPattern>> chains = {
+      butterfly_patterns(16),      butterfly_patterns(64),      monarch_patterns(12, 8, 4),
+      monarch_patterns(16, 16, 4), kaleidoscope_patterns(8),    low_rank_patterns(10, 7, 3),
+      dense_patterns(5, 6),        {{1, 1, 1, 1}, {1, 1, 1, 1}}};
+  for (std::size_t length : {2, 3, 4}) {
+    chains.push_back(random_chainable(length));
+    chains.push_back(random_connecting(length));
+  }
+  for (const auto& patterns : chains) {
+    const auto chain = KSChain<T>::random(patterns, rng());
+    BOOST_TEST_CONTEXT("chain " << chain.rows() << "x" << chain.cols() << " starting "
+                                << patterns.front() << ", " << patterns.size() << " factors") {
+      BOOST_TEST((chain.patterns() == patterns));
+      const HostMatrix<T> dense = naive_dense(chain);
+      check_against_dense(chain, dense);
+      double flops = 0;
+      Index params = 0;
+      for (const auto& p : patterns) {
+        flops += detail::flops_per_fma<T>() * double(p.nnz()) * 7;
+        params += p.nnz();
+      }
+      BOOST_TEST(chain.flops(7) == flops);
+      BOOST_TEST(chain.parameter_count() == params);
+      // The rewritten transposes (reversed chains) and the generic views.
+      check_against_dense(chain.transpose(), HostMatrix<T>(dense.transpose()));
+      check_against_dense(chain.adjoint(), HostMatrix<T>(dense.adjoint()));
+      check_against_dense(Transposed<KSChain<T>, false>(chain), HostMatrix<T>(dense.transpose()));
+      check_against_dense(Transposed<KSChain<T>, true>(chain), HostMatrix<T>(dense.adjoint()));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(fused_chains, T, ScalarTypes) {
+  std::vector<std::vector<KSPattern>> chains = {butterfly_patterns(16), monarch_patterns(12, 8, 2),
+                                                monarch_patterns(16, 16, 4)};
+  for (int r = 0; r < 3; ++r)
+    chains.push_back(random_chainable(4));
+  for (const auto& patterns : chains) {
+    const auto chain = KSChain<T>::random(patterns, rng());
+    const HostMatrix<T> dense = naive_dense(chain);
+    for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
+      BOOST_TEST_CONTEXT("fusing " << patterns[i] << " and " << patterns[i + 1]) {
+        const auto fused = chain.fused(i);
+        BOOST_TEST(fused.size() == chain.size() - 1);
+        BOOST_TEST((fused.factors()[i].pattern() == fuse(patterns[i], patterns[i + 1])));
+        check_against_dense(fused, dense);
+      }
+    }
+    // Fusing all the way down leaves one factor holding the whole product.
+    auto whole = chain;
+    while (whole.size() > 1)
+      whole = whole.fused(0);
+    check_against_dense(whole.factors().front(), dense);
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(compile_time_rewrites, T, ScalarTypes) {
+  const auto patterns = butterfly_patterns(8);
+  const auto k1 = KSFactor<T>::random(patterns[0], rng());
+  const auto k2 = KSFactor<T>::random(patterns[1], rng());
+  const auto k3 = KSFactor<T>::random(patterns[2], rng());
+  const KSChain<T> c12 = k1 * k2;
+  static_assert(std::is_same_v<decltype(k1 * k2), KSChain<T>>);
+  static_assert(std::is_same_v<decltype(c12 * k3), KSChain<T>>);
+  static_assert(std::is_same_v<decltype(k1 * (k2 * k3)), KSChain<T>>);
+  static_assert(std::is_same_v<decltype(c12 * KSChain<T>(std::vector{k3})), KSChain<T>>);
+  static_assert(std::is_same_v<decltype(k1 * k2 * k3), KSChain<T>>);
+  static_assert(std::is_same_v<decltype(c12.transpose()), KSChain<T>>);
+  static_assert(std::is_same_v<decltype(c12.adjoint()), KSChain<T>>);
+  static_assert(std::is_same_v<decltype(k1.transpose()), Transposed<KSFactor<T>, false>>);
+  // Other operands keep the generic product.
+  const Dense<T> dense8(random_matrix<T>(8, 8));
+  static_assert(std::is_same_v<decltype(k1 * dense8), Product<KSFactor<T>, Dense<T>>>);
+
+  const HostMatrix<T> d1 = naive_dense(k1), d2 = naive_dense(k2), d3 = naive_dense(k3);
+  const HostMatrix<T> all = d1 * d2 * d3;
+  BOOST_TEST(c12.size() == 2u);
+  BOOST_TEST((k1 * k2 * k3).size() == 3u);
+  check_against_dense(k1 * k2 * k3, all);
+  check_against_dense(k1 * (k2 * k3), all);
+  check_against_dense(c12 * KSChain<T>(std::vector{k3}), all);
+  check_against_dense((k1 * k2 * k3).transpose(), HostMatrix<T>(all.transpose()));
+  check_against_dense((k1 * k2 * k3).adjoint().adjoint(), all);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(through_any_operator, T, ScalarTypes) {
+  const auto chain = KSChain<T>::random(monarch_patterns(12, 8, 4), rng());
+  const AnyOperator<T> any = chain;
+  BOOST_TEST(std::string(any.node_type()) == "ks_chain");
+  BOOST_TEST(any.children().empty());
+  BOOST_TEST(any.template as<KSChain<T>>() != nullptr);
+  check_against_dense(any, naive_dense(chain));
+  const AnyOperator<T> leaf = chain.factors().front();
+  BOOST_TEST(std::string(leaf.node_type()) == "ks_factor");
+  check_against_dense(leaf, naive_dense(chain.factors().front()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(ks_errors)
+
+BOOST_AUTO_TEST_CASE(invalid_patterns) {
+  BOOST_CHECK_THROW((KSPattern{0, 1, 1, 1}.validate()), PatternError);
+  BOOST_CHECK_THROW((KSPattern{1, 2, -1, 1}.validate()), PatternError);
+  BOOST_CHECK_THROW(KSFactor<double>(KSPattern{1, 0, 2, 1}, {}), PatternError);
+  BOOST_CHECK_THROW(KSFactor<float>::random({1, 2, 2, 0}, rng()), PatternError);
+  BOOST_CHECK_THROW(butterfly_patterns(12), PatternError);
+  BOOST_CHECK_THROW(butterfly_patterns(1), PatternError);
+  BOOST_CHECK_THROW(butterfly_patterns(0), PatternError);
+  BOOST_CHECK_THROW(kaleidoscope_patterns(6), PatternError);
+  BOOST_CHECK_THROW(monarch_patterns(12, 8, 5), PatternError);
+  BOOST_CHECK_THROW(low_rank_patterns(4, 4, 0), PatternError);
+  BOOST_CHECK_THROW(dense_patterns(0, 3), PatternError);
+  try {
+    KSPattern{2, 0, 3, 1}.validate();
+  } catch (const PatternError& e) {
+    BOOST_TEST(std::string(e.what()).find("(2,0,3,1)") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bad_values) {
+  BOOST_CHECK_THROW(KSFactor<double>(KSPattern{1, 2, 2, 1}, std::vector<double>(3)), ShapeError);
+  std::vector<double> nan_values(4, 1.0);
+  nan_values[2] = std::numeric_limits<double>::quiet_NaN();
+  BOOST_CHECK_THROW(KSFactor<double>(KSPattern{1, 2, 2, 1}, nan_values), NumericalError);
+  std::vector<std::complex<float>> inf_values(4);
+  inf_values[0] = {0.0f, std::numeric_limits<float>::infinity()};
+  BOOST_CHECK_THROW(KSFactor<std::complex<float>>(KSPattern{2, 1, 1, 2}, inf_values),
+                    NumericalError);
+}
+
+BOOST_AUTO_TEST_CASE(from_dense_checks) {
+  const KSPattern p{2, 1, 1, 1};  // diagonal 2 x 2
+  HostMatrix<double> m = HostMatrix<double>::Identity(2, 2);
+  m(0, 1) = 0.5;
+  BOOST_CHECK_THROW(KSFactor<double>::from_dense(p, HostMatrix<double>::Zero(2, 3)), ShapeError);
+  BOOST_CHECK_THROW(KSFactor<double>::from_dense(p, m, 1e-3), PatternError);
+  BOOST_CHECK_NO_THROW(KSFactor<double>::from_dense(p, m, 1.0));
+  BOOST_CHECK_NO_THROW(KSFactor<double>::from_dense(p, m));  // tolerance 0: ignored
+}
+
+BOOST_AUTO_TEST_CASE(chains_that_do_not_connect) {
+  const auto f = KSFactor<double>::random({1, 2, 3, 1}, rng());
+  BOOST_CHECK_THROW(KSChain<double>({f, f}), PatternError);
+  BOOST_CHECK_THROW(KSChain<double>(std::vector<KSFactor<double>>{}), PatternError);
+  BOOST_CHECK_THROW(f * f, PatternError);
+  BOOST_CHECK_THROW(KSChain<double>::random({{1, 2, 2, 1}, {1, 3, 2, 1}}, rng()), PatternError);
+}
+
+BOOST_AUTO_TEST_CASE(fuse_not_chainable) {
+  const KSPattern p{2, 2, 2, 1}, q{1, 2, 2, 2};
+  BOOST_CHECK_THROW(fuse(p, q), PatternError);
+  BOOST_CHECK_THROW(fuse({1, 2, 3, 1}, {1, 2, 3, 1}), PatternError);
+  const auto chain = KSChain<double>::random({p, q}, rng());
+  BOOST_CHECK_THROW(chain.fused(0), PatternError);
+  BOOST_CHECK_THROW(chain.fused(1), ShapeError);
+}
+
+BOOST_AUTO_TEST_CASE(applications) {
+  const auto chain = KSChain<double>::random(butterfly_patterns(4), rng());
+  HostMatrix<double> x = HostMatrix<double>::Ones(3, 2), y(4, 2);
+  BOOST_CHECK_THROW(chain.apply(Op::NoTrans, view(x), view(y)), ShapeError);
+  // Device views have no CPU path to fall back on.
+  HostMatrix<double> x4 = HostMatrix<double>::Ones(4, 2);
+  auto xd = view(x4);
+  auto yd = view(y);
+  xd.space = yd.space = MemorySpace::Device;
+  BOOST_CHECK_THROW(chain.apply(Op::NoTrans, ConstView<double>(xd), yd), DeviceError);
+  BOOST_CHECK_THROW(chain.factors()[0].apply(Op::Trans, ConstView<double>(xd), yd), DeviceError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,72 @@
+// The planner's run-time rewrites give the same operator, with the expected structure.
+#include "reference.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+
+BOOST_AUTO_TEST_SUITE(simplify_rewrites)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(kron_mixed_product, T, ScalarTypes) {
+  const Dense<T> A(random_matrix<T>(2, 3)), B(random_matrix<T>(4, 2)), C(random_matrix<T>(3, 5)),
+      D(random_matrix<T>(2, 2));
+  const AnyOperator<T> before = kron(A, B) * kron(C, D);
+  const AnyOperator<T> after = simplify(before);
+  BOOST_TEST(after.node_type() == std::string("kron"));
+  BOOST_TEST(after.children()[0].node_type() == std::string("product"));
+  check_against_dense(after, before.to_dense());
+  // Factors that do not line up stay a product (shapes 2x3 * 3x... vs 4x2 * 2x...).
+  const Dense<T> E(random_matrix<T>(6, 2)), F(random_matrix<T>(1, 5));
+  const AnyOperator<T> misaligned = kron(A, B) * kron(E, F);  // (8x6)(6x10)
+  BOOST_TEST(simplify(misaligned).node_type() == std::string("product"));
+  check_against_dense(simplify(misaligned), misaligned.to_dense());
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(kron_transposes_and_double_transposes, T, ScalarTypes) {
+  const Dense<T> A(random_matrix<T>(2, 3)), B(random_matrix<T>(4, 2));
+  const AnyOperator<T> k = kron(A, B);
+  const AnyOperator<T> t = Transposed<AnyOperator<T>, false>(k);
+  const AnyOperator<T> h = Transposed<AnyOperator<T>, true>(k);
+  BOOST_TEST(simplify(t).node_type() == std::string("kron"));
+  BOOST_TEST(simplify(h).node_type() == std::string("kron"));
+  check_against_dense(simplify(t), t.to_dense());
+  check_against_dense(simplify(h), h.to_dense());
+  const AnyOperator<T> a = A;
+  // (Wrapping the inner node in an AnyOperator first: same-type construction would copy.)
+  const AnyOperator<T> ta = Transposed<AnyOperator<T>, false>(a);
+  const AnyOperator<T> ha = Transposed<AnyOperator<T>, true>(a);
+  const AnyOperator<T> tt = Transposed<AnyOperator<T>, false>(ta);
+  BOOST_TEST(simplify(tt).template as<Dense<T>>() != nullptr);
+  const AnyOperator<T> hh = Transposed<AnyOperator<T>, true>(ha);
+  BOOST_TEST(simplify(hh).template as<Dense<T>>() != nullptr);
+  // ^T of ^H is conj, not A: it must not be removed for complex scalars.
+  const AnyOperator<T> th = Transposed<AnyOperator<T>, false>(ha);
+  BOOST_TEST((simplify(th).template as<Dense<T>>() != nullptr) == !is_complex_v<T>);
+  check_against_dense(simplify(th), th.to_dense());
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(scalars_fold_and_ks_products_join, T, ScalarTypes) {
+  std::mt19937 gen(7);
+  const auto patterns = butterfly_patterns(8);
+  const KSFactor<T> K1 = KSFactor<T>::random(patterns[0], gen);
+  const KSFactor<T> K2 = KSFactor<T>::random(patterns[1], gen);
+  const KSFactor<T> K3 = KSFactor<T>::random(patterns[2], gen);
+  const T s = random_scalar<T>(), t = random_scalar<T>();
+  // Built through AnyOperator so that the compile-time rewrites do not apply.
+  const AnyOperator<T> k1 = K1, k2 = K2, k3 = K3;
+  const AnyOperator<T> chain =
+      Product<AnyOperator<T>, AnyOperator<T>>(Product<AnyOperator<T>, AnyOperator<T>>(k1, k2), k3);
+  const AnyOperator<T> scaled = Scaled<AnyOperator<T>>(s, Scaled<AnyOperator<T>>(t, chain));
+  const AnyOperator<T> simple = simplify(scaled);
+  BOOST_TEST(simple.node_type() == std::string("scaled"));
+  const auto* folded = simple.template as<Scaled<AnyOperator<T>>>();
+  BOOST_REQUIRE(folded != nullptr);
+  BOOST_TEST(std::abs(folded->factor() - s * t) <= 1e-5 * std::abs(s * t));
+  const auto* joined = folded->inner().template as<KSChain<T>>();
+  BOOST_REQUIRE(joined != nullptr);
+  BOOST_TEST(joined->size() == 3u);
+  check_against_dense(simple, scaled.to_dense());
+  BOOST_TEST(simplify(AnyOperator<T>(Scaled<AnyOperator<T>>(T(1), k1))).node_type() ==
+             std::string("ks_factor"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
