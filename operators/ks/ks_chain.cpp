@@ -70,7 +70,6 @@ KSChain<T> KSChain<T>::transposed_copy(bool conjugate) const {
 template <class T>
 void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                                  Context& ctx) const {
-  detail::require_host("ks_chain", X.space);
   const std::vector<KSFactor<T>>& fs = factors();
   const std::size_t count = fs.size();
   if (count == 1) return fs.front().apply_unchecked(op, X, Y, alpha, beta, ctx);

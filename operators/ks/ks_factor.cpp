@@ -12,7 +12,7 @@ KSFactor<T>::KSFactor(KSPattern pattern, std::vector<T> values) {
   require<ShapeError>(static_cast<Index>(values.size()) == pattern.nnz(), "ks_factor: pattern ",
                       pattern, " needs a*b*c*d = ", pattern.nnz(), " values, got ", values.size());
   detail::require_finite("ks_factor", values.data(), static_cast<Index>(values.size()));
-  state_ = std::make_shared<const State>(State{pattern, std::move(values)});
+  state_ = std::make_shared<const State>(pattern, std::move(values));
 }
 
 template <class T>
@@ -183,8 +183,8 @@ void apply_by_columns(const KSPattern& p, const T* w, Op op, ConstView<T> X, Mat
 
 template <class T>
 void KSFactor<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                                  Context&) const {
-  detail::require_host("ks_factor", X.space);
+                                  Context& ctx) const {
+  if (X.space == MemorySpace::Device) return apply_device(op, X, Y, alpha, beta, ctx);
   const auto [a, b, c, d] = pattern();
   // Rows of K are grouped as (i,k,j), columns as (i,l,j); op(K) = K^T/K^H swaps the roles.
   const bool transposed = op != Op::NoTrans;

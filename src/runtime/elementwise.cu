@@ -1,73 +1,14 @@
 // Device element-wise updates: Y = alpha * f(X) + beta * Y on strided views.
-#include <cuComplex.h>
-
 #include <complex>
 #include <cstring>
 
 #include "runtime/cuda_check.hpp"
+#include "runtime/device_scalar.cuh"
+#include "strop/core/timing.hpp"
 #include "strop/expr/elementwise.hpp"
 
 namespace strop::detail {
 namespace {
-
-// CUDA-side twins of the host scalar types (same layout as std::complex).
-template <class T>
-struct DeviceScalar {
-  using type = T;
-};
-template <>
-struct DeviceScalar<std::complex<float>> {
-  using type = cuFloatComplex;
-};
-template <>
-struct DeviceScalar<std::complex<double>> {
-  using type = cuDoubleComplex;
-};
-
-__device__ inline float mul(float a, float b) {
-  return a * b;
-}
-__device__ inline double mul(double a, double b) {
-  return a * b;
-}
-__device__ inline cuFloatComplex mul(cuFloatComplex a, cuFloatComplex b) {
-  return cuCmulf(a, b);
-}
-__device__ inline cuDoubleComplex mul(cuDoubleComplex a, cuDoubleComplex b) {
-  return cuCmul(a, b);
-}
-__device__ inline float add(float a, float b) {
-  return a + b;
-}
-__device__ inline double add(double a, double b) {
-  return a + b;
-}
-__device__ inline cuFloatComplex add(cuFloatComplex a, cuFloatComplex b) {
-  return cuCaddf(a, b);
-}
-__device__ inline cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) {
-  return cuCadd(a, b);
-}
-__device__ inline float conjugate(float a) {
-  return a;
-}
-__device__ inline double conjugate(double a) {
-  return a;
-}
-__device__ inline cuFloatComplex conjugate(cuFloatComplex a) {
-  return cuConjf(a);
-}
-__device__ inline cuDoubleComplex conjugate(cuDoubleComplex a) {
-  return cuConj(a);
-}
-template <class D>
-__device__ inline bool is_zero(D a) {
-  if constexpr (std::is_same_v<D, cuFloatComplex> || std::is_same_v<D, cuDoubleComplex>) {
-    return a.x == 0 && a.y == 0;
-  } else {
-    return a == 0;
-  }
-}
 
 template <class D>
 __global__ void axpby_kernel(D alpha, const D* x, Index x_rs, Index x_cs, D beta, D* y, Index y_rs,
@@ -92,14 +33,12 @@ __global__ void axpby_kernel(D alpha, const D* x, Index x_rs, Index x_cs, D beta
 template <class T>
 void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x,
                   Context& ctx) {
-  using D = typename DeviceScalar<T>::type;
+  using D = DeviceScalar<T>;
   const Index total = Y.rows * Y.cols;
   if (total == 0) return;
   const int threads = 256;
   const Index blocks = std::min<Index>((total + threads - 1) / threads, 65535);
-  D a, b;
-  std::memcpy(&a, &alpha, sizeof(T));
-  std::memcpy(&b, &beta, sizeof(T));
+  const D a = to_device_scalar(alpha), b = to_device_scalar(beta);
   axpby_kernel<D>
       <<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
           a, reinterpret_cast<const D*>(X.data), X.row_stride, X.col_stride, b,
@@ -113,3 +52,53 @@ void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjuga
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail
+
+// ---- random fill for benchmarks (strop/core/timing.hpp) ----
+namespace strop {
+namespace {
+__device__ __forceinline__ float hash_uniform(unsigned long long x) {
+  // splitmix64: a well-mixed 64-bit hash; the top 24 bits become a float in [-1, 1).
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return float(x >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+template <class R>
+__device__ __forceinline__ void set_random(R& v, unsigned long long key) {
+  v = R(hash_uniform(key));
+}
+template <class R>
+__device__ __forceinline__ void set_random(detail::DeviceComplex<R>& v, unsigned long long key) {
+  v.re = R(hash_uniform(2 * key));
+  v.im = R(hash_uniform(2 * key + 1));
+}
+template <class D>
+__global__ void fill_random_kernel(D* data, Index rs, Index cs, Index rows, Index cols,
+                                   unsigned long long seed) {
+  const Index total = rows * cols;
+  for (Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x; e < total;
+       e += Index(gridDim.x) * blockDim.x) {
+    const Index r = rs == 1 ? e % rows : e / cols;
+    const Index c = rs == 1 ? e / rows : e % cols;
+    set_random(data[r * rs + c * cs], seed * 0x100000001B3ull + static_cast<unsigned long long>(e));
+  }
+}
+}  // namespace
+
+template <class T>
+void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ctx) {
+  using D = detail::DeviceScalar<T>;
+  const Index total = view.rows * view.cols;
+  if (total == 0) return;
+  const Index blocks = std::min<Index>((total + 255) / 256, 65535 * 8);
+  fill_random_kernel<D><<<static_cast<unsigned>(blocks), 256, 0,
+                          static_cast<cudaStream_t>(ctx.stream())>>>(
+      reinterpret_cast<D*>(view.data), view.row_stride, view.col_stride, view.rows, view.cols,
+      seed);
+  detail::check_launch("fill_random_kernel");
+}
+#define STROP_INSTANTIATE_FILL(T) \
+  template void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ctx);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE_FILL)
+}  // namespace strop

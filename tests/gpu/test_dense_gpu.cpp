@@ -1,52 +1,10 @@
 // GPU plumbing end to end: Dense through cuBLAS and expressions of it evaluated on the
 // device, against the CPU reference. Every test is skipped when no CUDA device is visible.
-#include "reference.hpp"
-
-// GCC 12/13 see boost::function's buffer copy inside precondition() as uninitialised.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "gpu_reference.hpp"
 
 using namespace strop;
 using namespace strop::testing;
-namespace utf = boost::unit_test;
 
-namespace {
-struct HasDevice {
-  boost::test_tools::assertion_result operator()(utf::test_unit_id) const {
-    boost::test_tools::assertion_result result(cuda_available());
-    result.message() << "no CUDA device visible";
-    return result;
-  }
-};
-
-// Applies `A` on the device in all layouts (X and Y chosen independently) and forms,
-// comparing with the CPU application of the same expression.
-template <class E, class T = typename E::Scalar>
-void check_gpu_against_cpu(const E& A, Index batch) {
-  for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
-    const Index in = op == Op::NoTrans ? A.cols() : A.rows();
-    const Index out = op == Op::NoTrans ? A.rows() : A.cols();
-    for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
-      for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
-        const T alpha = random_scalar<T>(), beta = random_scalar<T>();
-        const HostMatrix<T> x = random_matrix<T>(in, batch);
-        const HostMatrix<T> y0 = random_matrix<T>(out, batch);
-        HostMatrix<T> expected = y0;
-        A.apply(op, view(x), view(expected), alpha, beta);
-
-        const DeviceMatrix<T> xd = to_device(x, lx);
-        DeviceMatrix<T> yd = to_device(y0, ly);
-        A.apply(op, xd.view(), yd.view(), alpha, beta);
-        const HostMatrix<T> got = yd.to_host();
-        BOOST_TEST_CONTEXT(to_string(op) << " X " << to_string(lx) << " Y " << to_string(ly) << " "
-                                         << ScalarTraits<T>::name) {
-          BOOST_TEST(relative_error(got, expected) <= tolerance<T>(in));
-        }
-      }
-    }
-  }
-}
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(gpu_dense, *utf::precondition(HasDevice()))
 
@@ -78,7 +36,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(expressions_on_the_device, T, ScalarTypes) {
   check_gpu_against_cpu(C.transpose().adjoint() * A, 4);
   check_gpu_against_cpu(AnyOperator<T>(A * B - C), 3);
   check_gpu_against_cpu(block_diag(A, B), 5);
-  check_gpu_against_cpu(vstack(A, C), 5);
+  check_gpu_against_cpu(vstack(A, C * A), 5);
 }
 
 BOOST_AUTO_TEST_CASE(operator_star_on_device_matrices) {

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "strop/core/device_cache.hpp"
 #include "strop/expr/operator_base.hpp"
 #include "strop/operators/ks_pattern.hpp"
 
@@ -50,9 +51,15 @@ class KSFactor : public OperatorBase<KSFactor<T>> {
 
  private:
   struct State {
+    State(KSPattern p, std::vector<T> v) : pattern(p), values(std::move(v)) {}
     KSPattern pattern;
     std::vector<T> values;
+    // Device copies, made on the first GPU application (values are immutable).
+    DeviceCache<T> device_values;   // (a, b, c, d) order, for the fused kernel
+    DeviceCache<T> device_grouped;  // (a, d, b, c) order, for the GEMM paths
+    DeviceCache<T> device_dense;    // the materialised matrix, for the Dense baseline
   };
+  void apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   std::shared_ptr<const State> state_;
 };
 

@@ -1,0 +1,24 @@
+#pragma once
+// Timing and data helpers for benchmarks (no timing ever goes into tests).
+#include <functional>
+
+#include "strop/core/context.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop {
+
+// Median seconds of `repeats` runs of `work` (which queues device work on ctx's stream),
+// after `warmup` unmeasured runs, measured with CUDA events. DeviceError without CUDA.
+double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats = 20,
+                             int warmup = 3);
+
+// Fills a device view with uniform values in [-1, 1) from a counter-based hash of `seed`
+// (benchmarks need non-zero data of many gigabytes without a host round trip).
+template <class T>
+void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ctx);
+
+// Device-to-device copy bandwidth in bytes per second (bytes read + bytes written), the
+// memory-traffic ceiling the benchmarks compare against.
+double measure_copy_bandwidth(Context& ctx, std::size_t bytes = std::size_t(1) << 30);
+
+}  // namespace strop

@@ -1,0 +1,42 @@
+// The cost model behind KSAlgorithm::Auto, and where each GEMM-based path applies.
+//
+// Large dense blocks (b and c of 32 or more) turn each group into a real GEMM: cuBLAS's
+// tuned kernels, run in place on the strided row groups, beat a generic SIMT tile there.
+// Small blocks (butterflies, b, c < 32) are bound by memory traffic, where the fused kernel
+// reads X once and writes Y once while tiny batched GEMMs waste most of each tile.
+#include "strop/operators/ks_algorithm.hpp"
+
+namespace strop {
+namespace {
+template <class T>
+bool batch_contiguous(const ConstView<T>& v) {
+  return v.col_stride == 1 || v.cols == 1;
+}
+}  // namespace
+
+template <class T>
+bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
+  // RowMajor: each group is a strided GEMM on whole rows. ColMajor: only d = 1 groups are
+  // contiguous, and A^H would need a conjugate-only operand, which cuBLAS lacks.
+  if (batch_contiguous(X) && batch_contiguous(Y)) return true;
+  const bool conj_only = is_complex_v<T> && op == Op::Adjoint;
+  return p.d == 1 && X.row_stride == 1 && Y.row_stride == 1 && !conj_only;
+}
+
+template <class T>
+KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
+  const Index out = op == Op::NoTrans ? p.b : p.c;
+  const Index in = op == Op::NoTrans ? p.c : p.b;
+  const bool big_blocks = std::min(out, in) >= 32 && X.cols >= 64;
+  if (big_blocks && ks_strided_gemm_supported(p, op, X, Y)) return KSAlgorithm::StridedGemm;
+  return KSAlgorithm::Fused;
+}
+
+#define STROP_INSTANTIATE(T)                                                                 \
+  template bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X,        \
+                                          ConstView<T> Y);                                  \
+  template KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, \
+                                         ConstView<T> Y);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop

@@ -1,0 +1,65 @@
+// KSFactor on the GPU: picks an algorithm and hands the cached device values to it.
+#include "operators/ks/ks_device.hpp"
+#include "strop/operators/dense.hpp"
+#include "strop/operators/ks_factor.hpp"
+
+namespace strop {
+
+#if STROP_HAVE_CUDA
+template <class T>
+void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
+                               Context& ctx) const {
+  const KSPattern& p = pattern();
+  KSAlgorithm algorithm = ks_algorithm();
+  if (algorithm == KSAlgorithm::Auto) {
+    algorithm = ks_auto_algorithm(p, op, X, ConstView<T>(Y));
+  }
+  const State& s = *state_;
+  switch (algorithm) {
+    case KSAlgorithm::Auto:
+    case KSAlgorithm::Fused: {
+      const T* w = s.device_values.get(s.values.data(), nnz(), ctx);
+      return detail::ks_fused_apply(p, w, op, X, Y, alpha, beta, ctx);
+    }
+    case KSAlgorithm::StridedGemm:
+    case KSAlgorithm::Bmm: {
+      const T* w = s.device_grouped.get_or_make(nnz(), ctx, [&] {
+        // (a, b, c, d) -> (a, d, b, c): each group's b x c block contiguous, row-major.
+        std::vector<T> grouped(s.values.size());
+        for (Index i = 0; i < p.a; ++i)
+          for (Index k = 0; k < p.b; ++k)
+            for (Index l = 0; l < p.c; ++l)
+              for (Index j = 0; j < p.d; ++j)
+                grouped[((i * p.d + j) * p.b + k) * p.c + l] = value(i, k, l, j);
+        return grouped;
+      });
+      return detail::ks_grouped_gemm_apply(p, w, op, X, Y, alpha, beta,
+                                           algorithm == KSAlgorithm::Bmm, ctx);
+    }
+    case KSAlgorithm::Dense: {
+      const auto materialise = [&] {
+        const HostMatrix<T> dense = this->to_dense();
+        return std::vector<T>(dense.data(), dense.data() + dense.size());
+      };
+      const T* w = s.device_dense.get_or_make(rows() * cols(), ctx, materialise);
+      const T* w_conj = nullptr;
+      if (is_complex_v<T> && op == Op::Adjoint && Y.row_stride != 1) {
+        w_conj = s.device_dense.get_or_make(rows() * cols(), ctx, materialise, true);
+      }
+      return detail::dense_apply_device(w, w_conj, rows(), cols(), op, X, Y, alpha, beta, ctx);
+    }
+  }
+}
+#else
+template <class T>
+void KSFactor<T>::apply_device(Op, ConstView<T>, MatrixView<T>, T, T, Context&) const {
+  throw DeviceError("ks_factor: GPU application requested but strop was built without CUDA");
+}
+#endif
+
+#define STROP_INSTANTIATE(T)                                                             \
+  template void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, \
+                                          T beta, Context& ctx) const;
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop

@@ -1,0 +1,251 @@
+// The fused output-stationary KS kernel (Algorithm 2 of the ICML paper, generalised).
+//
+// K (pattern a,b,c,d) maps the row group {i*c*d + l*d + j : l < c} of X to the row group
+// {i*b*d + k*d + j : k < b} of Y through the b x c block w[i,:,:,j]. A thread block owns
+// an output tile of tk rows k x tj consecutive j x tn signals of one i: it gathers the
+// matching X rows chunk by chunk (tl values of l at a time) straight from global memory
+// into shared memory, multiplies with the weight chunk, and writes its outputs once. No
+// permutation pass, X read once per k-tile, Y written once, any pattern/batch/layout.
+//
+// Each thread accumulates an RK x RN register tile (RK rows k, RN signals). Loads and
+// thread order follow the memory order of the layout: signals fastest when each
+// feature's batch is contiguous (RowMajor), j fastest otherwise (ColMajor), so global
+// accesses coalesce in both.
+#include <algorithm>
+
+#include "operators/ks/ks_device.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_scalar.cuh"
+
+namespace strop::detail {
+namespace {
+
+template <class D>
+struct KSArgs {
+  const D* x;
+  Index x_rs, x_cs;
+  D* y;
+  Index y_rs, y_cs;
+  const D* w;
+  Index w_i, w_out, w_in;  // strides of (i, output index, input index); j has stride 1
+  Index out_group, in_group, d, batch;
+  Index k_tiles, j_tiles;
+  D alpha, beta;
+  bool conjugate_w;
+  int tk, tj, tl, tn;
+};
+
+template <class D, int RK, int RN, bool BatchContiguous>
+__global__ void __launch_bounds__(256) ks_fused_kernel(const KSArgs<D> p) {
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  D* xs = reinterpret_cast<D*>(shared_raw);  // [tl][tj][tn]
+  D* ws = xs + p.tl * p.tj * p.tn;           // [tl][tj][tk]
+
+  const int threads_n = p.tn / RN;
+  const int tid = threadIdx.x;
+  int t_n, t_j, t_k;
+  if constexpr (BatchContiguous) {
+    t_n = tid % threads_n;
+    t_j = (tid / threads_n) % p.tj;
+    t_k = tid / (threads_n * p.tj);
+  } else {
+    t_j = tid % p.tj;
+    t_n = (tid / p.tj) % threads_n;
+    t_k = tid / (p.tj * threads_n);
+  }
+  Index block = blockIdx.x;
+  const Index k0 = (block % p.k_tiles) * p.tk;
+  block /= p.k_tiles;
+  const Index j0 = (block % p.j_tiles) * p.tj;
+  const Index i = block / p.j_tiles;
+  const Index n0 = Index(blockIdx.y) * p.tn;
+  const Index x_base = i * p.in_group * p.d + j0;
+  const Index w_base = i * p.w_i + j0;
+
+  // Signal of register column r: contiguous per thread (vectorisable) or strided by the
+  // thread count (coalesced across j-fastest threads).
+  auto local_n = [&](int r) { return BatchContiguous ? t_n * RN + r : t_n + r * threads_n; };
+
+  D acc[RK][RN];
+#pragma unroll
+  for (int q = 0; q < RK; ++q)
+#pragma unroll
+    for (int r = 0; r < RN; ++r) acc[q][r] = D{};
+
+  const int x_tile = p.tl * p.tj * p.tn;
+  const int w_tile = p.tl * p.tj * p.tk;
+  for (Index l0 = 0; l0 < p.in_group; l0 += p.tl) {
+    for (int e = tid; e < x_tile; e += blockDim.x) {
+      int n, jx, l;
+      if constexpr (BatchContiguous) {
+        n = e % p.tn;
+        jx = (e / p.tn) % p.tj;
+        l = e / (p.tn * p.tj);
+      } else {
+        jx = e % p.tj;
+        l = (e / p.tj) % p.tl;
+        n = e / (p.tj * p.tl);
+      }
+      D v{};
+      if (l0 + l < p.in_group && j0 + jx < p.d && n0 + n < p.batch) {
+        v = p.x[(x_base + (l0 + l) * p.d + jx) * p.x_rs + (n0 + n) * p.x_cs];
+      }
+      xs[(l * p.tj + jx) * p.tn + n] = v;
+    }
+    for (int e = tid; e < w_tile; e += blockDim.x) {
+      const int jx = e % p.tj;
+      const int l = (e / p.tj) % p.tl;
+      const int k = e / (p.tj * p.tl);
+      D v{};
+      if (l0 + l < p.in_group && j0 + jx < p.d && k0 + k < p.out_group) {
+        v = p.w[w_base + (k0 + k) * p.w_out + (l0 + l) * p.w_in + jx];
+        if (p.conjugate_w) v = conjugate(v);
+      }
+      ws[(l * p.tj + jx) * p.tk + k] = v;
+    }
+    __syncthreads();
+    for (int l = 0; l < p.tl; ++l) {
+      const D* w_row = ws + (l * p.tj + t_j) * p.tk + t_k * RK;
+      const D* x_row = xs + (l * p.tj + t_j) * p.tn;
+      D wv[RK], xv[RN];
+#pragma unroll
+      for (int q = 0; q < RK; ++q) wv[q] = w_row[q];
+#pragma unroll
+      for (int r = 0; r < RN; ++r) xv[r] = x_row[local_n(r)];
+#pragma unroll
+      for (int q = 0; q < RK; ++q)
+#pragma unroll
+        for (int r = 0; r < RN; ++r) multiply_add(acc[q][r], wv[q], xv[r]);
+    }
+    __syncthreads();
+  }
+
+  const Index j = j0 + t_j;
+  if (j >= p.d) return;
+  const bool accumulate = !is_zero(p.beta);
+#pragma unroll
+  for (int q = 0; q < RK; ++q) {
+    const Index k = k0 + t_k * RK + q;
+    if (t_k * RK + q >= p.tk || k >= p.out_group) continue;
+    D* y_row = p.y + (i * p.out_group * p.d + k * p.d + j) * p.y_rs;
+#pragma unroll
+    for (int r = 0; r < RN; ++r) {
+      const Index n = n0 + local_n(r);
+      if (n >= p.batch) continue;
+      D v = mul(p.alpha, acc[q][r]);
+      if (accumulate) v = add(v, mul(p.beta, y_row[n * p.y_cs]));
+      y_row[n * p.y_cs] = v;
+    }
+  }
+}
+
+// Tile shape for a problem: register tiles sized to the group, ~256 threads per block.
+struct TileChoice {
+  int rk, rn, tk, tj, tl, tn;
+};
+
+Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
+
+template <class D>
+TileChoice choose_tiles(Index out, Index in, Index d, Index batch) {
+  TileChoice t{};
+  const bool wide = sizeof(D) >= 16;  // complex<double>: fewer registers per thread
+  if (out >= 32 && in >= 16 && batch >= 64 && !wide) {
+    t.rk = 8;
+    t.rn = 8;
+    t.tk = 64;
+    t.tn = 64;
+  } else {
+    t.rn = batch >= 16 ? 4 : 1;
+    t.rk = out >= 4 ? 4 : (out >= 2 ? 2 : 1);
+    t.tk = int(std::min<Index>(ceil_div(out, t.rk) * t.rk, 4 * t.rk));
+    t.tn = t.rn == 4 ? 64 : 16;
+  }
+  const int per_j = (t.tk / t.rk) * (t.tn / t.rn);
+  t.tj = int(std::clamp<Index>(256 / per_j, 1, d));
+  // Few j and small tiles: widen the batch tile to keep the block busy.
+  while ((t.tk / t.rk) * t.tj * (t.tn / t.rn) < 128 && t.tn < 256 && t.tn < batch) t.tn *= 2;
+  t.tl = int(std::min<Index>(in, 16));
+  const auto shared = [&] { return std::size_t(t.tl) * t.tj * (t.tn + t.tk) * sizeof(D); };
+  while (shared() > 48 * 1024 && t.tl > 1) t.tl /= 2;
+  return t;
+}
+
+template <class D, int RK, int RN, bool BC>
+void launch(const KSArgs<D>& args, dim3 grid, int threads, std::size_t shared,
+            cudaStream_t stream) {
+  ks_fused_kernel<D, RK, RN, BC><<<grid, threads, shared, stream>>>(args);
+  check_launch("ks_fused_kernel");
+}
+
+template <class D, bool BC>
+void dispatch(const TileChoice& t, const KSArgs<D>& args, dim3 grid, int threads,
+              std::size_t shared, cudaStream_t stream) {
+  if (t.rn == 8) return launch<D, 8, 8, BC>(args, grid, threads, shared, stream);
+  if (t.rn == 4) {
+    if (t.rk == 4) return launch<D, 4, 4, BC>(args, grid, threads, shared, stream);
+    if (t.rk == 2) return launch<D, 2, 4, BC>(args, grid, threads, shared, stream);
+    return launch<D, 1, 4, BC>(args, grid, threads, shared, stream);
+  }
+  if (t.rk == 4) return launch<D, 4, 1, BC>(args, grid, threads, shared, stream);
+  if (t.rk == 2) return launch<D, 2, 1, BC>(args, grid, threads, shared, stream);
+  return launch<D, 1, 1, BC>(args, grid, threads, shared, stream);
+}
+
+}  // namespace
+
+template <class T>
+void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, MatrixView<T> Y,
+                    T alpha, T beta, Context& ctx) {
+  using D = DeviceScalar<T>;
+  const bool transposed = op != Op::NoTrans;
+  KSArgs<D> args{};
+  args.x = reinterpret_cast<const D*>(X.data);
+  args.x_rs = X.row_stride;
+  args.x_cs = X.col_stride;
+  args.y = reinterpret_cast<D*>(Y.data);
+  args.y_rs = Y.row_stride;
+  args.y_cs = Y.col_stride;
+  args.w = reinterpret_cast<const D*>(w_abcd);
+  // Value (i,k,l,j) sits at ((i*b + k)*c + l)*d + j; op(K) reads it with k and l swapped.
+  args.w_i = p.b * p.c * p.d;
+  args.w_out = transposed ? p.d : p.c * p.d;
+  args.w_in = transposed ? p.c * p.d : p.d;
+  args.out_group = transposed ? p.c : p.b;
+  args.in_group = transposed ? p.b : p.c;
+  args.d = p.d;
+  args.batch = X.cols;
+  args.alpha = to_device_scalar(alpha);
+  args.beta = to_device_scalar(beta);
+  args.conjugate_w = op == Op::Adjoint && is_complex_v<T>;
+
+  const TileChoice t = choose_tiles<D>(args.out_group, args.in_group, p.d, X.cols);
+  args.tk = t.tk;
+  args.tj = t.tj;
+  args.tl = t.tl;
+  args.tn = t.tn;
+  args.k_tiles = ceil_div(args.out_group, t.tk);
+  args.j_tiles = ceil_div(p.d, t.tj);
+  const Index blocks_x = p.a * args.k_tiles * args.j_tiles;
+  const Index blocks_y = ceil_div(X.cols, t.tn);
+  require<DeviceError>(blocks_x < (Index(1) << 31) && blocks_y <= 65535,
+                       "ks fused kernel: grid too large for pattern ", to_string(p), " and batch ",
+                       X.cols);
+  const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
+  const int threads = (t.tk / t.rk) * t.tj * (t.tn / t.rn);
+  const std::size_t shared = std::size_t(t.tl) * t.tj * (t.tn + t.tk) * sizeof(D);
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  // RowMajor (each feature's batch contiguous) or a single signal: signals fastest.
+  if (X.col_stride == 1 || X.cols == 1) {
+    dispatch<D, true>(t, args, grid, threads, shared, stream);
+  } else {
+    dispatch<D, false>(t, args, grid, threads, shared, stream);
+  }
+}
+
+#define STROP_INSTANTIATE(T)                                                                    \
+  template void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, \
+                               MatrixView<T> Y, T alpha, T beta, Context& ctx);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop::detail

@@ -1,0 +1,126 @@
+// GEMM-based GPU paths of a KS factor: StridedGemm (cuBLAS batched GEMM directly on the
+// strided row groups of X and Y) and Bmm, the papers' baseline (permute X into groups,
+// batched GEMM, permute back). Both read the values in (a, d, b, c) order: one row-major
+// b x c block per group g = i*d + j.
+#include <climits>
+
+#include "operators/ks/ks_device.hpp"
+#include "operators/ks/ks_group_kernels.hpp"
+#include "runtime/cuda_check.hpp"
+#include "strop/core/buffer.hpp"
+
+namespace strop::detail {
+namespace {
+
+template <class T>
+cudaDataType_t data_type() {
+  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
+  if constexpr (std::is_same_v<T, double>) return CUDA_R_64F;
+  if constexpr (std::is_same_v<T, std::complex<float>>) return CUDA_C_32F;
+  return CUDA_C_64F;
+}
+template <class T>
+cublasComputeType_t compute_type() {
+  // Plain FP32 (no TF32) for single precision: the same arithmetic as the fused kernel.
+  return std::is_same_v<RealOf<T>, float> ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+}
+
+int as_int(Index v, const char* what) {
+  require<DeviceError>(v >= 0 && v <= INT_MAX, "ks grouped gemm: ", what, " = ", v,
+                       " exceeds cuBLAS's 32-bit sizes");
+  return static_cast<int>(v);
+}
+
+bool batch_contiguous(const auto& v) { return v.col_stride == 1 || v.cols == 1; }  // as in ks_chooser.cpp
+
+// One cuBLAS batched GEMM over the groups of the factor on views where it is supported
+// (see ks_strided_gemm_supported).
+template <class T>
+void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, Op op,
+                  ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) {
+  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+  const Index a = groups / d;
+  (void)a;
+  Buffer<const void*> x_ptr(groups, MemorySpace::Device, ctx);
+  Buffer<void*> y_ptr(groups, MemorySpace::Device, ctx);
+  Buffer<const void*> w_ptr(groups, MemorySpace::Device, ctx);
+  // Both layouts use the same group offsets: row (i*in*d + j) of X, (i*out*d + j) of Y.
+  GroupPointerArgs args{reinterpret_cast<const char*>(X.data),
+                        reinterpret_cast<char*>(Y.data),
+                        reinterpret_cast<const char*>(w_adbc),
+                        in * d * X.row_stride,
+                        X.row_stride,
+                        out * d * Y.row_stride,
+                        Y.row_stride,
+                        out * in,
+                        groups,
+                        d,
+                        Index(sizeof(T)),
+                        x_ptr.data(),
+                        y_ptr.data(),
+                        w_ptr.data()};
+  ks_group_pointers(args, ctx);
+  const cudaDataType_t type = data_type<T>();
+  const int batch = as_int(X.cols, "batch");
+  const int m_out = as_int(out, "rows per group");
+  const int k_in = as_int(in, "columns per group");
+  // W_g is stored row-major out x in... in the NoTrans orientation (b x c). As a column-
+  // major matrix the buffer is W_g^T (c x b, leading dimension c).
+  const int ld_w = as_int(op == Op::NoTrans ? in : out, "c");
+  cublasStatus_t status;
+  if (batch_contiguous(X) && batch_contiguous(Y)) {
+    // Column-major reading: Y_g^T (B x out) = X_g^T (B x in) * op(W_g)^T, where op(W_g)^T
+    // is the buffer itself (N), its transpose (T) or its conjugate transpose (C).
+    const cublasOperation_t w_op =
+        op == Op::NoTrans ? CUBLAS_OP_N : (op == Op::Trans ? CUBLAS_OP_T : CUBLAS_OP_C);
+    const int ld_x = as_int(std::max<Index>(d * X.row_stride, 1), "ld x");
+    const int ld_y = as_int(std::max<Index>(d * Y.row_stride, 1), "ld y");
+    status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
+                                 x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
+                                 y_ptr.data(), type, ld_y, as_int(groups, "groups"),
+                                 compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+  } else {
+    // d == 1 and signals contiguous: Y_i (out x B) = op(W_i) X_i; op(W_i) is the buffer
+    // transposed (T) for NoTrans and the buffer itself (N) for Trans (real Adjoint too).
+    const cublasOperation_t w_op = op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
+                                 w_ptr.data(), type, ld_w, x_ptr.data(), type,
+                                 as_int(X.col_stride, "ld x"), &beta, y_ptr.data(), type,
+                                 as_int(Y.col_stride, "ld y"), as_int(groups, "groups"),
+                                 compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+  }
+  check_cublas(status, "ks grouped gemm (cublasGemmBatchedEx)");
+}
+
+}  // namespace
+
+template <class T>
+void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X,
+                           MatrixView<T> Y, T alpha, T beta, bool permute, Context& ctx) {
+  const bool transposed = op != Op::NoTrans;
+  const Index out = transposed ? p.c : p.b;
+  const Index in = transposed ? p.b : p.c;
+  const Index groups = p.a * p.d;
+  if (!permute) {
+    require<DeviceError>(strop::ks_strided_gemm_supported(p, op, X, ConstView<T>(Y)),
+                         "ks strided gemm: pattern ", to_string(p),
+                         " needs batch-contiguous (RowMajor) X and Y, or d = 1 with "
+                         "column-major X and Y");
+    return grouped_gemm(groups, p.d, out, in, w_adbc, op, X, Y, alpha, beta, ctx);
+  }
+  // Bmm: X -> grouped order (one contiguous in x B block per group), GEMM, back.
+  TempMatrix<T> xg(X.rows, X.cols, Layout::RowMajor, MemorySpace::Device, ctx);
+  TempMatrix<T> yg(Y.rows, Y.cols, Layout::RowMajor, MemorySpace::Device, ctx);
+  ks_permute_rows(T(1), X, T(0), xg.view, in, p.d, true, ctx);
+  grouped_gemm(groups, Index(1), out, in, w_adbc, op, ConstView<T>(xg.view), yg.view, T(1), T(0),
+               ctx);
+  ks_permute_rows(alpha, ConstView<T>(yg.view), beta, Y, out, p.d, false, ctx);
+}
+
+#define STROP_INSTANTIATE(T)                                                                  \
+  template void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op,             \
+                                      ConstView<T> X, MatrixView<T> Y, T alpha, T beta,       \
+                                      bool permute, Context& ctx);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop::detail

@@ -1,0 +1,29 @@
+#pragma once
+// Internal: helpers of the GEMM-based KS paths (ks_group_kernels.cu).
+#include "strop/core/context.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop::detail {
+
+// Pointer arrays of a grouped GEMM over the a*d groups g = i*d + j of a KS factor.
+// Offsets are in elements of `element` bytes.
+struct GroupPointerArgs {
+  const char* x;
+  char* y;
+  const char* w;
+  Index x_stride_i, x_stride_j, y_stride_i, y_stride_j, w_stride;
+  Index groups, d, element;
+  const void** x_out;
+  void** y_out;
+  const void** w_out;
+};
+void ks_group_pointers(const GroupPointerArgs& args, Context& ctx);
+
+// The row permutation between a KS row order (i, m, j) with m < size and the grouped
+// order (i, j, m): dst = alpha * P src + beta * dst, P to the grouped order when
+// to_grouped, back otherwise.
+template <class T>
+void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, Index size, Index d,
+                     bool to_grouped, Context& ctx);
+
+}  // namespace strop::detail

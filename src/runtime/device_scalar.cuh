@@ -1,0 +1,77 @@
+#pragma once
+// Device-side arithmetic for the four scalar types. std::complex<R> is passed to kernels
+// as DeviceComplex<R>, which has the same layout (two R, real first).
+#include <complex>
+#include <cstring>
+
+namespace strop::detail {
+
+template <class R>
+struct alignas(2 * sizeof(R)) DeviceComplex {
+  R re, im;
+};
+
+template <class T>
+struct DeviceScalarOf {
+  using type = T;
+};
+template <class R>
+struct DeviceScalarOf<std::complex<R>> {
+  using type = DeviceComplex<R>;
+};
+template <class T>
+using DeviceScalar = typename DeviceScalarOf<T>::type;
+
+// Host value -> device value of the same bits.
+template <class T>
+DeviceScalar<T> to_device_scalar(T v) {
+  DeviceScalar<T> d;
+  std::memcpy(&d, &v, sizeof(T));
+  return d;
+}
+
+template <class R>
+__device__ __forceinline__ R conjugate(R a) {
+  return a;
+}
+template <class R>
+__device__ __forceinline__ DeviceComplex<R> conjugate(DeviceComplex<R> a) {
+  return {a.re, -a.im};
+}
+template <class R>
+__device__ __forceinline__ R mul(R a, R b) {
+  return a * b;
+}
+template <class R>
+__device__ __forceinline__ DeviceComplex<R> mul(DeviceComplex<R> a, DeviceComplex<R> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <class R>
+__device__ __forceinline__ R add(R a, R b) {
+  return a + b;
+}
+template <class R>
+__device__ __forceinline__ DeviceComplex<R> add(DeviceComplex<R> a, DeviceComplex<R> b) {
+  return {a.re + b.re, a.im + b.im};
+}
+// acc += a * b
+template <class R>
+__device__ __forceinline__ void multiply_add(R& acc, R a, R b) {
+  acc = fma(a, b, acc);
+}
+template <class R>
+__device__ __forceinline__ void multiply_add(DeviceComplex<R>& acc, DeviceComplex<R> a,
+                                             DeviceComplex<R> b) {
+  acc.re = fma(a.re, b.re, fma(-a.im, b.im, acc.re));
+  acc.im = fma(a.re, b.im, fma(a.im, b.re, acc.im));
+}
+template <class R>
+__device__ __forceinline__ bool is_zero(R a) {
+  return a == R(0);
+}
+template <class R>
+__device__ __forceinline__ bool is_zero(DeviceComplex<R> a) {
+  return a.re == R(0) && a.im == R(0);
+}
+
+}  // namespace strop::detail

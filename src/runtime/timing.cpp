@@ -1,0 +1,61 @@
+#include "strop/core/timing.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/cuda_check.hpp"
+#include "strop/core/buffer.hpp"
+
+namespace strop {
+
+#if STROP_HAVE_CUDA
+double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats,
+                             int warmup) {
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  for (int i = 0; i < warmup; ++i) work();
+  cudaEvent_t start, stop;
+  detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    detail::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+    work();
+    detail::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+    detail::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    detail::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    times.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
+  Buffer<char> src(Index(bytes), MemorySpace::Device, ctx), dst(Index(bytes), MemorySpace::Device, ctx);
+  detail::check_cuda(cudaMemsetAsync(src.data(), 1, bytes, static_cast<cudaStream_t>(ctx.stream())),
+                     "cudaMemset");
+  const double t = median_device_seconds(ctx, [&] {
+    detail::copy_bytes(dst.data(), MemorySpace::Device, src.data(), MemorySpace::Device, bytes,
+                       ctx);
+  });
+  return 2.0 * double(bytes) / t;
+}
+#else
+double median_device_seconds(Context&, const std::function<void()>&, int, int) {
+  throw DeviceError("median_device_seconds: strop was built without CUDA");
+}
+double measure_copy_bandwidth(Context&, std::size_t) {
+  throw DeviceError("measure_copy_bandwidth: strop was built without CUDA");
+}
+template <class T>
+void fill_random_device(MatrixView<T>, unsigned long long, Context&) {
+  throw DeviceError("fill_random_device: strop was built without CUDA");
+}
+#define STROP_INSTANTIATE(T) \
+  template void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ctx);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+#endif
+
+}  // namespace strop

@@ -1,0 +1,49 @@
+#pragma once
+// GPU test helpers: the device precondition and the check of a device application
+// against the (independently tested) CPU application of the same operator.
+#include "reference.hpp"
+
+// GCC 12/13 see boost::function's buffer copy inside precondition() as uninitialised.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace strop::testing {
+namespace utf = boost::unit_test;
+
+struct HasDevice {
+  boost::test_tools::assertion_result operator()(utf::test_unit_id) const {
+    boost::test_tools::assertion_result result(cuda_available());
+    result.message() << "no CUDA device visible";
+    return result;
+  }
+};
+
+// Applies `A` on the device in all layouts (X and Y chosen independently) and forms,
+// comparing with the CPU application of the same expression.
+template <class E, class T = typename E::Scalar>
+inline void check_gpu_against_cpu(const E& A, Index batch, double tol = -1) {
+  for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+    const Index in = op == Op::NoTrans ? A.cols() : A.rows();
+    const Index out = op == Op::NoTrans ? A.rows() : A.cols();
+    for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
+      for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+        const T alpha = random_scalar<T>(), beta = random_scalar<T>();
+        const HostMatrix<T> x = random_matrix<T>(in, batch);
+        const HostMatrix<T> y0 = random_matrix<T>(out, batch);
+        HostMatrix<T> expected = y0;
+        A.apply(op, view(x), view(expected), alpha, beta);
+
+        const DeviceMatrix<T> xd = to_device(x, lx);
+        DeviceMatrix<T> yd = to_device(y0, ly);
+        A.apply(op, xd.view(), yd.view(), alpha, beta);
+        const HostMatrix<T> got = yd.to_host();
+        BOOST_TEST_CONTEXT(to_string(op) << " X " << to_string(lx) << " Y " << to_string(ly) << " "
+                                         << ScalarTraits<T>::name) {
+          BOOST_TEST(relative_error(got, expected) <= (tol > 0 ? tol : tolerance<T>(in)));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace strop::testing

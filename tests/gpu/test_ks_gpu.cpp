@@ -1,0 +1,86 @@
+// KS factors and chains on the GPU, every algorithm, against the CPU application (itself
+// tested against the dense matrix in tests/unit/test_ks.cpp).
+#include "gpu_reference.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+
+namespace {
+const std::vector<KSPattern> kPatterns = {
+    {1, 1, 1, 1}, {2, 3, 5, 4}, {3, 4, 2, 1}, {1, 2, 2, 8},   {4, 7, 9, 5},
+    {1, 48, 48, 3}, {2, 64, 16, 2}, {2, 33, 70, 1}, {1, 96, 24, 1}, {8, 2, 2, 16}};
+
+template <class T>
+void check_algorithm(KSAlgorithm algorithm, Index batch) {
+  std::mt19937 gen(11);
+  for (const KSPattern& p : kPatterns) {
+    if (algorithm == KSAlgorithm::Dense && p.rows() * p.cols() > 4096 * 4096) continue;
+    BOOST_TEST_CONTEXT("pattern " << p << " algorithm " << to_string(algorithm)) {
+      const KSFactor<T> K = KSFactor<T>::random(p, gen);
+      if (algorithm != KSAlgorithm::StridedGemm) {
+        KSAlgorithmGuard guard(algorithm);
+        check_gpu_against_cpu(K, batch);
+        continue;
+      }
+      // StridedGemm runs where cuBLAS can address the groups: RowMajor, or d = 1.
+      KSAlgorithmGuard guard(algorithm);
+      for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+        const Index in = op == Op::NoTrans ? K.cols() : K.rows();
+        const Index out = op == Op::NoTrans ? K.rows() : K.cols();
+        const HostMatrix<T> x = random_matrix<T>(in, batch), y0 = random_matrix<T>(out, batch);
+        const T alpha = random_scalar<T>(), beta = random_scalar<T>();
+        HostMatrix<T> expected = y0;
+        K.apply(op, view(x), view(expected), alpha, beta);
+        for (Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
+          const DeviceMatrix<T> xd = to_device(x, layout);
+          DeviceMatrix<T> yd = to_device(y0, layout);
+          const bool supported =
+              layout == Layout::RowMajor ||
+              (p.d == 1 && !(is_complex_v<T> && op == Op::Adjoint)) || batch == 1;
+          if (!supported) {
+            BOOST_CHECK_THROW(K.apply(op, xd.view(), yd.view(), alpha, beta), DeviceError);
+            continue;
+          }
+          K.apply(op, xd.view(), yd.view(), alpha, beta);
+          BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<T>(in));
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gpu_ks, *utf::precondition(HasDevice()))
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(fused_kernel_any_pattern_and_batch, T, ScalarTypes) {
+  for (Index batch : {1, 7, 130}) check_algorithm<T>(KSAlgorithm::Fused, batch);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(strided_gemm, T, ScalarTypes) {
+  for (Index batch : {1, 7, 130}) check_algorithm<T>(KSAlgorithm::StridedGemm, batch);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(bmm_and_dense_baselines, T, ScalarTypes) {
+  check_algorithm<T>(KSAlgorithm::Bmm, 9);
+  check_algorithm<T>(KSAlgorithm::Dense, 9);
+  check_algorithm<T>(KSAlgorithm::Auto, 70);
+}
+
+BOOST_AUTO_TEST_CASE(large_batch_fp32) {
+  std::mt19937 gen(5);
+  KSAlgorithmGuard guard(KSAlgorithm::Fused);
+  const KSFactor<float> K = KSFactor<float>::random({2, 8, 8, 4}, gen);
+  check_gpu_against_cpu(K, 25088);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(chains_and_expressions_on_the_device, T, ScalarTypes) {
+  std::mt19937 gen(3);
+  const auto butterfly = KSChain<T>::random(butterfly_patterns(256), gen);
+  check_gpu_against_cpu(butterfly, 33, 50 * tolerance<T>(256));
+  const auto monarch = KSChain<T>::random(monarch_patterns(64, 32, 8), gen);
+  check_gpu_against_cpu(monarch, 5);
+  const Dense<T> D(random_matrix<T>(64, 32));
+  check_gpu_against_cpu(random_scalar<T>() * monarch + D, 6);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
