@@ -12,6 +12,7 @@
 #include "strop/expr/kron.hpp"
 #include "strop/expr/simplify.hpp"
 #include "strop/expr/stack.hpp"
+#include "strop/factorize/factorize.hpp"
 #include "strop/operators/blast.hpp"
 #include "strop/operators/dense.hpp"
 #include "strop/operators/diagonal.hpp"

@@ -1,0 +1,136 @@
+// The hierarchical driver: split the chain, solve the two-factor problem for the fused
+// halves, recurse on each half (papers/NOTES.md, "Hierarchical order").
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "factorize/butterfly/two_factor.hpp"
+#include "factorize/common/checks.hpp"
+#include "strop/factorize/butterfly.hpp"
+
+namespace strop {
+namespace {
+
+KSPattern fuse_range(const std::vector<KSPattern>& patterns, std::size_t lo, std::size_t hi) {
+  KSPattern fused = patterns[lo];
+  for (std::size_t l = lo + 1; l < hi; ++l)
+    fused = fuse(fused, patterns[l]);
+  return fused;
+}
+
+template <class T>
+struct Driver {
+  const std::vector<KSPattern>& patterns;
+  const KSFactorizeOptions& options;
+  Context& ctx;
+  double first_split_error = -1;  // squared optimum of the top-level split
+
+  // Factors of patterns[lo, hi) whose product approximates W.
+  void run(const detail::SplitSource<T>& W, std::size_t lo, std::size_t hi,
+           std::vector<KSFactor<T>>& out) {
+    if (hi - lo == 1) {
+      // One factor: keep the entries on its support (the optimal projection).
+      out.push_back(W.dense ? KSFactor<T>::from_dense(patterns[lo], *W.dense) : *W.factor);
+      return;
+    }
+    const std::size_t split =
+        options.order == HierarchicalOrder::left_to_right ? lo + 1 : lo + (hi - lo) / 2;
+    auto solution = detail::solve_two_factor(W, fuse_range(patterns, lo, split),
+                                             fuse_range(patterns, split, hi), options.orthonormal,
+                                             options.device, ctx);
+    if (first_split_error < 0) first_split_error = solution.squared_error;
+    run({nullptr, &solution.left}, lo, split, out);
+    run({nullptr, &solution.right}, split, hi, out);
+  }
+};
+
+template <class T>
+HostMatrix<T> permuted(const HostMatrix<T>& A, const std::vector<Index>& rows,
+                       const std::vector<Index>& cols) {
+  HostMatrix<T> out(A.rows(), A.cols());
+  for (Index j = 0; j < A.cols(); ++j) {
+    const Index source_col = cols.empty() ? j : cols[static_cast<std::size_t>(j)];
+    for (Index i = 0; i < A.rows(); ++i)
+      out(i, j) = A(rows.empty() ? i : rows[static_cast<std::size_t>(i)], source_col);
+  }
+  return out;
+}
+
+void validate_chain(const std::vector<KSPattern>& patterns, Index M, Index N) {
+  require<PatternError>(!patterns.empty(), "factorize_ks_chain: the chain is empty");
+  for (const KSPattern& p : patterns)
+    p.validate();
+  require<ShapeError>(patterns.front().rows() == M && patterns.back().cols() == N,
+                      "factorize_ks_chain: the chain is ", patterns.front().rows(), "x",
+                      patterns.back().cols(), ", the matrix is ", M, "x", N);
+  for (std::size_t l = 0; l + 1 < patterns.size(); ++l) {
+    require<PatternError>(chainable(patterns[l], patterns[l + 1]), "factorize_ks_chain: factors ",
+                          l, " ", patterns[l], " and ", l + 1, " ", patterns[l + 1],
+                          " are not chainable (need a_l c_l d_l == a_{l+1} b_{l+1} d_{l+1},",
+                          " a_l | a_{l+1}, d_{l+1} | d_l, a_{l+1} | a_l c_l)");
+  }
+}
+
+}  // namespace
+
+template <class T>
+KSFactorization<T> factorize_ks_chain(const HostMatrix<T>& A,
+                                      const std::vector<KSPattern>& patterns,
+                                      const KSFactorizeOptions& options, Context& ctx) {
+  detail::require_finite_matrix("factorize_ks_chain", A);
+  detail::require_permutation("factorize_ks_chain", "row_permutation", options.row_permutation,
+                              A.rows());
+  detail::require_permutation("factorize_ks_chain", "column_permutation",
+                              options.column_permutation, A.cols());
+  validate_chain(patterns, A.rows(), A.cols());
+  detail::require_device("factorize_ks_chain", options.device);
+
+  const auto start = std::chrono::steady_clock::now();
+  const bool permute = !options.row_permutation.empty() || !options.column_permutation.empty();
+  const HostMatrix<T> Ap =
+      permute ? permuted(A, options.row_permutation, options.column_permutation) : HostMatrix<T>();
+  const HostMatrix<T>& W = permute ? Ap : A;
+  Driver<T> driver{patterns, options, ctx};
+  std::vector<KSFactor<T>> factors;
+  factors.reserve(patterns.size());
+  driver.run({&W, nullptr}, 0, patterns.size(), factors);
+  KSChain<T> chain(std::move(factors));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  FactorReport report;
+  report.seconds = seconds;
+  report.parameters = chain.parameter_count();
+  report.method = patterns.size() <= 1 ? "ks projection"
+                  : options.order == HierarchicalOrder::balanced
+                      ? "ks hierarchical (balanced)"
+                      : "ks hierarchical (left-to-right)";
+  const double norm = std::max(double(W.norm()), 1e-300);
+  if (patterns.size() == 1) {
+    report.bound = report.lower_bound =
+        double((W - chain.factors().front().to_dense()).norm()) / norm;
+  } else {
+    report.lower_bound = std::sqrt(driver.first_split_error) / norm;
+    if (patterns.size() == 2) report.bound = report.lower_bound;  // the split is the problem
+  }
+  if (options.compute_error) report.relative_error = detail::relative_error(W, chain);
+  return {std::move(chain), options.row_permutation, options.column_permutation, report};
+}
+
+template <class T>
+KSChain<T> factorize_two_factors(const HostMatrix<T>& W, const KSPattern& pi1, const KSPattern& pi2,
+                                 bool orthonormal, Device device, Context& ctx) {
+  detail::require_finite_matrix("factorize_two_factors", W);
+  detail::require_device("factorize_two_factors", device);
+  auto solution = detail::solve_two_factor<T>({&W, nullptr}, pi1, pi2, orthonormal, device, ctx);
+  return KSChain<T>({std::move(solution.left), std::move(solution.right)});
+}
+
+#define STROP_INSTANTIATE(T)                                                                     \
+  template KSFactorization<T> factorize_ks_chain(                                                \
+      const HostMatrix<T>&, const std::vector<KSPattern>&, const KSFactorizeOptions&, Context&); \
+  template KSChain<T> factorize_two_factors(const HostMatrix<T>&, const KSPattern&,              \
+                                            const KSPattern&, bool, Device, Context&);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop

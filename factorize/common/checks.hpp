@@ -1,0 +1,52 @@
+#pragma once
+// Input checks and measurements shared by every factorization (internal header).
+#include <vector>
+
+#include "strop/core/context.hpp"
+#include "strop/core/device_matrix.hpp"
+#include "strop/core/error.hpp"
+#include "strop/factorize/report.hpp"
+
+namespace strop::detail {
+
+// NumericalError naming the first NaN/Inf entry; ShapeError for an empty matrix.
+template <class T>
+void require_finite_matrix(const char* name, const HostMatrix<T>& A) {
+  require<ShapeError>(A.rows() > 0 && A.cols() > 0, name, ": the matrix is empty (", A.rows(), "x",
+                      A.cols(), ")");
+  for (Index j = 0; j < A.cols(); ++j)
+    for (Index i = 0; i < A.rows(); ++i)
+      require<NumericalError>(is_finite(A(i, j)), name, ": entry (", i, ",", j, ") = ", A(i, j),
+                              " is not finite");
+}
+
+// Empty, or each of 0..n-1 once.
+inline void require_permutation(const char* name, const char* what, const std::vector<Index>& p,
+                                Index n) {
+  if (p.empty()) return;
+  require<ShapeError>(static_cast<Index>(p.size()) == n, name, ": ", what, " has ", p.size(),
+                      " entries, the matrix needs ", n);
+  std::vector<bool> seen(static_cast<std::size_t>(n), false);
+  for (Index v : p) {
+    require<PatternError>(v >= 0 && v < n && !seen[static_cast<std::size_t>(v)], name, ": ", what,
+                          " is not a permutation of 0..", n - 1, " (entry ", v, ")");
+    seen[static_cast<std::size_t>(v)] = true;
+  }
+}
+
+// DeviceError when Device::cuda cannot be honoured, before any work starts.
+inline void require_device(const char* name, Device device) {
+  if (device == Device::cpu) return;
+  require<DeviceError>(cuda_available(), name,
+                       ": Device::cuda requested, but no CUDA device is visible or strop was "
+                       "built without CUDA");
+}
+
+// ||A - op||_F / ||A||_F with op evaluated densely.
+template <class T, class E>
+double relative_error(const HostMatrix<T>& A, const E& op) {
+  const double norm = std::max(double(A.norm()), 1e-300);
+  return double((A - op.to_dense()).norm()) / norm;
+}
+
+}  // namespace strop::detail

@@ -1,0 +1,365 @@
+// Factorizations against matrices whose structure is known exactly: the DFT and Hadamard
+// matrices (butterflies, built here from their definitions), random products of KS
+// factors, random Monarch / low-rank / Kronecker / BLAST matrices; noisy versions against
+// the stated bounds; and bad inputs against the typed errors.
+#include <bit>
+#include <numbers>
+
+#include "reference.hpp"
+#include "strop/factorize/factorize.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+
+namespace {
+
+template <class T>
+double exact_tolerance() {
+  return std::is_same_v<RealOf<T>, double> ? 1e-12 : 1e-5;
+}
+
+// F[j, k] = exp(-2 pi i j k / n).
+template <class T>
+HostMatrix<T> dft_matrix(Index n) {
+  HostMatrix<T> f(n, n);
+  for (Index j = 0; j < n; ++j)
+    for (Index k = 0; k < n; ++k) {
+      const double angle = -2.0 * std::numbers::pi * double((j * k) % n) / double(n);
+      f(j, k) = T(RealOf<T>(std::cos(angle)), RealOf<T>(std::sin(angle)));
+    }
+  return f;
+}
+
+// H[j, k] = (-1)^{popcount(j & k)} (Sylvester order).
+template <class T>
+HostMatrix<T> hadamard_matrix(Index n) {
+  HostMatrix<T> h(n, n);
+  for (Index j = 0; j < n; ++j)
+    for (Index k = 0; k < n; ++k)
+      h(j, k) = T(std::popcount(static_cast<std::uint64_t>(j & k)) % 2 ? -1 : 1);
+  return h;
+}
+
+// Chains of pairwise chainable patterns, with a > 1, d > 1, rectangular and
+// non-power-of-two shapes.
+std::vector<std::vector<KSPattern>> test_chains() {
+  return {
+      butterfly_patterns(16),
+      monarch_patterns(16, 24, 4),                 // rectangular Monarch
+      {{1, 2, 3, 4}, {3, 2, 2, 2}, {6, 2, 1, 1}},  // 8 x 6, a > 1 and d > 1
+      {{1, 4, 2, 3}, {2, 3, 4, 1}},                // 12 x 8
+      {{1, 3, 3, 9}, {3, 3, 3, 3}, {9, 3, 3, 1}},  // 3-adic butterfly of 27
+      {{1, 2, 2, 6}, {2, 3, 3, 2}, {6, 2, 5, 1}},  // 12 x 30, mixed radices
+  };
+}
+
+template <class T>
+KSChain<T> random_chain(const std::vector<KSPattern>& patterns) {
+  return KSChain<T>::random(patterns, rng());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(factorize_butterfly)
+
+BOOST_AUTO_TEST_CASE(test_chains_are_chainable) {
+  for (const auto& chain : test_chains())
+    for (std::size_t l = 0; l + 1 < chain.size(); ++l)
+      BOOST_TEST(chainable(chain[l], chain[l + 1]), chain[l] << " " << chain[l + 1]);
+}
+
+using ComplexTypes = boost::mpl::list<std::complex<float>, std::complex<double>>;
+BOOST_AUTO_TEST_CASE_TEMPLATE(dft_with_bit_reversal_is_recovered, T, ComplexTypes) {
+  for (Index n : {2, 8, 64, 256}) {
+    for (auto order : {HierarchicalOrder::balanced, HierarchicalOrder::left_to_right}) {
+      const auto f =
+          factorize_ks_chain(dft_matrix<T>(n), butterfly_patterns(n),
+                             {.order = order, .column_permutation = bit_reversal_indices(n)});
+      BOOST_TEST_CONTEXT("n=" << n << " " << ScalarTraits<T>::name) {
+        BOOST_TEST(f.report.relative_error <= exact_tolerance<T>());
+        BOOST_TEST(f.report.parameters == 2 * n * std::bit_width(std::uint64_t(n) - 1));
+        BOOST_TEST(f.chain.size() == butterfly_patterns(n).size());
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(dft_without_permutation_is_not_a_butterfly) {
+  const auto f = factorize_ks_chain(dft_matrix<std::complex<double>>(64), butterfly_patterns(64));
+  BOOST_TEST(f.report.relative_error > 0.1);
+  // The optimum of the first split lower-bounds every butterfly's error.
+  BOOST_TEST(f.report.lower_bound <= f.report.relative_error * (1 + 1e-12));
+  BOOST_TEST(f.report.lower_bound > 0.01);
+}
+
+using RealAndComplex = ScalarTypes;
+BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_is_recovered, T, RealAndComplex) {
+  for (Index n : {2, 4, 32, 512}) {
+    for (bool orthonormal : {true, false}) {
+      const auto f = factorize_ks_chain(hadamard_matrix<T>(n), square_dyadic_chain(n),
+                                        {.orthonormal = orthonormal});
+      BOOST_TEST(f.report.relative_error <= exact_tolerance<T>(), "n=" << n);
+      BOOST_TEST(f.report.seconds >= 0);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(random_ks_products_are_recovered, T, RealAndComplex) {
+  for (const auto& patterns : test_chains()) {
+    const HostMatrix<T> W = random_chain<T>(patterns).to_dense();
+    for (auto order : {HierarchicalOrder::balanced, HierarchicalOrder::left_to_right}) {
+      const auto f = factorize_ks_chain(W, patterns, {.order = order});
+      BOOST_TEST_CONTEXT(patterns.front()
+                         << "... (" << patterns.size() << " factors) " << ScalarTraits<T>::name) {
+        BOOST_TEST(f.report.relative_error <= exact_tolerance<T>());
+        BOOST_TEST(f.chain.patterns() == patterns);
+        // The chain evaluates to what the report says.
+        BOOST_TEST(relative_error(f.chain.to_dense(), W) <= exact_tolerance<T>());
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(row_and_column_permutations) {
+  const auto patterns = butterfly_patterns(32);
+  const HostMatrix<double> B = random_chain<double>(patterns).to_dense();
+  std::vector<Index> rows(32), cols(32);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::iota(cols.begin(), cols.end(), 0);
+  std::shuffle(rows.begin(), rows.end(), rng());
+  std::shuffle(cols.begin(), cols.end(), rng());
+  // A(rows[i], cols[j]) = B(i, j).
+  HostMatrix<double> A(32, 32);
+  for (Index i = 0; i < 32; ++i)
+    for (Index j = 0; j < 32; ++j)
+      A(rows[i], cols[j]) = B(i, j);
+  const auto f =
+      factorize_ks_chain(A, patterns, {.row_permutation = rows, .column_permutation = cols});
+  BOOST_TEST(f.report.relative_error <= 1e-12);
+  BOOST_TEST(relative_error(f.chain.to_dense(), B) <= 1e-12);
+  BOOST_TEST(factorize_ks_chain(A, patterns).report.relative_error > 0.1);
+}
+
+BOOST_AUTO_TEST_CASE(two_factor_problem_is_solved_optimally) {
+  // The optimum is reached: a perturbation of either factor cannot do better, and the
+  // reported bound is the attained error.
+  const KSPattern p1{1, 4, 2, 3}, p2{2, 3, 4, 1};
+  const HostMatrix<double> W = random_matrix<double>(12, 8);
+  const auto f = factorize_ks_chain(W, {p1, p2});
+  BOOST_TEST(std::abs(f.report.relative_error - f.report.bound) <= 1e-12);
+  const KSChain<double> direct = factorize_two_factors(W, p1, p2);
+  BOOST_TEST(relative_error(direct.to_dense(), f.chain.to_dense()) <= 1e-12);
+  for (int trial = 0; trial < 5; ++trial) {
+    auto values = direct.factors()[0].values();
+    values[static_cast<std::size_t>(random_index(0, Index(values.size()) - 1))] += 1e-3;
+    const KSChain<double> moved({KSFactor<double>(p1, values), direct.factors()[1]});
+    BOOST_TEST(relative_error(moved.to_dense(), W) >= f.report.relative_error);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(noisy_products_stay_within_the_bounds) {
+  for (const auto& patterns : test_chains()) {
+    const HostMatrix<double> B = random_chain<double>(patterns).to_dense();
+    HostMatrix<double> noise = random_matrix<double>(B.rows(), B.cols());
+    noise *= 1e-3 * B.norm() / noise.norm();
+    const HostMatrix<double> W = B + noise;
+    const double level = noise.norm() / W.norm();  // >= the best chain's relative error
+    for (auto order : {HierarchicalOrder::balanced, HierarchicalOrder::left_to_right}) {
+      const auto f = factorize_ks_chain(W, patterns, {.order = order});
+      BOOST_TEST_CONTEXT(patterns.front() << "... (" << patterns.size() << " factors)") {
+        BOOST_TEST(f.report.lower_bound <= level);
+        BOOST_TEST(f.report.lower_bound <= f.report.relative_error * (1 + 1e-9));
+        if (patterns.size() <= 2) {
+          BOOST_TEST(f.report.relative_error <= f.report.bound * (1 + 1e-9));
+        } else {
+          // No closed-form constant is proven here for L > 2; quasi-optimality is observed.
+          BOOST_TEST(f.report.relative_error <= 4 * level);
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(presets) {
+  BOOST_TEST(square_dyadic_chain(8) == butterfly_patterns(8));
+  BOOST_TEST(monarch_chain(16, 24, 4) == monarch_patterns(16, 24, 4));
+  BOOST_TEST(chain_for_budget(8, 8, 64) == dense_patterns(8, 8));
+  const auto monarch = chain_for_budget(64, 64, 64 * 64 / 2);
+  BOOST_TEST(chain_parameter_count(monarch) <= 64 * 64 / 2);
+  BOOST_TEST(monarch == monarch_patterns(64, 64, 4));
+  const auto radix = chain_for_budget(1024, 1024, 1024 * 20);  // below every chainable Monarch
+  BOOST_TEST(chain_parameter_count(radix) <= 1024 * 20);
+  BOOST_TEST(radix.size() == 5u);  // radix 4
+  for (std::size_t l = 0; l + 1 < radix.size(); ++l)
+    BOOST_TEST(chainable(radix[l], radix[l + 1]));
+  BOOST_CHECK_THROW(chain_for_budget(1000, 1000, 10), PatternError);
+  BOOST_TEST(bit_reversal_indices(8) == (std::vector<Index>{0, 4, 2, 6, 1, 5, 3, 7}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(factorize_blr)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(random_monarch_is_recovered, T, ScalarTypes) {
+  for (auto [M, N, rb, cb, r] : {std::tuple<Index, Index, Index, Index, Index>{32, 32, 4, 4, 2},
+                                 {24, 36, 2, 3, 3},
+                                 {30, 12, 5, 1, 2}}) {
+    const HostMatrix<T> W = Monarch<T>::random(M, N, rb, cb, r, rng()).to_dense();
+    const auto f = factorize_monarch(W, rb, cb, r);
+    BOOST_TEST(f.report.relative_error <= exact_tolerance<T>(), M << "x" << N);
+    BOOST_TEST(f.monarch.parameter_count() == rb * cb * r * (M / rb + N / cb));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(monarch_projection_is_optimal_per_block) {
+  const HostMatrix<double> W = random_matrix<double>(24, 32);
+  const auto f = factorize_monarch(W, 3, 4, 2);
+  BOOST_TEST(std::abs(f.report.relative_error - f.report.bound) <= 1e-12);
+  // Equal to the truncated SVD of every block.
+  for (Index k = 0; k < 3; ++k)
+    for (Index l = 0; l < 4; ++l) {
+      const HostMatrix<double> block = W.block(k * 8, l * 8, 8, 8);
+      const auto best = factorize_lowrank(block, {.rank = 2, .method = LowRankMethod::exact});
+      const HostMatrix<double> got = f.monarch.left_block(k, l) * f.monarch.right_block(k, l);
+      BOOST_TEST(relative_error(got, best.lowrank.to_dense()) <= 1e-10);
+    }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(random_lowrank_is_recovered, T, ScalarTypes) {
+  const HostMatrix<T> W = LowRank<T>::random(60, 40, 5, rng()).to_dense();
+  for (auto method : {LowRankMethod::exact, LowRankMethod::randomized}) {
+    const auto by_rank = factorize_lowrank(W, {.rank = 5, .method = method});
+    BOOST_TEST(by_rank.report.relative_error <= exact_tolerance<T>());
+    const auto by_tol = factorize_lowrank(W, {.tolerance = 1e-3, .method = method});
+    BOOST_TEST(by_tol.lowrank.rank() == 5);
+    BOOST_TEST(by_tol.report.relative_error <= exact_tolerance<T>());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(lowrank_tolerance_and_noise) {
+  HostMatrix<double> W = LowRank<double>::random(300, 200, 20, rng()).to_dense();
+  HostMatrix<double> noise = random_matrix<double>(300, 200);
+  noise *= 1e-4 * W.norm() / noise.norm();
+  W += noise;
+  for (auto method : {LowRankMethod::exact, LowRankMethod::randomized}) {
+    const auto f = factorize_lowrank(W, {.tolerance = 1e-2, .method = method});
+    BOOST_TEST(f.report.relative_error <= 1e-2);
+    BOOST_TEST(f.lowrank.rank() <= 20);
+    const auto g = factorize_lowrank(W, {.rank = 20, .method = method, .seed = 7});
+    BOOST_TEST(g.report.relative_error <= 1.01 * noise.norm() / W.norm());
+  }
+  const auto exact = factorize_lowrank(W, {.rank = 20, .method = LowRankMethod::exact});
+  BOOST_TEST(std::abs(exact.report.relative_error - exact.report.bound) <= 1e-10);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(kronecker_products_are_recovered, T, ScalarTypes) {
+  const HostMatrix<T> b1 = random_matrix<T>(3, 4), c1 = random_matrix<T>(5, 2);
+  const HostMatrix<T> b2 = random_matrix<T>(3, 4), c2 = random_matrix<T>(5, 2);
+  HostMatrix<T> one(15, 8), two(15, 8);
+  for (Index i = 0; i < 15; ++i)
+    for (Index j = 0; j < 8; ++j) {
+      one(i, j) = b1(i / 5, j / 2) * c1(i % 5, j % 2);
+      two(i, j) = one(i, j) + b2(i / 5, j / 2) * c2(i % 5, j % 2);
+    }
+  const auto f = factorize_kron(one, 3, 4);
+  BOOST_TEST(f.report.relative_error <= exact_tolerance<T>());
+  BOOST_TEST(f.terms.size() == 1u);
+  BOOST_TEST(factorize_kron(two, 3, 4).report.relative_error > 0.01);
+  const auto g = factorize_kron(two, 3, 4, {.terms = 2});
+  BOOST_TEST(g.report.relative_error <= exact_tolerance<T>());
+  BOOST_TEST(relative_error(g.sum.to_dense(), two) <= exact_tolerance<T>());
+}
+
+BOOST_AUTO_TEST_CASE(blast_decreases_its_loss_and_beats_lowrank) {
+  const Index n = 64, b = 4, r = 8;
+  const HostMatrix<double> W = Blast<double>::random(n, n, b, b, r, rng()).to_dense();
+  std::vector<double> seen;
+  const auto f =
+      factorize_blast(W, b, b, r, {.steps = 150, .progress = [&](const BlastProgress& p) {
+                                     seen.push_back(p.relative_error);
+                                     return true;
+                                   }});
+  BOOST_TEST(seen == f.history);
+  BOOST_REQUIRE(f.history.size() == 150u);
+  BOOST_TEST(f.history.back() < 0.5 * f.history.front());
+  BOOST_TEST(f.history.back() < f.history[75]);
+  BOOST_TEST(std::abs(f.report.relative_error - f.history.back()) <= 1e-6);
+  // Low rank with at least as many parameters.
+  const Index rank = (f.report.parameters + 2 * n - 1) / (2 * n);
+  const auto lr = factorize_lowrank(W, {.rank = rank, .method = LowRankMethod::exact});
+  BOOST_TEST(lr.report.parameters >= f.report.parameters);
+  BOOST_TEST(f.report.relative_error < lr.report.relative_error);
+  BOOST_TEST_MESSAGE("blast " << f.report.relative_error << " vs low rank "
+                              << lr.report.relative_error);
+}
+
+BOOST_AUTO_TEST_CASE(blast_progress_can_stop_and_seed_repeats) {
+  const HostMatrix<float> W = random_matrix<float>(16, 24);
+  const auto f = factorize_blast(
+      W, 2, 3, 4,
+      {.steps = 50, .seed = 3, .progress = [](const BlastProgress& p) { return p.step < 9; }});
+  BOOST_TEST(f.history.size() == 10u);
+  const auto g = factorize_blast(W, 2, 3, 4, {.steps = 10, .seed = 3});
+  const auto h = factorize_blast(W, 2, 3, 4, {.steps = 10, .seed = 3});
+  BOOST_TEST(g.history == h.history);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(factorize_errors)
+
+BOOST_AUTO_TEST_CASE(non_finite_inputs) {
+  HostMatrix<double> W = random_matrix<double>(16, 16);
+  W(3, 5) = std::numeric_limits<double>::quiet_NaN();
+  BOOST_CHECK_THROW(factorize_ks_chain(W, butterfly_patterns(16)), NumericalError);
+  BOOST_CHECK_THROW(factorize_monarch(W, 4, 4, 1), NumericalError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.rank = 2}), NumericalError);
+  BOOST_CHECK_THROW(factorize_kron(W, 4, 4), NumericalError);
+  W(3, 5) = std::numeric_limits<double>::infinity();
+  BOOST_CHECK_THROW(factorize_blast(W, 2, 2, 2), NumericalError);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_shapes) {
+  const HostMatrix<double> W = random_matrix<double>(16, 12);
+  BOOST_CHECK_THROW(factorize_ks_chain(W, butterfly_patterns(16)), ShapeError);
+  BOOST_CHECK_THROW(factorize_ks_chain(W, dense_patterns(16, 12), {.row_permutation = {0, 1}}),
+                    ShapeError);
+  BOOST_CHECK_THROW(factorize_monarch(W, 5, 4, 1), ShapeError);
+  BOOST_CHECK_THROW(factorize_monarch(W, 4, 4, 0), ShapeError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.rank = 13}), ShapeError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {}), ShapeError);
+  BOOST_CHECK_THROW(factorize_kron(W, 3, 5), ShapeError);
+  BOOST_CHECK_THROW(factorize_kron(W, 4, 4, {.terms = 0}), ShapeError);
+  BOOST_CHECK_THROW(factorize_blast(W, 3, 3, 2), ShapeError);
+  BOOST_CHECK_THROW(factorize_ks_chain(HostMatrix<double>(0, 0), dense_patterns(1, 1)), ShapeError);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_chains) {
+  const HostMatrix<double> W = random_matrix<double>(12, 18);
+  // Connects, but a2 = 3 does not divide a1 c1 = 4: not chainable.
+  BOOST_CHECK_THROW(factorize_ks_chain(W, monarch_patterns(12, 18, 3)), PatternError);
+  BOOST_CHECK_THROW(factorize_ks_chain(W, {}), PatternError);
+  BOOST_CHECK_THROW(factorize_ks_chain(W, {{1, 12, 18, 0}}), PatternError);
+  // Does not even connect.
+  BOOST_CHECK_THROW(factorize_ks_chain(random_matrix<double>(4, 4), {{1, 4, 2, 1}, {1, 3, 4, 1}}),
+                    PatternError);
+  BOOST_CHECK_THROW(factorize_two_factors(W, KSPattern{1, 4, 4, 3}, KSPattern{3, 4, 6, 1}),
+                    PatternError);
+  const HostMatrix<double> S = random_matrix<double>(4, 4);
+  BOOST_CHECK_THROW(
+      factorize_ks_chain(S, butterfly_patterns(4), {.column_permutation = {0, 1, 1, 2}}),
+      PatternError);
+  BOOST_CHECK_THROW(bit_reversal_indices(12), PatternError);
+}
+
+BOOST_AUTO_TEST_CASE(cuda_without_a_device) {
+  if (cuda_available()) return;  // covered by the GPU tests
+  const HostMatrix<double> W = random_matrix<double>(8, 8);
+  BOOST_CHECK_THROW(factorize_ks_chain(W, butterfly_patterns(8), {.device = Device::cuda}),
+                    DeviceError);
+  BOOST_CHECK_THROW(factorize_monarch(W, 2, 2, 1, {.device = Device::cuda}), DeviceError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.rank = 1, .device = Device::cuda}), DeviceError);
+  BOOST_CHECK_THROW(factorize_blast(W, 2, 2, 1, {.device = Device::cuda}), DeviceError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
