@@ -14,7 +14,7 @@ log="$out/gpu-check-${device}.log"
   nvcc --version | tail -2
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
   # One target at a time, so that one failing build does not hide the others' results.
-  for target in strop strop_gpu_tests strop_unit_tests strop_cli ks_bench; do
+  for target in strop strop_gpu_tests strop_unit_tests strop_cli ks_bench factorize_bench; do
     cmake --build build-gpu -j 16 --target "$target" 2>&1 | grep -E "error|Error|Built target" | tail -5
   done
   echo "## GPU tests"

@@ -68,6 +68,7 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
   // major matrix the buffer is W_g^T (c x b, leading dimension c).
   const int ld_w = as_int(op == Op::NoTrans ? in : out, "c");
   cublasStatus_t status;
+  int ld_a = 0, ld_b = 0, ld_c = 0;  // for the error message
   if (batch_contiguous(X) && batch_contiguous(Y)) {
     // Column-major reading: Y_g^T (B x out) = X_g^T (B x in) * op(W_g)^T, where op(W_g)^T
     // is the buffer itself (N), its transpose (T) or its conjugate transpose (C).
@@ -75,6 +76,7 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
         op == Op::NoTrans ? CUBLAS_OP_N : (op == Op::Trans ? CUBLAS_OP_T : CUBLAS_OP_C);
     const int ld_x = as_int(std::max<Index>(d * X.row_stride, 1), "ld x");
     const int ld_y = as_int(std::max<Index>(d * Y.row_stride, 1), "ld y");
+    ld_a = ld_x, ld_b = ld_w, ld_c = ld_y;
     status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
                                  x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
                                  y_ptr.data(), type, ld_y, as_int(groups, "groups"),
@@ -83,13 +85,20 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
     // d == 1 and signals contiguous: Y_i (out x B) = op(W_i) X_i; op(W_i) is the buffer
     // transposed (T) for NoTrans and the buffer itself (N) for Trans (real Adjoint too).
     const cublasOperation_t w_op = op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    ld_a = ld_w, ld_b = int(X.col_stride), ld_c = int(Y.col_stride);
     status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
                                  w_ptr.data(), type, ld_w, x_ptr.data(), type,
                                  as_int(X.col_stride, "ld x"), &beta, y_ptr.data(), type,
                                  as_int(Y.col_stride, "ld y"), as_int(groups, "groups"),
                                  compute_type<T>(), CUBLAS_GEMM_DEFAULT);
   }
-  check_cublas(status, "ks grouped gemm (cublasGemmBatchedEx)");
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw DeviceError(concat("ks grouped gemm (cublasGemmBatchedEx): cuBLAS status ", int(status),
+                             " for op ", to_string(op), ", groups ", groups, ", d ", d, ", out ",
+                             out, ", in ", in, ", batch ", X.cols, ", lda/ldb/ldc ", ld_a, "/",
+                             ld_b, "/", ld_c, ", X strides (", X.row_stride, ", ", X.col_stride,
+                             "), Y strides (", Y.row_stride, ", ", Y.col_stride, ")"));
+  }
 }
 
 }  // namespace
