@@ -74,8 +74,10 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
     // is the buffer itself (N), its transpose (T) or its conjugate transpose (C).
     const cublasOperation_t w_op =
         op == Op::NoTrans ? CUBLAS_OP_N : (op == Op::Trans ? CUBLAS_OP_T : CUBLAS_OP_C);
-    const int ld_x = as_int(std::max<Index>(d * X.row_stride, 1), "ld x");
-    const int ld_y = as_int(std::max<Index>(d * Y.row_stride, 1), "ld y");
+    // A one-row group leaves the row stride meaningless (a 1 x B view may report 1);
+    // cuBLAS still wants ld >= B, which any valid multi-row view satisfies anyway.
+    const int ld_x = as_int(std::max<Index>(d * X.row_stride, X.cols), "ld x");
+    const int ld_y = as_int(std::max<Index>(d * Y.row_stride, Y.cols), "ld y");
     ld_a = ld_x, ld_b = ld_w, ld_c = ld_y;
     status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
                                  x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
