@@ -3,6 +3,7 @@
 // memory-traffic and arithmetic bounds measured in the same run.
 //
 //   ks_bench [--stride S] [--batch B] [--reps R] [--csv FILE] [--json FILE] [--quick]
+//            [--layout row|col]
 //
 // Every row: pattern, dtype, layout, B, the median time of each algorithm (our Auto
 // choice, fused kernel, strided GEMM, bmm, dense), the roofline time max(bytes / copy
@@ -27,6 +28,7 @@ struct Options {
   bool quick = false;
   std::string csv = "ks-bench.csv";
   std::string json = "ks-summary.json";
+  std::vector<Layout> layouts = {Layout::RowMajor, Layout::ColMajor};
 };
 
 // Figure 7 of the ICML paper: (a, b, c, d) with b = c, b = 4c or c = 4b.
@@ -163,6 +165,10 @@ int main(int argc, char** argv) {
     else if (arg == "--csv") opt.csv = next();
     else if (arg == "--json") opt.json = next();
     else if (arg == "--quick") opt.quick = true;
+    else if (arg == "--layout") {
+      const std::string l = next();
+      opt.layouts = {l == "col" ? Layout::ColMajor : Layout::RowMajor};
+    }
   }
   if (!cuda_available()) {
     std::printf("ks_bench: no CUDA device visible, nothing to measure\n");
@@ -185,7 +191,7 @@ int main(int argc, char** argv) {
   const auto grid = paper_grid(opt.batch);
   std::vector<Row> grid_rows;
   for (std::size_t g = 0; g < grid.size(); g += opt.quick ? 40 : opt.stride) {
-    for (Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
+    for (Layout layout : opt.layouts) {
       Row r = run_case<float>(grid[g], layout, opt.batch, ceil, opt, ctx);
       write_row(csv, r);
       grid_rows.push_back(r);
@@ -196,7 +202,7 @@ int main(int argc, char** argv) {
                                         {64, 2, 2, 64}, {1, 4, 4, 256}};
   for (const KSPattern& p : sweep)
     for (Index b : {1, 16, 128, 1024, 4096, 25088, 65536})
-      for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+      for (Layout layout : opt.layouts)
         write_row(csv, run_case<float>(p, layout, b, ceil, opt, ctx));
 
   // Summary over the grid rows, per layout.
