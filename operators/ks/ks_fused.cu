@@ -147,48 +147,25 @@ struct TileChoice {
 Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
 
 template <class D>
-TileChoice choose_tiles(Index out, Index in, Index d, Index batch, bool batch_contiguous) {
+TileChoice choose_tiles(Index out, Index in, Index d, Index batch) {
   TileChoice t{};
   const bool wide = sizeof(D) >= 16;  // complex<double>: fewer registers per thread
-  const bool big = out >= 32 && in >= 16 && batch >= 64 && !wide;
-  if (!batch_contiguous) {
-    // Signals contiguous: the rows l*d + j of a group interleave their j, so a tile takes
-    // every j (up to 32) to read whole runs of tl*d (or 32) consecutive features.
-    t.tj = int(std::min<Index>(d, 32));
-    const int per_j = std::max(1, 256 / t.tj);  // threads per j for ~256 per block
-    if (big && per_j >= 64) {
-      t.rk = t.rn = 8;
-      t.tk = t.tn = 64;
-    } else if (big) {
-      t.rk = t.rn = 4;
-      t.tk = 16;
-      t.tn = std::max(4, per_j);  // (16/4) * (tn/4) = per_j threads per j
-    } else {
-      t.rn = batch >= 16 ? 4 : 1;
-      t.rk = out >= 4 ? 4 : (out >= 2 ? 2 : 1);
-      t.tk = int(std::min<Index>(ceil_div(out, t.rk) * t.rk, 4 * t.rk));
-      const int per_k = t.tk / t.rk;
-      t.tn = std::clamp(per_j / per_k, 1, 64 / t.rn) * t.rn;
-    }
-    t.tl = int(std::min<Index>(in, 32));
+  if (out >= 32 && in >= 16 && batch >= 64 && !wide) {
+    t.rk = 8;
+    t.rn = 8;
+    t.tk = 64;
+    t.tn = 64;
   } else {
-    if (big) {
-      t.rk = 8;
-      t.rn = 8;
-      t.tk = 64;
-      t.tn = 64;
-    } else {
-      t.rn = batch >= 16 ? 4 : 1;
-      t.rk = out >= 4 ? 4 : (out >= 2 ? 2 : 1);
-      t.tk = int(std::min<Index>(ceil_div(out, t.rk) * t.rk, 4 * t.rk));
-      t.tn = t.rn == 4 ? 64 : 16;
-    }
-    const int per_j = (t.tk / t.rk) * (t.tn / t.rn);
-    t.tj = int(std::clamp<Index>(256 / per_j, 1, d));
-    // Few j and small tiles: widen the batch tile to keep the block busy.
-    while ((t.tk / t.rk) * t.tj * (t.tn / t.rn) < 128 && t.tn < 256 && t.tn < batch) t.tn *= 2;
-    t.tl = int(std::min<Index>(in, 16));
+    t.rn = batch >= 16 ? 4 : 1;
+    t.rk = out >= 4 ? 4 : (out >= 2 ? 2 : 1);
+    t.tk = int(std::min<Index>(ceil_div(out, t.rk) * t.rk, 4 * t.rk));
+    t.tn = t.rn == 4 ? 64 : 16;
   }
+  const int per_j = (t.tk / t.rk) * (t.tn / t.rn);
+  t.tj = int(std::clamp<Index>(256 / per_j, 1, d));
+  // Few j and small tiles: widen the batch tile to keep the block busy.
+  while ((t.tk / t.rk) * t.tj * (t.tn / t.rn) < 128 && t.tn < 256 && t.tn < batch) t.tn *= 2;
+  t.tl = int(std::min<Index>(in, 16));
   const auto shared = [&] { return std::size_t(t.tl) * t.tj * (t.tn + t.tk) * sizeof(D); };
   while (shared() > 48 * 1024 && t.tl > 1) t.tl /= 2;
   return t;
@@ -242,10 +219,7 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   args.beta = to_device_scalar(beta);
   args.conjugate_w = op == Op::Adjoint && is_complex_v<T>;
 
-  // RowMajor (each feature's batch contiguous) or a single signal: signals fastest.
-  const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
-  const TileChoice t =
-      choose_tiles<D>(args.out_group, args.in_group, p.d, X.cols, batch_contiguous);
+  const TileChoice t = choose_tiles<D>(args.out_group, args.in_group, p.d, X.cols);
   args.tk = t.tk;
   args.tj = t.tj;
   args.tl = t.tl;
@@ -261,7 +235,8 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   const int threads = (t.tk / t.rk) * t.tj * (t.tn / t.rn);
   const std::size_t shared = std::size_t(t.tl) * t.tj * (t.tn + t.tk) * sizeof(D);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
-  if (batch_contiguous) {
+  // RowMajor (each feature's batch contiguous) or a single signal: signals fastest.
+  if (X.col_stride == 1 || X.cols == 1) {
     dispatch<D, true>(t, args, grid, threads, shared, stream);
   } else {
     dispatch<D, false>(t, args, grid, threads, shared, stream);
