@@ -67,7 +67,7 @@ double median(std::vector<double> v) {
 }
 
 struct Ceilings {
-  double bandwidth;  // bytes/s, read + write
+  double bandwidth;                    // bytes/s, read + write
   std::map<std::string, double> peak;  // flop/s per dtype
 };
 
@@ -78,7 +78,8 @@ double gemm_peak(Context& ctx) {
   fill_random_device(a.view(), 1, ctx);
   fill_random_device(x.view(), 2, ctx);
   const Dense<T> A(HostMatrix<T>::Random(n, n));
-  const double t = median_device_seconds(ctx, [&] { apply(A, x.view(), y.view()); }, 5, 2);
+  const double t = median_device_seconds(
+      ctx, [&] { apply(A, x.view(), y.view()); }, 5, 2);
   return A.flops(n) / t;
 }
 
@@ -111,17 +112,16 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
   auto time_with = [&](KSAlgorithm algorithm) {
     KSAlgorithmGuard guard(algorithm);
     try {
-      return median_device_seconds(ctx, [&] { apply(K, x.view(), y.view(), T(1), T(0), ctx); },
-                                   opt.reps, 3);
+      return median_device_seconds(
+          ctx, [&] { apply(K, x.view(), y.view(), T(1), T(0), ctx); }, opt.reps, 3);
     } catch (const DeviceError&) {
       return -1.0;  // not supported for this layout / too large
     }
   };
-  Row row{p, std::string(ScalarTraits<T>::name), to_string(layout), batch, 0, 0, 0, 0, 0, 0, 0,
-          ""};
+  Row row{p, std::string(ScalarTraits<T>::name), to_string(layout), batch, 0, 0, 0, 0, 0, 0, 0, ""};
   row.t_fused = time_with(KSAlgorithm::Fused);
-  const bool strided_ok = ks_strided_gemm_supported(p, Op::NoTrans, ConstView<T>(x.view()),
-                                                            ConstView<T>(y.view()));
+  const bool strided_ok =
+      ks_strided_gemm_supported(p, Op::NoTrans, ConstView<T>(x.view()), ConstView<T>(y.view()));
   row.t_strided = strided_ok ? time_with(KSAlgorithm::StridedGemm) : -1;
   row.t_bmm = time_with(KSAlgorithm::Bmm);
   // Dense only where the matrix is at most 16k x 16k.
@@ -138,7 +138,8 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
 
 void write_row(std::ofstream& csv, const Row& r) {
   char line[512];
-  std::snprintf(line, sizeof line, "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e\n",
+  std::snprintf(line, sizeof line,
+                "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e\n",
                 (long long)r.p.a, (long long)r.p.b, (long long)r.p.c, (long long)r.p.d,
                 r.dtype.c_str(), r.layout.c_str(), (long long)r.batch, r.chosen.c_str(), r.t_auto,
                 r.t_fused, r.t_strided, r.t_bmm, r.t_dense, r.roofline, r.error);
@@ -159,12 +160,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
-    if (arg == "--stride") opt.stride = std::stoi(next());
-    else if (arg == "--batch") opt.batch = std::stoll(next());
-    else if (arg == "--reps") opt.reps = std::stoi(next());
-    else if (arg == "--csv") opt.csv = next();
-    else if (arg == "--json") opt.json = next();
-    else if (arg == "--quick") opt.quick = true;
+    if (arg == "--stride")
+      opt.stride = std::stoi(next());
+    else if (arg == "--batch")
+      opt.batch = std::stoll(next());
+    else if (arg == "--reps")
+      opt.reps = std::stoi(next());
+    else if (arg == "--csv")
+      opt.csv = next();
+    else if (arg == "--json")
+      opt.json = next();
+    else if (arg == "--quick")
+      opt.quick = true;
     else if (arg == "--layout") {
       const std::string l = next();
       opt.layouts = {l == "col" ? Layout::ColMajor : Layout::RowMajor};
@@ -198,8 +205,8 @@ int main(int argc, char** argv) {
     }
   }
   // Batch-size sweep on a few patterns (butterfly-like small blocks and paper-like ones).
-  const std::vector<KSPattern> sweep = {{1, 64, 64, 16}, {4, 128, 128, 4}, {1, 256, 64, 8},
-                                        {64, 2, 2, 64}, {1, 4, 4, 256}};
+  const std::vector<KSPattern> sweep = {
+      {1, 64, 64, 16}, {4, 128, 128, 4}, {1, 256, 64, 8}, {64, 2, 2, 64}, {1, 4, 4, 256}};
   for (const KSPattern& p : sweep)
     for (Index b : {1, 16, 128, 1024, 4096, 25088, 65536})
       for (Layout layout : opt.layouts)
@@ -220,9 +227,10 @@ int main(int argc, char** argv) {
       over_roofline.push_back(r.t_auto / r.roofline);
     }
     const double win_rate = total ? double(wins) / total : 0;
-    std::printf("# fp32 %s: %d cases, ours beats min(bmm, dense) in %.1f%%, median speedup %.2fx, "
-                "median time / roofline %.2f\n",
-                layout.c_str(), total, 100 * win_rate, median(speedups), median(over_roofline));
+    std::printf(
+        "# fp32 %s: %d cases, ours beats min(bmm, dense) in %.1f%%, median speedup %.2fx, "
+        "median time / roofline %.2f\n",
+        layout.c_str(), total, 100 * win_rate, median(speedups), median(over_roofline));
     const std::string key = layout == "RowMajor" ? "fp32_bsl" : "fp32_bsf";
     json << ", \"" << key << "_win_rate\": " << win_rate << ", \"" << key
          << "_median_speedup\": " << median(speedups) << ", \"" << key

@@ -32,11 +32,10 @@ KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstVi
   return KSAlgorithm::Fused;
 }
 
-#define STROP_INSTANTIATE(T)                                                                 \
-  template bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X,        \
-                                          ConstView<T> Y);                                  \
-  template KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, \
-                                         ConstView<T> Y);
+#define STROP_INSTANTIATE(T)                                                         \
+  template bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X, \
+                                          ConstView<T> Y);                           \
+  template KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop

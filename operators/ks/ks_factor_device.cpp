@@ -57,9 +57,9 @@ void KSFactor<T>::apply_device(Op, ConstView<T>, MatrixView<T>, T, T, Context&) 
 }
 #endif
 
-#define STROP_INSTANTIATE(T)                                                             \
-  template void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, \
-                                          T beta, Context& ctx) const;
+#define STROP_INSTANTIATE(T)                                                                       \
+  template void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, \
+                                          Context& ctx) const;
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop

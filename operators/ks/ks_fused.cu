@@ -70,7 +70,8 @@ __global__ void __launch_bounds__(256) ks_fused_kernel(const KSArgs<D> p) {
 #pragma unroll
   for (int q = 0; q < RK; ++q)
 #pragma unroll
-    for (int r = 0; r < RN; ++r) acc[q][r] = D{};
+    for (int r = 0; r < RN; ++r)
+      acc[q][r] = D{};
 
   const int x_tile = p.tl * p.tj * p.tn;
   const int w_tile = p.tl * p.tj * p.tk;
@@ -109,13 +110,16 @@ __global__ void __launch_bounds__(256) ks_fused_kernel(const KSArgs<D> p) {
       const D* x_row = xs + (l * p.tj + t_j) * p.tn;
       D wv[RK], xv[RN];
 #pragma unroll
-      for (int q = 0; q < RK; ++q) wv[q] = w_row[q];
+      for (int q = 0; q < RK; ++q)
+        wv[q] = w_row[q];
 #pragma unroll
-      for (int r = 0; r < RN; ++r) xv[r] = x_row[local_n(r)];
+      for (int r = 0; r < RN; ++r)
+        xv[r] = x_row[local_n(r)];
 #pragma unroll
       for (int q = 0; q < RK; ++q)
 #pragma unroll
-        for (int r = 0; r < RN; ++r) multiply_add(acc[q][r], wv[q], xv[r]);
+        for (int r = 0; r < RN; ++r)
+          multiply_add(acc[q][r], wv[q], xv[r]);
     }
     __syncthreads();
   }
@@ -144,7 +148,9 @@ struct TileChoice {
   int rk, rn, tk, tj, tl, tn;
 };
 
-Index ceil_div(Index a, Index b) { return (a + b - 1) / b; }
+Index ceil_div(Index a, Index b) {
+  return (a + b - 1) / b;
+}
 
 template <class D>
 TileChoice choose_tiles(Index out, Index in, Index d, Index batch) {
@@ -164,10 +170,12 @@ TileChoice choose_tiles(Index out, Index in, Index d, Index batch) {
   const int per_j = (t.tk / t.rk) * (t.tn / t.rn);
   t.tj = int(std::clamp<Index>(256 / per_j, 1, d));
   // Few j and small tiles: widen the batch tile to keep the block busy.
-  while ((t.tk / t.rk) * t.tj * (t.tn / t.rn) < 128 && t.tn < 256 && t.tn < batch) t.tn *= 2;
+  while ((t.tk / t.rk) * t.tj * (t.tn / t.rn) < 128 && t.tn < 256 && t.tn < batch)
+    t.tn *= 2;
   t.tl = int(std::min<Index>(in, 16));
   const auto shared = [&] { return std::size_t(t.tl) * t.tj * (t.tn + t.tk) * sizeof(D); };
-  while (shared() > 48 * 1024 && t.tl > 1) t.tl /= 2;
+  while (shared() > 48 * 1024 && t.tl > 1)
+    t.tl /= 2;
   return t;
 }
 
@@ -243,7 +251,7 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   }
 }
 
-#define STROP_INSTANTIATE(T)                                                                    \
+#define STROP_INSTANTIATE(T)                                                               \
   template void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, \
                                MatrixView<T> Y, T alpha, T beta, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)

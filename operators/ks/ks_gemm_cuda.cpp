@@ -31,7 +31,9 @@ int as_int(Index v, const char* what) {
   return static_cast<int>(v);
 }
 
-bool batch_contiguous(const auto& v) { return v.col_stride == 1 || v.cols == 1; }  // as in ks_chooser.cpp
+bool batch_contiguous(const auto& v) {
+  return v.col_stride == 1 || v.cols == 1;
+}  // as in ks_chooser.cpp
 
 // One cuBLAS batched GEMM over the groups of the factor on views where it is supported
 // (see ks_strided_gemm_supported).
@@ -79,20 +81,20 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
     const int ld_x = as_int(std::max<Index>(d * X.row_stride, X.cols), "ld x");
     const int ld_y = as_int(std::max<Index>(d * Y.row_stride, Y.cols), "ld y");
     ld_a = ld_x, ld_b = ld_w, ld_c = ld_y;
-    status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
-                                 x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
-                                 y_ptr.data(), type, ld_y, as_int(groups, "groups"),
-                                 compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    status =
+        cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha, x_ptr.data(),
+                            type, ld_x, w_ptr.data(), type, ld_w, &beta, y_ptr.data(), type, ld_y,
+                            as_int(groups, "groups"), compute_type<T>(), CUBLAS_GEMM_DEFAULT);
   } else {
     // d == 1 and signals contiguous: Y_i (out x B) = op(W_i) X_i; op(W_i) is the buffer
     // transposed (T) for NoTrans and the buffer itself (N) for Trans (real Adjoint too).
     const cublasOperation_t w_op = op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
     ld_a = ld_w, ld_b = int(X.col_stride), ld_c = int(Y.col_stride);
-    status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
-                                 w_ptr.data(), type, ld_w, x_ptr.data(), type,
-                                 as_int(X.col_stride, "ld x"), &beta, y_ptr.data(), type,
-                                 as_int(Y.col_stride, "ld y"), as_int(groups, "groups"),
-                                 compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    status =
+        cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha, w_ptr.data(),
+                            type, ld_w, x_ptr.data(), type, as_int(X.col_stride, "ld x"), &beta,
+                            y_ptr.data(), type, as_int(Y.col_stride, "ld y"),
+                            as_int(groups, "groups"), compute_type<T>(), CUBLAS_GEMM_DEFAULT);
   }
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw DeviceError(concat("ks grouped gemm (cublasGemmBatchedEx): cuBLAS status ", int(status),
@@ -128,10 +130,10 @@ void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView
   ks_permute_rows(alpha, ConstView<T>(yg.view), beta, Y, out, p.d, false, ctx);
 }
 
-#define STROP_INSTANTIATE(T)                                                                  \
-  template void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op,             \
-                                      ConstView<T> X, MatrixView<T> Y, T alpha, T beta,       \
-                                      bool permute, Context& ctx);
+#define STROP_INSTANTIATE(T)                                                                      \
+  template void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X, \
+                                      MatrixView<T> Y, T alpha, T beta, bool permute,             \
+                                      Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

@@ -63,17 +63,17 @@ void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, Index
   if (total == 0) return;
   const int threads = 256;
   const Index blocks = std::min<Index>((total + threads - 1) / threads, 65535 * 16);
-  permute_rows_kernel<D><<<static_cast<unsigned>(blocks), threads, 0,
-                           static_cast<cudaStream_t>(ctx.stream())>>>(
-      to_device_scalar(alpha), reinterpret_cast<const D*>(src.data), src.row_stride,
-      src.col_stride, to_device_scalar(beta), reinterpret_cast<D*>(dst.data), dst.row_stride,
-      dst.col_stride, dst.rows, dst.cols, size, d, to_grouped);
+  permute_rows_kernel<D>
+      <<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+          to_device_scalar(alpha), reinterpret_cast<const D*>(src.data), src.row_stride,
+          src.col_stride, to_device_scalar(beta), reinterpret_cast<D*>(dst.data), dst.row_stride,
+          dst.col_stride, dst.rows, dst.cols, size, d, to_grouped);
   check_launch("permute_rows_kernel");
 }
 
-#define STROP_INSTANTIATE(T)                                                               \
-  template void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, \
-                                Index size, Index d, bool to_grouped, Context& ctx);
+#define STROP_INSTANTIATE(T)                                                                      \
+  template void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, Index size, \
+                                Index d, bool to_grouped, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

@@ -92,10 +92,10 @@ void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ct
   const Index total = view.rows * view.cols;
   if (total == 0) return;
   const Index blocks = std::min<Index>((total + 255) / 256, 65535 * 8);
-  fill_random_kernel<D><<<static_cast<unsigned>(blocks), 256, 0,
-                          static_cast<cudaStream_t>(ctx.stream())>>>(
-      reinterpret_cast<D*>(view.data), view.row_stride, view.col_stride, view.rows, view.cols,
-      seed);
+  fill_random_kernel<D>
+      <<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+          reinterpret_cast<D*>(view.data), view.row_stride, view.col_stride, view.rows, view.cols,
+          seed);
   detail::check_launch("fill_random_kernel");
 }
 #define STROP_INSTANTIATE_FILL(T) \

@@ -12,7 +12,8 @@ namespace strop {
 double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats,
                              int warmup) {
   auto stream = static_cast<cudaStream_t>(ctx.stream());
-  for (int i = 0; i < warmup; ++i) work();
+  for (int i = 0; i < warmup; ++i)
+    work();
   cudaEvent_t start, stop;
   detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
   detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
@@ -33,7 +34,8 @@ double median_device_seconds(Context& ctx, const std::function<void()>& work, in
 }
 
 double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
-  Buffer<char> src(Index(bytes), MemorySpace::Device, ctx), dst(Index(bytes), MemorySpace::Device, ctx);
+  Buffer<char> src(Index(bytes), MemorySpace::Device, ctx),
+      dst(Index(bytes), MemorySpace::Device, ctx);
   detail::check_cuda(cudaMemsetAsync(src.data(), 1, bytes, static_cast<cudaStream_t>(ctx.stream())),
                      "cudaMemset");
   const double t = median_device_seconds(ctx, [&] {

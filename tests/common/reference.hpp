@@ -1,9 +1,11 @@
 #pragma once
 // Test helpers: random data and the one check every operator goes through: its
 // application, in every form, against the dense matrix it must represent.
+#include <bit>
 #include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 #include <complex>
+#include <numbers>
 #include <random>
 
 #include "strop/strop.hpp"
@@ -53,6 +55,35 @@ template <class T>
 double relative_error(const HostMatrix<T>& got, const HostMatrix<T>& expected) {
   const double denom = std::max<double>(expected.norm(), 1e-30);
   return double((got - expected).norm()) / denom;
+}
+
+// Known transforms, built densely from their closed forms, and the tolerance of an
+// exact factorization.
+template <class T>
+double exact_tolerance() {
+  return std::is_same_v<RealOf<T>, double> ? 1e-12 : 1e-5;
+}
+
+// F[j, k] = exp(-2 pi i j k / n).
+template <class T>
+HostMatrix<T> dft_matrix(Index n) {
+  HostMatrix<T> f(n, n);
+  for (Index j = 0; j < n; ++j)
+    for (Index k = 0; k < n; ++k) {
+      const double angle = -2.0 * std::numbers::pi * double((j * k) % n) / double(n);
+      f(j, k) = T(RealOf<T>(std::cos(angle)), RealOf<T>(std::sin(angle)));
+    }
+  return f;
+}
+
+// H[j, k] = (-1)^{popcount(j & k)} (Sylvester order).
+template <class T>
+HostMatrix<T> hadamard_matrix(Index n) {
+  HostMatrix<T> h(n, n);
+  for (Index j = 0; j < n; ++j)
+    for (Index k = 0; k < n; ++k)
+      h(j, k) = T(std::popcount(static_cast<std::uint64_t>(j & k)) % 2 ? -1 : 1);
+  return h;
 }
 
 // op(D) for a dense matrix.

@@ -5,7 +5,6 @@
 using namespace strop;
 using namespace strop::testing;
 
-
 BOOST_AUTO_TEST_SUITE(gpu_dense, *utf::precondition(HasDevice()))
 
 BOOST_AUTO_TEST_CASE(device_is_named) {

@@ -2,40 +2,11 @@
 // same errors within rounding. Skipped when no CUDA device is visible.
 #include <bit>
 
-#include "reference.hpp"
+#include "gpu_reference.hpp"
 #include "strop/factorize/factorize.hpp"
-
-// GCC 12/13 see boost::function's buffer copy inside precondition() as uninitialised.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 using namespace strop;
 using namespace strop::testing;
-namespace utf = boost::unit_test;
-
-namespace {
-struct HasDevice {
-  boost::test_tools::assertion_result operator()(utf::test_unit_id) const {
-    boost::test_tools::assertion_result result(cuda_available());
-    result.message() << "no CUDA device visible";
-    return result;
-  }
-};
-
-template <class T>
-double exact_tolerance() {
-  return std::is_same_v<RealOf<T>, double> ? 1e-12 : 1e-5;
-}
-
-template <class T>
-HostMatrix<T> hadamard_matrix(Index n) {
-  HostMatrix<T> h(n, n);
-  for (Index j = 0; j < n; ++j)
-    for (Index k = 0; k < n; ++k)
-      h(j, k) = T(std::popcount(static_cast<std::uint64_t>(j & k)) % 2 ? -1 : 1);
-  return h;
-}
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(gpu_factorize, *utf::precondition(HasDevice()))
 

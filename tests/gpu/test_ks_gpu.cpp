@@ -7,7 +7,7 @@ using namespace strop::testing;
 
 namespace {
 const std::vector<KSPattern> kPatterns = {
-    {1, 1, 1, 1}, {2, 3, 5, 4}, {3, 4, 2, 1}, {1, 2, 2, 8},   {4, 7, 9, 5},
+    {1, 1, 1, 1},   {2, 3, 5, 4},   {3, 4, 2, 1},   {1, 2, 2, 8},   {4, 7, 9, 5},
     {1, 48, 48, 3}, {2, 64, 16, 2}, {2, 33, 70, 1}, {1, 96, 24, 1}, {8, 2, 2, 16}};
 
 template <class T>
@@ -54,11 +54,13 @@ void check_algorithm(KSAlgorithm algorithm, Index batch) {
 BOOST_AUTO_TEST_SUITE(gpu_ks, *utf::precondition(HasDevice()))
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(fused_kernel_any_pattern_and_batch, T, ScalarTypes) {
-  for (Index batch : {1, 7, 130}) check_algorithm<T>(KSAlgorithm::Fused, batch);
+  for (Index batch : {1, 7, 130})
+    check_algorithm<T>(KSAlgorithm::Fused, batch);
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(strided_gemm, T, ScalarTypes) {
-  for (Index batch : {1, 7, 130}) check_algorithm<T>(KSAlgorithm::StridedGemm, batch);
+  for (Index batch : {1, 7, 130})
+    check_algorithm<T>(KSAlgorithm::StridedGemm, batch);
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(bmm_and_dense_baselines, T, ScalarTypes) {

@@ -13,33 +13,6 @@ using namespace strop::testing;
 
 namespace {
 
-template <class T>
-double exact_tolerance() {
-  return std::is_same_v<RealOf<T>, double> ? 1e-12 : 1e-5;
-}
-
-// F[j, k] = exp(-2 pi i j k / n).
-template <class T>
-HostMatrix<T> dft_matrix(Index n) {
-  HostMatrix<T> f(n, n);
-  for (Index j = 0; j < n; ++j)
-    for (Index k = 0; k < n; ++k) {
-      const double angle = -2.0 * std::numbers::pi * double((j * k) % n) / double(n);
-      f(j, k) = T(RealOf<T>(std::cos(angle)), RealOf<T>(std::sin(angle)));
-    }
-  return f;
-}
-
-// H[j, k] = (-1)^{popcount(j & k)} (Sylvester order).
-template <class T>
-HostMatrix<T> hadamard_matrix(Index n) {
-  HostMatrix<T> h(n, n);
-  for (Index j = 0; j < n; ++j)
-    for (Index k = 0; k < n; ++k)
-      h(j, k) = T(std::popcount(static_cast<std::uint64_t>(j & k)) % 2 ? -1 : 1);
-  return h;
-}
-
 // Chains of pairwise chainable patterns, with a > 1, d > 1, rectangular and
 // non-power-of-two shapes.
 std::vector<std::vector<KSPattern>> test_chains() {

@@ -17,7 +17,8 @@ class DeviceCache {
  public:
   // Device copy of host[0..count) on ctx's device (conjugated when `conjugate`).
   const T* get(const T* host, Index count, Context& ctx, bool conjugate = false) const {
-    return get_or_make(count, ctx, [&] { return std::vector<T>(host, host + count); }, conjugate);
+    return get_or_make(
+        count, ctx, [&] { return std::vector<T>(host, host + count); }, conjugate);
   }
 
   // Device copy of the `count` values that make() returns (called only on the first use
@@ -32,7 +33,8 @@ class DeviceCache {
       require<ShapeError>(Index(host.size()) == count, "DeviceCache: made ", host.size(),
                           " values, expected ", count);
       if (conjugate) {
-        for (auto& v : host) v = strop::conj(v);
+        for (auto& v : host)
+          v = strop::conj(v);
       }
       auto buffer = std::make_unique<Buffer<T>>(count, MemorySpace::Device, ctx);
       detail::copy_bytes(buffer->data(), MemorySpace::Device, host.data(), MemorySpace::Host,
