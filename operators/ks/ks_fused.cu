@@ -143,6 +143,49 @@ __global__ void __launch_bounds__(256) ks_fused_kernel(const KSArgs<D> p) {
   }
 }
 
+// Small blocks (b, c <= 8: butterflies, radix-4/8 stages) are pure memory traffic: one
+// thread per (group, signal) reads its c inputs straight into registers and writes its b
+// outputs, with no shared-memory round trip. Threads run along the contiguous direction
+// of the layout (signals for RowMajor, j for ColMajor), so every load and store coalesces,
+// and the group's weights are broadcast (RowMajor) or coalesced across j (ColMajor).
+constexpr int kSmallBlock = 8;
+
+template <class D, bool BatchContiguous>
+__global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D> p, Index groups) {
+  const Index total = groups * p.batch;
+  for (Index t = blockIdx.x * Index(blockDim.x) + threadIdx.x; t < total;
+       t += Index(gridDim.x) * blockDim.x) {
+    const Index g = BatchContiguous ? t / p.batch : t % groups;
+    const Index n = BatchContiguous ? t % p.batch : t / groups;
+    const Index i = g / p.d, j = g % p.d;
+    const D* x = p.x + (i * p.in_group * p.d + j) * p.x_rs + n * p.x_cs;
+    D xv[kSmallBlock];
+#pragma unroll
+    for (int l = 0; l < kSmallBlock; ++l) {
+      if (l < p.in_group) xv[l] = x[l * p.d * p.x_rs];
+    }
+    const D* w = p.w + i * p.w_i + j;
+    D* y = p.y + (i * p.out_group * p.d + j) * p.y_rs + n * p.y_cs;
+#pragma unroll
+    for (int k = 0; k < kSmallBlock; ++k) {
+      if (k >= p.out_group) break;
+      D acc{};
+#pragma unroll
+      for (int l = 0; l < kSmallBlock; ++l) {
+        if (l < p.in_group) {
+          D wv = w[k * p.w_out + l * p.w_in];
+          if (p.conjugate_w) wv = conjugate(wv);
+          multiply_add(acc, wv, xv[l]);
+        }
+      }
+      D v = mul(p.alpha, acc);
+      D& out = y[k * p.d * p.y_rs];
+      if (!is_zero(p.beta)) v = add(v, mul(p.beta, out));
+      out = v;
+    }
+  }
+}
+
 // Tile shape for a problem: register tiles sized to the group, ~256 threads per block.
 struct TileChoice {
   int rk, rn, tk, tj, tl, tn;
@@ -227,6 +270,19 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   args.beta = to_device_scalar(beta);
   args.conjugate_w = op == Op::Adjoint && is_complex_v<T>;
 
+  // RowMajor (each feature's batch contiguous) or a single signal: signals fastest.
+  const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  if (args.in_group <= kSmallBlock && args.out_group <= kSmallBlock) {
+    const Index groups = p.a * p.d;
+    const Index blocks = std::min<Index>(ceil_div(groups * X.cols, 256), Index(1) << 20);
+    if (batch_contiguous) {
+      ks_small_kernel<D, true><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
+    } else {
+      ks_small_kernel<D, false><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
+    }
+    return check_launch("ks_small_kernel");
+  }
   const TileChoice t = choose_tiles<D>(args.out_group, args.in_group, p.d, X.cols);
   args.tk = t.tk;
   args.tj = t.tj;
@@ -242,9 +298,7 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
   const int threads = (t.tk / t.rk) * t.tj * (t.tn / t.rn);
   const std::size_t shared = std::size_t(t.tl) * t.tj * (t.tn + t.tk) * sizeof(D);
-  auto stream = static_cast<cudaStream_t>(ctx.stream());
-  // RowMajor (each feature's batch contiguous) or a single signal: signals fastest.
-  if (X.col_stride == 1 || X.cols == 1) {
+  if (batch_contiguous) {
     dispatch<D, true>(t, args, grid, threads, shared, stream);
   } else {
     dispatch<D, false>(t, args, grid, threads, shared, stream);
