@@ -150,25 +150,20 @@ __global__ void __launch_bounds__(256) ks_fused_kernel(const KSArgs<D> p) {
 // and the group's weights are broadcast (RowMajor) or coalesced across j (ColMajor).
 constexpr int kSmallBlock = 8;
 
-template <class D, bool BatchContiguous>
-__global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D> p, Index groups) {
-  const Index total = groups * p.batch;
-  for (Index t = blockIdx.x * Index(blockDim.x) + threadIdx.x; t < total;
-       t += Index(gridDim.x) * blockDim.x) {
-    const Index g = BatchContiguous ? t / p.batch : t % groups;
-    const Index n = BatchContiguous ? t % p.batch : t / groups;
-    const Index i = g / p.d, j = g % p.d;
-    const D* x = p.x + (i * p.in_group * p.d + j) * p.x_rs + n * p.x_cs;
-    D xv[kSmallBlock];
+// One thread's work: signal n of group g = i*d + j.
+template <class D>
+__device__ __forceinline__ void ks_small_column(const KSArgs<D>& p, Index i, Index j, Index n) {
+  const D* x = p.x + (i * p.in_group * p.d + j) * p.x_rs + n * p.x_cs;
+  D xv[kSmallBlock];
 #pragma unroll
-    for (int l = 0; l < kSmallBlock; ++l) {
-      if (l < p.in_group) xv[l] = x[l * p.d * p.x_rs];
-    }
-    const D* w = p.w + i * p.w_i + j;
-    D* y = p.y + (i * p.out_group * p.d + j) * p.y_rs + n * p.y_cs;
+  for (int l = 0; l < kSmallBlock; ++l) {
+    if (l < p.in_group) xv[l] = x[l * p.d * p.x_rs];
+  }
+  const D* w = p.w + i * p.w_i + j;
+  D* y = p.y + (i * p.out_group * p.d + j) * p.y_rs + n * p.y_cs;
 #pragma unroll
-    for (int k = 0; k < kSmallBlock; ++k) {
-      if (k >= p.out_group) break;
+  for (int k = 0; k < kSmallBlock; ++k) {
+    if (k < p.out_group) {
       D acc{};
 #pragma unroll
       for (int l = 0; l < kSmallBlock; ++l) {
@@ -182,6 +177,22 @@ __global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D> p, Index 
       D& out = y[k * p.d * p.y_rs];
       if (!is_zero(p.beta)) v = add(v, mul(p.beta, out));
       out = v;
+    }
+  }
+}
+
+// Grid x runs along the contiguous direction (signals for RowMajor, groups for ColMajor),
+// grid y along the other, so the group index is split once per group, not per element.
+template <class D, bool BatchContiguous>
+__global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D> p, Index groups) {
+  const Index inner = BatchContiguous ? p.batch : groups;
+  const Index outer = BatchContiguous ? groups : p.batch;
+  for (Index o = blockIdx.y; o < outer; o += gridDim.y) {
+    for (Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x; e < inner;
+         e += Index(gridDim.x) * blockDim.x) {
+      const Index g = BatchContiguous ? o : e;
+      const Index n = BatchContiguous ? e : o;
+      ks_small_column(p, g / p.d, g % p.d, n);
     }
   }
 }
@@ -275,11 +286,14 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (args.in_group <= kSmallBlock && args.out_group <= kSmallBlock) {
     const Index groups = p.a * p.d;
-    const Index blocks = std::min<Index>(ceil_div(groups * X.cols, 256), Index(1) << 20);
+    const Index inner = batch_contiguous ? X.cols : groups;
+    const Index outer = batch_contiguous ? groups : X.cols;
+    const dim3 grid(static_cast<unsigned>(std::min<Index>(ceil_div(inner, 256), 1 << 16)),
+                    static_cast<unsigned>(std::min<Index>(outer, 65535)));
     if (batch_contiguous) {
-      ks_small_kernel<D, true><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
+      ks_small_kernel<D, true><<<grid, 256, 0, stream>>>(args, groups);
     } else {
-      ks_small_kernel<D, false><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
+      ks_small_kernel<D, false><<<grid, 256, 0, stream>>>(args, groups);
     }
     return check_launch("ks_small_kernel");
   }
