@@ -150,60 +150,38 @@ __global__ void __launch_bounds__(256) ks_fused_kernel(const KSArgs<D> p) {
 // and the group's weights are broadcast (RowMajor) or coalesced across j (ColMajor).
 constexpr int kSmallBlock = 8;
 
-// Each thread handles kSmallUnroll elements (blockDim apart along the contiguous
-// direction) and issues all their loads before any arithmetic: with only c loads per
-// element, one element per thread keeps too few bytes in flight to cover DRAM latency.
-constexpr int kSmallUnroll = 4;
-
-// Grid x runs along the contiguous direction (signals for RowMajor, groups for ColMajor),
-// grid y along the other.
 template <class D, bool BatchContiguous>
 __global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D> p, Index groups) {
-  const Index inner = BatchContiguous ? p.batch : groups;
-  const Index outer = BatchContiguous ? groups : p.batch;
-  const Index span = Index(blockDim.x) * kSmallUnroll;
-  for (Index o = blockIdx.y; o < outer; o += gridDim.y) {
-    for (Index e0 = blockIdx.x * span + threadIdx.x; e0 < inner; e0 += Index(gridDim.x) * span) {
-      D xv[kSmallUnroll][kSmallBlock];
-      Index g[kSmallUnroll], n[kSmallUnroll];
+  const Index total = groups * p.batch;
+  for (Index t = blockIdx.x * Index(blockDim.x) + threadIdx.x; t < total;
+       t += Index(gridDim.x) * blockDim.x) {
+    const Index g = BatchContiguous ? t / p.batch : t % groups;
+    const Index n = BatchContiguous ? t % p.batch : t / groups;
+    const Index i = g / p.d, j = g % p.d;
+    const D* x = p.x + (i * p.in_group * p.d + j) * p.x_rs + n * p.x_cs;
+    D xv[kSmallBlock];
 #pragma unroll
-      for (int r = 0; r < kSmallUnroll; ++r) {
-        const Index e = e0 + r * Index(blockDim.x);
-        g[r] = BatchContiguous ? o : e;
-        n[r] = BatchContiguous ? e : o;
-        if (e >= inner) continue;
-        const Index i = g[r] / p.d, j = g[r] % p.d;
-        const D* x = p.x + (i * p.in_group * p.d + j) * p.x_rs + n[r] * p.x_cs;
+    for (int l = 0; l < kSmallBlock; ++l) {
+      if (l < p.in_group) xv[l] = x[l * p.d * p.x_rs];
+    }
+    const D* w = p.w + i * p.w_i + j;
+    D* y = p.y + (i * p.out_group * p.d + j) * p.y_rs + n * p.y_cs;
 #pragma unroll
-        for (int l = 0; l < kSmallBlock; ++l) {
-          if (l < p.in_group) xv[r][l] = x[l * p.d * p.x_rs];
+    for (int k = 0; k < kSmallBlock; ++k) {
+      if (k >= p.out_group) break;
+      D acc{};
+#pragma unroll
+      for (int l = 0; l < kSmallBlock; ++l) {
+        if (l < p.in_group) {
+          D wv = w[k * p.w_out + l * p.w_in];
+          if (p.conjugate_w) wv = conjugate(wv);
+          multiply_add(acc, wv, xv[l]);
         }
       }
-#pragma unroll
-      for (int r = 0; r < kSmallUnroll; ++r) {
-        if (e0 + r * Index(blockDim.x) >= inner) continue;
-        const Index i = g[r] / p.d, j = g[r] % p.d;
-        const D* w = p.w + i * p.w_i + j;
-        D* y = p.y + (i * p.out_group * p.d + j) * p.y_rs + n[r] * p.y_cs;
-#pragma unroll
-        for (int k = 0; k < kSmallBlock; ++k) {
-          if (k < p.out_group) {
-            D acc{};
-#pragma unroll
-            for (int l = 0; l < kSmallBlock; ++l) {
-              if (l < p.in_group) {
-                D wv = w[k * p.w_out + l * p.w_in];
-                if (p.conjugate_w) wv = conjugate(wv);
-                multiply_add(acc, wv, xv[r][l]);
-              }
-            }
-            D v = mul(p.alpha, acc);
-            D& out = y[k * p.d * p.y_rs];
-            if (!is_zero(p.beta)) v = add(v, mul(p.beta, out));
-            out = v;
-          }
-        }
-      }
+      D v = mul(p.alpha, acc);
+      D& out = y[k * p.d * p.y_rs];
+      if (!is_zero(p.beta)) v = add(v, mul(p.beta, out));
+      out = v;
     }
   }
 }
@@ -297,15 +275,11 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (args.in_group <= kSmallBlock && args.out_group <= kSmallBlock) {
     const Index groups = p.a * p.d;
-    const Index inner = batch_contiguous ? X.cols : groups;
-    const Index outer = batch_contiguous ? groups : X.cols;
-    const dim3 grid(
-        static_cast<unsigned>(std::min<Index>(ceil_div(inner, 256 * kSmallUnroll), 1 << 16)),
-        static_cast<unsigned>(std::min<Index>(outer, 65535)));
+    const Index blocks = std::min<Index>(ceil_div(groups * X.cols, 256), Index(1) << 20);
     if (batch_contiguous) {
-      ks_small_kernel<D, true><<<grid, 256, 0, stream>>>(args, groups);
+      ks_small_kernel<D, true><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
     } else {
-      ks_small_kernel<D, false><<<grid, 256, 0, stream>>>(args, groups);
+      ks_small_kernel<D, false><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
     }
     return check_launch("ks_small_kernel");
   }
