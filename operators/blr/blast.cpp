@@ -82,10 +82,7 @@ void Blast<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
   // Input blocks are indexed i, output blocks o.
   const bool transposed = op != Op::NoTrans;
   const double work = double(parameter_count()) * double(X.cols);  // multiply-adds
-  const Index in_blocks = transposed ? g.row_blocks : g.col_blocks;
-  const Index out_blocks = transposed ? g.col_blocks : g.row_blocks;
-  const Index in_size = transposed ? g.block_height() : g.block_width();
-  const Index out_size = transposed ? g.block_width() : g.block_height();
+  const auto [in_blocks, out_blocks, in_size, out_size] = g.oriented(transposed);
   auto first = [&](Index i) { return transposed ? left_factor(i) : right_factor(i); };
   auto second = [&](Index o) { return transposed ? right_factor(o) : left_factor(o); };
   auto coupling = [&](Index o, Index i) { return transposed ? diagonal(i, o) : diagonal(o, i); };

@@ -62,10 +62,7 @@ void Monarch<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
   // second(o, i) * first(o, i).
   const bool transposed = op != Op::NoTrans;
   const double work = double(parameter_count()) * double(X.cols);  // multiply-adds
-  const Index in_blocks = transposed ? g.row_blocks : g.col_blocks;
-  const Index out_blocks = transposed ? g.col_blocks : g.row_blocks;
-  const Index in_size = transposed ? g.block_height() : g.block_width();
-  const Index out_size = transposed ? g.block_width() : g.block_height();
+  const auto [in_blocks, out_blocks, in_size, out_size] = g.oriented(transposed);
   auto first = [&](Index o, Index i) { return transposed ? left_block(i, o) : right_block(o, i); };
   auto second = [&](Index o, Index i) { return transposed ? right_block(i, o) : left_block(o, i); };
 

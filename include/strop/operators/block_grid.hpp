@@ -17,6 +17,15 @@ struct BlockGrid {
   Index block_height() const { return rows / row_blocks; }
   Index block_width() const { return cols / col_blocks; }
   Index block_count() const { return row_blocks * col_blocks; }
+
+  // The grid as op(A) sees it: A^T and A^H read block rows and write block columns.
+  struct Oriented {
+    Index in_blocks, out_blocks, in_size, out_size;
+  };
+  Oriented oriented(bool transposed) const {
+    if (transposed) return {row_blocks, col_blocks, block_height(), block_width()};
+    return {col_blocks, row_blocks, block_width(), block_height()};
+  }
 };
 
 namespace detail {
