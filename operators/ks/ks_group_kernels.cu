@@ -34,9 +34,7 @@ __global__ void permute_rows_kernel(D alpha, const D* src, Index s_rs, Index s_c
   const Index total = rows * cols;
   for (Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x; e < total;
        e += Index(gridDim.x) * blockDim.x) {
-    const bool dst_col_major = d_rs == 1;
-    const Index r = dst_col_major ? e % rows : e / cols;
-    const Index c = dst_col_major ? e / rows : e % cols;
+    const auto [r, c] = element_in_memory_order(e, rows, cols, d_rs);
     const Index s = to_grouped ? original_row(r, size, d) : grouped_row(r, size, d);
     D v = mul(alpha, src[s * s_rs + c * s_cs]);
     D& out = dst[r * d_rs + c * d_cs];

@@ -65,6 +65,18 @@ __device__ __forceinline__ void multiply_add(DeviceComplex<R>& acc, DeviceComple
   acc.re = fma(a.re, b.re, fma(-a.im, b.im, acc.re));
   acc.im = fma(a.re, b.im, fma(a.im, b.re, acc.im));
 }
+// Element e of a rows x cols view, counted in the memory order of a view with row stride
+// row_stride (column-major when it is 1), so consecutive threads touch adjacent memory.
+struct ElementIndex {
+  long long row, col;
+};
+__device__ __forceinline__ ElementIndex element_in_memory_order(long long e, long long rows,
+                                                                long long cols,
+                                                                long long row_stride) {
+  if (row_stride == 1) return {e % rows, e / rows};
+  return {e / cols, e % cols};
+}
+
 template <class R>
 __device__ __forceinline__ bool is_zero(R a) {
   return a == R(0);

@@ -16,10 +16,7 @@ __global__ void axpby_kernel(D alpha, const D* x, Index x_rs, Index x_cs, D beta
   const Index total = rows * cols;
   for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < total;
        i += Index(gridDim.x) * blockDim.x) {
-    // Walk in the memory order of y so that stores coalesce.
-    const bool y_col_major = y_rs == 1;
-    const Index r = y_col_major ? i % rows : i / cols;
-    const Index c = y_col_major ? i / rows : i % cols;
+    const auto [r, c] = element_in_memory_order(i, rows, cols, y_rs);  // stores coalesce
     D xv = x[r * x_rs + c * x_cs];
     if (conjugate_x) xv = conjugate(xv);
     D& yv = y[r * y_rs + c * y_cs];
@@ -79,8 +76,7 @@ __global__ void fill_random_kernel(D* data, Index rs, Index cs, Index rows, Inde
   const Index total = rows * cols;
   for (Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x; e < total;
        e += Index(gridDim.x) * blockDim.x) {
-    const Index r = rs == 1 ? e % rows : e / cols;
-    const Index c = rs == 1 ? e / rows : e % cols;
+    const auto [r, c] = detail::element_in_memory_order(e, rows, cols, rs);
     set_random(data[r * rs + c * cs], seed * 0x100000001B3ull + static_cast<unsigned long long>(e));
   }
 }
