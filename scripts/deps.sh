@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev          # CPU linear algebra (header-only)
   libboost-test-dev      # Boost.Test (we use the header-only variant)
   libhdf5-dev            # operator persistence
+  python3-h5py           # the test that reads our HDF5 files from Python
   libcli11-dev           # command-line parsing for the strop tool
   clang-format
 )

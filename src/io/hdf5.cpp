@@ -1,0 +1,234 @@
+// The public HDF5 entry points: files, names, versions and atomic saves. The per-node
+// codecs live in operator_codecs.cpp, the checked HDF5 access in h5_file.cpp.
+#include "strop/io/hdf5.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "io/file_seal.hpp"
+#include "io/h5_file.hpp"
+#include "io/operator_codecs.hpp"
+
+namespace strop::io {
+
+namespace {
+
+namespace fs = std::filesystem;
+using h5::Group;
+
+constexpr const char* kVersionAttribute = "strop_format_version";
+constexpr Index kMaxListedLinks = 1 << 16;
+
+// One path component: no "/", not "." or "..", not empty.
+void require_valid_name(const std::string& name, const char* what) {
+  require<IoError>(
+      !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos,
+      "invalid ", what, " '", name, "': use one path component such as \"dft\"");
+}
+
+// The components of an absolute dataset path "/a/b/c".
+std::vector<std::string> dataset_components(const std::string& dataset) {
+  require<IoError>(!dataset.empty() && dataset.front() == '/', "dataset path '", dataset,
+                   "' must be absolute, such as \"/signals\"");
+  std::vector<std::string> parts;
+  std::size_t start = 1;
+  while (start <= dataset.size()) {
+    const std::size_t end = std::min(dataset.find('/', start), dataset.size());
+    parts.push_back(dataset.substr(start, end - start));
+    require_valid_name(parts.back(), "dataset path component");
+    start = end + 1;
+  }
+  return parts;
+}
+
+void check_version(const Group& root) {
+  if (!root.has_attribute(kVersionAttribute))
+    root.fail("not a strop file (no '", kVersionAttribute, "' attribute on the root group)");
+  const std::int64_t version = root.scalar_attribute<std::int64_t>(kVersionAttribute);
+  if (version < 1 || version > kFormatVersion)
+    root.fail("format version ", version, " is not supported (this library reads 1 to ",
+              kFormatVersion, ")");
+}
+
+// Runs `edit` on a writable copy of `path` (or on a new file) and renames the copy over
+// `path` only once everything is written: a failure leaves the old file untouched.
+template <class Edit>
+void edit_atomically(const std::string& path, Edit edit) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path target(path);
+  const fs::path temp =
+      target.parent_path() / ("." + target.filename().string() + ".tmp-" +
+                              std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::error_code ec;
+  try {
+    {
+      h5::QuietErrors quiet;
+      if (fs::exists(target, ec)) {
+        fs::copy_file(target, temp, fs::copy_options::overwrite_existing, ec);
+        require<IoError>(!ec, path, ": cannot copy to a temporary file: ", ec.message());
+      }
+      const Group root = fs::exists(temp, ec) ? h5::open_file_root(temp.string(), true)
+                                              : h5::create_file_root(temp.string());
+      edit(root);
+      if (H5Fflush(root.id(), H5F_SCOPE_GLOBAL) < 0) root.fail("cannot flush (disk full?)");
+    }  // HDF5 has closed the file: its bytes are final
+    seal::write(temp.string());
+    fs::rename(temp, target, ec);
+    require<IoError>(!ec, path, ": cannot replace the file: ", ec.message());
+  } catch (...) {
+    fs::remove(temp, ec);
+    throw;
+  }
+}
+
+void write_provenance(const Group& g, const Provenance& p) {
+  g.write_attribute("provenance_algorithm", p.algorithm);
+  g.write_attribute("provenance_relative_error", p.relative_error);
+  g.write_attribute("provenance_source_rows", std::int64_t(p.source_rows));
+  g.write_attribute("provenance_source_cols", std::int64_t(p.source_cols));
+  g.write_attribute("provenance_source", p.source);
+}
+
+std::optional<Provenance> read_provenance(const Group& g) {
+  if (!g.has_attribute("provenance_algorithm")) return std::nullopt;
+  Provenance p;
+  p.algorithm = g.string_attribute("provenance_algorithm");
+  p.relative_error = g.double_attribute("provenance_relative_error");
+  p.source_rows = g.int_attribute("provenance_source_rows", 0, Index(1) << 40);
+  p.source_cols = g.int_attribute("provenance_source_cols", 0, Index(1) << 40);
+  if (g.has_attribute("provenance_source")) p.source = g.string_attribute("provenance_source");
+  return p;
+}
+
+// Removes link `name` from g if present (the file keeps the space; h5repack reclaims it).
+void unlink_if_present(const Group& g, const std::string& name) {
+  if (g.has_link(name) && H5Ldelete(g.id(), name.c_str(), H5P_DEFAULT) < 0)
+    g.fail("cannot replace '", name, "'");
+}
+
+}  // namespace
+
+template <class T>
+void save(const std::string& path, const AnyOperator<T>& op, const std::string& name,
+          const std::optional<Provenance>& provenance) {
+  require_valid_name(name, "operator name");
+  edit_atomically(path, [&](const Group& root) {
+    if (root.has_attribute(kVersionAttribute)) check_version(root);
+    root.write_attribute(kVersionAttribute, std::int64_t(kFormatVersion));
+    root.write_attribute("strop_library_version", std::string("0.1.0"));
+    unlink_if_present(root, name);
+    const Group g = root.create_child(name);
+    g.write_attribute("scalar_type", std::string(ScalarTraits<T>::name));
+    if (provenance) write_provenance(g, *provenance);
+    codecs::write_operator(g, op);
+  });
+}
+
+template <class T>
+AnyOperator<T> load(const std::string& path, const std::string& name) {
+  require_valid_name(name, "operator name");
+  h5::QuietErrors quiet;
+  const Group root = h5::open_file_root(path, false);
+  check_version(root);
+  if (!root.has_link(name)) {
+    std::string names;
+    for (const StoredOperator& s : list_operators(path))
+      names += " '" + s.name + "'";
+    root.fail("no operator named '", name, "' (the file holds:", names.empty() ? " none" : names,
+              ")");
+  }
+  const Group g = root.child(name);
+  const std::string stored = g.string_attribute("scalar_type");
+  if (stored != ScalarTraits<T>::name)
+    g.fail("stored as ", stored, ", requested as ", ScalarTraits<T>::name,
+           " (list_operators tells the type)");
+  return codecs::read_operator<T>(g);
+}
+
+std::vector<StoredOperator> list_operators(const std::string& path) {
+  h5::QuietErrors quiet;
+  const Group root = h5::open_file_root(path, false);
+  check_version(root);
+  H5G_info_t info{};
+  if (H5Gget_info(root.id(), &info) < 0) root.fail("cannot list the root group");
+  if (info.nlinks > hsize_t(kMaxListedLinks)) root.fail("more than ", kMaxListedLinks, " links");
+  std::vector<StoredOperator> out;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char name[256] = {};
+    const ssize_t length = H5Lget_name_by_idx(root.id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name,
+                                              sizeof name, H5P_DEFAULT);
+    if (length <= 0 || length >= ssize_t(sizeof name)) continue;  // not a name we write
+    if (!root.has_group(name)) continue;                          // e.g. a signals dataset
+    const Group g = root.child(name);
+    if (!g.has_attribute("strop_type")) continue;  // a plain data group beside the operators
+    StoredOperator s;
+    s.name = name;
+    s.strop_type = g.string_attribute("strop_type");
+    s.scalar_type = g.string_attribute("scalar_type");
+    s.rows = g.int_attribute("rows", 0, Index(1) << 40);
+    s.cols = g.int_attribute("cols", 0, Index(1) << 40);
+    s.provenance = read_provenance(g);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+namespace {
+// Opens the group that holds the dataset at `parts` (all but the last component).
+Group open_parent(Group root, const std::vector<std::string>& parts) {
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i)
+    root = root.child(parts[i]);
+  return root;
+}
+}  // namespace
+
+std::string matrix_scalar_type(const std::string& path, const std::string& dataset) {
+  const std::vector<std::string> parts = dataset_components(dataset);
+  h5::QuietErrors quiet;
+  const Group parent = open_parent(h5::open_file_root(path, false), parts);
+  const std::string type = parent.dataset_scalar_type(parts.back());
+  if (type.empty())
+    parent.fail("dataset '", parts.back(), "' is not float32, float64, complex64 or complex128");
+  return type;
+}
+
+template <class T>
+HostMatrix<T> load_matrix(const std::string& path, const std::string& dataset) {
+  const std::vector<std::string> parts = dataset_components(dataset);
+  h5::QuietErrors quiet;
+  const Group parent = open_parent(h5::open_file_root(path, false), parts);
+  const std::vector<Index> dims = parent.dataset_dims(parts.back());
+  if (dims.size() != 1 && dims.size() != 2)
+    parent.fail("dataset '", parts.back(), "' has rank ", dims.size(), "; a matrix needs 1 or 2");
+  const Index rows = dims[0], cols = dims.size() == 2 ? dims[1] : 1;  // a vector is one column
+  const std::vector<T> values = parent.read_dataset<T>(parts.back(), dims);
+  // Row-major in the file, as numpy shows it.
+  return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+      values.data(), rows, cols);
+}
+
+template <class T>
+void save_matrix(const std::string& path, const std::string& dataset, const HostMatrix<T>& m) {
+  const std::vector<std::string> parts = dataset_components(dataset);
+  edit_atomically(path, [&](const Group& root) {
+    Group parent = root.reopen();
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i)
+      parent = parent.has_link(parts[i]) ? parent.child(parts[i]) : parent.create_child(parts[i]);
+    unlink_if_present(parent, parts.back());
+    const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = m;
+    parent.write_dataset(parts.back(), row_major.data(), {m.rows(), m.cols()});
+  });
+}
+
+#define STROP_HDF5_INSTANTIATE(T)                                                      \
+  template void save<T>(const std::string&, const AnyOperator<T>&, const std::string&, \
+                        const std::optional<Provenance>&);                             \
+  template AnyOperator<T> load<T>(const std::string&, const std::string&);             \
+  template HostMatrix<T> load_matrix<T>(const std::string&, const std::string&);       \
+  template void save_matrix<T>(const std::string&, const std::string&, const HostMatrix<T>&);
+STROP_FOR_EACH_SCALAR(STROP_HDF5_INSTANTIATE)
+#undef STROP_HDF5_INSTANTIATE
+
+}  // namespace strop::io

@@ -1,0 +1,107 @@
+"""Rebuild the dense matrix of a strop operator stored in HDF5, with h5py and numpy only.
+
+This is the reference reader of docs/hdf5-format.md: it follows the written schema, not
+strop's code, so a test that compares its result with strop's own dense matrix checks
+both the writer and the documentation.
+
+    import h5py, strop_h5
+    with h5py.File("ops.h5") as f:
+        A = strop_h5.dense(f["dft"])
+"""
+import numpy as np
+
+
+def _children(group):
+    out = []
+    while str(len(out)) in group:
+        out.append(group[str(len(out))])
+    return out
+
+
+def _block_diag(blocks):
+    rows = sum(b.shape[0] for b in blocks)
+    cols = sum(b.shape[1] for b in blocks)
+    out = np.zeros((rows, cols), dtype=np.result_type(*blocks))
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r += b.shape[0]
+        c += b.shape[1]
+    return out
+
+
+def _ks_factor(g):
+    a, b, c, d = (int(x) for x in g.attrs["pattern"])
+    values = g["values"][...]  # shape (a, b, c, d)
+    out = np.zeros((a * b * d, a * c * d), dtype=values.dtype)
+    for i in range(a):
+        for k in range(b):
+            for l in range(c):
+                for j in range(d):
+                    out[(i * b + k) * d + j, (i * c + l) * d + j] = values[i, k, l, j]
+    return out
+
+
+def dense(g):
+    """The dense matrix of the operator stored in group g."""
+    t = g.attrs["strop_type"]
+    t = t.decode() if isinstance(t, bytes) else str(t)
+    rows, cols = int(g.attrs["rows"]), int(g.attrs["cols"])
+    kids = [dense(k) for k in _children(g)]
+    if t == "dense":
+        m = g["matrix"][...]
+    elif t == "identity":
+        m = np.eye(rows)
+    elif t == "diagonal":
+        m = np.diag(g["diagonal"][...])
+    elif t == "permutation":
+        m = np.eye(rows)[g["indices"][...]]  # row i of P x is row indices[i] of x
+    elif t == "ks_factor":
+        m = _ks_factor(g)
+    elif t == "ks_chain":
+        m = kids[0]
+        for k in kids[1:]:
+            m = m @ k
+    elif t == "lowrank":
+        m = g["left"][...] @ g["right"][...]
+    elif t == "monarch":
+        left, right = g["left"][...], g["right"][...]  # (rb, cb, h, r), (rb, cb, r, w)
+        rb, cb, h, _ = left.shape
+        w = right.shape[3]
+        m = np.zeros((rows, cols), dtype=left.dtype)
+        for k in range(rb):
+            for l in range(cb):
+                m[k * h:(k + 1) * h, l * w:(l + 1) * w] = left[k, l] @ right[k, l]
+    elif t == "blast":
+        u, s, v = g["left"][...], g["diagonals"][...], g["right"][...]  # (rb,h,r) (rb,cb,r) (cb,r,w)
+        rb, h, _ = u.shape
+        cb, _, w = v.shape
+        m = np.zeros((rows, cols), dtype=u.dtype)
+        for k in range(rb):
+            for l in range(cb):
+                m[k * h:(k + 1) * h, l * w:(l + 1) * w] = u[k] @ np.diag(s[k, l]) @ v[l]
+    elif t == "product":
+        m = kids[0] @ kids[1]
+    elif t == "sum":
+        m = kids[0] + kids[1]
+    elif t == "scaled":
+        m = g.attrs["factor"] * kids[0]
+    elif t == "transpose":
+        m = kids[0].T
+    elif t == "adjoint":
+        m = kids[0].conj().T
+    elif t == "kron":
+        m = kids[0]
+        for k in kids[1:]:
+            m = np.kron(m, k)
+    elif t == "block_diag":
+        m = _block_diag(kids)
+    elif t == "vstack":
+        m = np.vstack(kids)
+    elif t == "hstack":
+        m = np.hstack(kids)
+    else:
+        raise ValueError(f"{g.name}: unknown strop_type {t!r}")
+    if m.shape != (rows, cols):
+        raise ValueError(f"{g.name}: {t} gives {m.shape}, attributes say {(rows, cols)}")
+    return m

@@ -1,0 +1,41 @@
+"""A strop HDF5 file read with h5py alone: every operator rebuilt from the documented schema
+(strop_h5.py) must equal the dense matrix strop computed. Exit 77 (skipped) without h5py.
+
+    test_h5py_reader.py WRITE_SAMPLE_EXE OUT.h5
+"""
+import os
+import subprocess
+import sys
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:
+    print(f"skipped: {e} (scripts/deps.sh installs python3-h5py)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import strop_h5  # noqa: E402
+
+writer, path = sys.argv[1], sys.argv[2]
+subprocess.run([writer, path], check=True)
+
+tolerance = {"float32": 2e-5, "complex64": 2e-5, "float64": 1e-12, "complex128": 1e-12}
+failures = 0
+checked = 0
+with h5py.File(path, "r") as f:
+    assert int(f.attrs["strop_format_version"]) == 1
+    for name, g in f.items():
+        if "strop_type" not in g.attrs:
+            continue
+        scalar = g.attrs["scalar_type"]
+        got = strop_h5.dense(g)
+        expected = f["expected"][name][...]
+        error = np.linalg.norm(got - expected) / max(np.linalg.norm(expected), 1e-30)
+        ok = got.shape == expected.shape and error <= tolerance[scalar]
+        checked += 1
+        if not ok:
+            failures += 1
+            print(f"FAIL {name}: shape {got.shape} vs {expected.shape}, relative error {error:.2e}")
+print(f"{checked} operators rebuilt with h5py, {failures} failures")
+sys.exit(1 if failures or checked < 4 * 19 else 0)

@@ -1,0 +1,191 @@
+// HDF5 persistence: bit-exact round trips of every node, several operators per file,
+// provenance, plain matrices, and saves that fail without touching the existing file.
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "operator_zoo.hpp"
+#include "reference.hpp"
+#include "strop/io/hdf5.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory per test, removed afterwards.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("strop-io-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+};
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Same node kinds in the same tree shape.
+template <class T>
+void check_same_structure(const AnyOperator<T>& a, const AnyOperator<T>& b) {
+  BOOST_TEST(std::string(a.node_type()) == std::string(b.node_type()));
+  BOOST_TEST(a.rows() == b.rows());
+  BOOST_TEST(a.cols() == b.cols());
+  BOOST_TEST(a.parameter_count() == b.parameter_count());
+  const auto ca = a.children(), cb = b.children();
+  BOOST_TEST_REQUIRE(ca.size() == cb.size());
+  for (std::size_t i = 0; i < ca.size(); ++i)
+    check_same_structure(ca[i], cb[i]);
+}
+
+// Bit-exact: the loaded operator evaluates to exactly the same dense matrix.
+template <class T>
+void check_identical(const AnyOperator<T>& loaded, const AnyOperator<T>& original) {
+  check_same_structure(loaded, original);
+  const HostMatrix<T> a = loaded.to_dense(), b = original.to_dense();
+  BOOST_TEST_REQUIRE(a.rows() == b.rows());
+  BOOST_TEST((a.array() == b.array()).all());
+}
+
+template <class Fn>
+void check_io_error(Fn fn, const std::string& must_mention) {
+  try {
+    fn();
+    BOOST_ERROR("expected IoError mentioning '" << must_mention << "'");
+  } catch (const IoError& e) {
+    BOOST_TEST(std::string(e.what()).find(must_mention) != std::string::npos,
+               "message: " << e.what());
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(hdf5_io)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(every_node_round_trips_bit_exact, T, ScalarTypes) {
+  std::mt19937 rng(11);
+  const auto zoo = operator_zoo<T>(rng);
+  TempDir dir;
+  const std::string path = dir.file("zoo.h5");
+  for (const auto& [name, op] : zoo)
+    io::save(path, op, name);
+
+  const std::vector<io::StoredOperator> listed = io::list_operators(path);
+  BOOST_TEST(listed.size() == zoo.size());
+  for (const auto& [name, op] : zoo) {
+    BOOST_TEST_CONTEXT("operator " << name) {
+      check_identical(io::load<T>(path, name), op);
+      const auto it = std::find_if(listed.begin(), listed.end(),
+                                   [&](const io::StoredOperator& s) { return s.name == name; });
+      BOOST_TEST_REQUIRE((it != listed.end()));
+      BOOST_TEST(it->strop_type == std::string(op.node_type()));
+      BOOST_TEST(it->scalar_type == std::string(ScalarTraits<T>::name));
+      BOOST_TEST(it->rows == op.rows());
+      BOOST_TEST(it->cols == op.cols());
+      BOOST_TEST(!it->provenance.has_value());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(saving_a_name_again_replaces_it_and_keeps_the_others) {
+  std::mt19937 rng(12);
+  TempDir dir;
+  const std::string path = dir.file("ops.h5");
+  const AnyOperator<double> a = LowRank<double>::random(5, 4, 2, rng);
+  const AnyOperator<double> b = Dense<double>(random_matrix<double>(3, 3));
+  const AnyOperator<double> c = KSChain<double>::random(butterfly_patterns(4), rng);
+  io::save(path, a, "x");
+  io::save(path, b, "y");
+  io::save(path, c, "x");
+  check_identical(io::load<double>(path, "x"), c);
+  check_identical(io::load<double>(path, "y"), b);
+  BOOST_TEST(io::list_operators(path).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(provenance_is_stored_with_the_operator) {
+  std::mt19937 rng(13);
+  TempDir dir;
+  const std::string path = dir.file("p.h5");
+  io::Provenance p{"butterfly (balanced)", 1.25e-7, 16, 32, "input.npy:/A"};
+  io::save(path, AnyOperator<float>(KSChain<float>::random(butterfly_patterns(16), rng)), "bf", p);
+  const auto listed = io::list_operators(path);
+  BOOST_TEST_REQUIRE(listed.size() == 1u);
+  BOOST_TEST_REQUIRE(listed[0].provenance.has_value());
+  BOOST_TEST(listed[0].provenance->algorithm == p.algorithm);
+  BOOST_TEST(listed[0].provenance->relative_error == p.relative_error);
+  BOOST_TEST(listed[0].provenance->source_rows == 16);
+  BOOST_TEST(listed[0].provenance->source_cols == 32);
+  BOOST_TEST(listed[0].provenance->source == p.source);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(matrices_round_trip_row_major, T, ScalarTypes) {
+  TempDir dir;
+  const std::string path = dir.file("m.h5");
+  const HostMatrix<T> a = random_matrix<T>(5, 3), b = random_matrix<T>(7, 1);
+  io::save_matrix(path, "/signals", a);
+  io::save_matrix(path, "/deep/er/column", b);
+  BOOST_TEST(io::matrix_scalar_type(path, "/signals") == std::string(ScalarTraits<T>::name));
+  const HostMatrix<T> a2 = io::load_matrix<T>(path, "/signals");
+  const HostMatrix<T> b2 = io::load_matrix<T>(path, "/deep/er/column");
+  BOOST_TEST_REQUIRE(a2.rows() == 5);
+  BOOST_TEST_REQUIRE(a2.cols() == 3);
+  BOOST_TEST((a2.array() == a.array()).all());
+  BOOST_TEST((b2.array() == b.array()).all());
+  // A matrix beside operators is not listed as one, and replacing it works.
+  io::save(path, AnyOperator<T>(Identity<T>(3)), "id");
+  io::save_matrix(path, "/signals", b);
+  BOOST_TEST(io::list_operators(path).size() == 1u);
+  BOOST_TEST((io::load_matrix<T>(path, "/signals").array() == b.array()).all());
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_save_leaves_the_existing_file_untouched) {
+  std::mt19937 rng(14);
+  TempDir dir;
+  const AnyOperator<double> op = LowRank<double>::random(4, 4, 1, rng);
+
+  // Not an HDF5 file: the save fails, the bytes stay, no temporary is left behind.
+  const std::string text = dir.file("notes.h5");
+  std::ofstream(text) << "precious notes, not HDF5\n";
+  const std::string before = file_bytes(text);
+  check_io_error([&] { io::save(text, op, "op"); }, "notes.h5");
+  BOOST_TEST(file_bytes(text) == before);
+  BOOST_TEST(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}) == 1);
+
+  // A strop file and a bad name: refused before anything is written.
+  const std::string good = dir.file("good.h5");
+  io::save(good, op, "op");
+  const std::string saved = file_bytes(good);
+  check_io_error([&] { io::save(good, op, "a/b"); }, "a/b");
+  check_io_error([&] { io::save(good, op, ""); }, "invalid operator name");
+  BOOST_TEST(file_bytes(good) == saved);
+  check_identical(io::load<double>(good, "op"), op);
+
+  check_io_error([&] { io::save(dir.file("no/such/dir/x.h5"), op, "op"); }, "x.h5");
+}
+
+BOOST_AUTO_TEST_CASE(loading_names_the_problem) {
+  std::mt19937 rng(15);
+  TempDir dir;
+  const std::string path = dir.file("f.h5");
+  io::save(path, AnyOperator<float>(LowRank<float>::random(4, 4, 1, rng)), "lr");
+  check_io_error([&] { io::load<double>(path, "lr"); }, "stored as float32");
+  check_io_error([&] { io::load<float>(path, "nope"); }, "'lr'");
+  check_io_error([&] { io::load<float>(dir.file("missing.h5"), "lr"); }, "no such file");
+  check_io_error([&] { io::load_matrix<float>(path, "/lr"); }, "not a dataset");
+  check_io_error([&] { io::load_matrix<float>(path, "relative"); }, "absolute");
+  io::save_matrix(path, "/x", HostMatrix<double>(HostMatrix<double>::Ones(2, 2)));
+  check_io_error([&] { io::load_matrix<float>(path, "/x"); }, "float32");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,389 @@
+// Loading hostile files: hand-crafted ones (wrong types, inconsistent shapes, absurd sizes,
+// missing datasets, cycles and bad links, wrong versions) and hundreds of randomly mutated
+// copies of a valid file. Every case must end in an IoError or in the exact original
+// operator: never a crash, a hang, a huge allocation or silently different values.
+#include <hdf5.h>
+
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "operator_zoo.hpp"
+#include "reference.hpp"
+#include "strop/io/hdf5.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_file(const std::string& name) {
+  return (fs::temp_directory_path() / ("strop-robust-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+// A file written with the raw HDF5 C API, so that it can be wrong in any way we like.
+class CraftedFile {
+ public:
+  explicit CraftedFile(const std::string& name, std::int64_t version = 1) : path_(temp_file(name)) {
+    file_ = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (version != 0) int_attribute(file_, "strop_format_version", version);
+  }
+  ~CraftedFile() {
+    close();
+    fs::remove(path_);
+  }
+  void close() {
+    for (auto it = groups_.rbegin(); it != groups_.rend(); ++it)
+      H5Gclose(*it);
+    groups_.clear();
+    if (file_ >= 0) H5Fclose(file_);
+    file_ = -1;
+  }
+  hid_t root() const { return file_; }
+  const std::string& path() const { return path_; }
+
+  // A node group with the usual attributes.
+  hid_t node(hid_t parent, const std::string& name, const std::string& type, std::int64_t rows,
+             std::int64_t cols, const std::string& scalar = "float64") {
+    const hid_t g = H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    groups_.push_back(g);
+    if (!scalar.empty()) string_attribute(g, "scalar_type", scalar);
+    string_attribute(g, "strop_type", type);
+    int_attribute(g, "rows", rows);
+    int_attribute(g, "cols", cols);
+    return g;
+  }
+  static void int_attribute(hid_t obj, const char* name, std::int64_t value) {
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(obj, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &value);
+    H5Aclose(a);
+    H5Sclose(space);
+  }
+  static void int_array_attribute(hid_t obj, const char* name, std::vector<std::int64_t> v) {
+    const hsize_t n = v.size();
+    const hid_t space = H5Screate_simple(1, &n, nullptr);
+    const hid_t a = H5Acreate2(obj, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, v.data());
+    H5Aclose(a);
+    H5Sclose(space);
+  }
+  static void string_attribute(hid_t obj, const char* name, const std::string& value) {
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    const char* text = value.c_str();
+    H5Awrite(a, type, &text);
+    H5Aclose(a);
+    H5Sclose(space);
+    H5Tclose(type);
+  }
+  // A dataset of `type`; written with `fill` unless `allocate` is false (then it claims its
+  // shape without storing anything).
+  static void dataset(hid_t parent, const char* name, std::vector<hsize_t> dims, hid_t type,
+                      double fill = 1.0, bool allocate = true) {
+    const hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+    const hid_t d = H5Dcreate2(parent, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (allocate) {
+      hsize_t n = 1;
+      for (hsize_t x : dims)
+        n *= x;
+      std::vector<double> values(n, fill);
+      H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+    }
+    H5Dclose(d);
+    H5Sclose(space);
+  }
+
+ private:
+  std::string path_;
+  hid_t file_ = -1;
+  std::vector<hid_t> groups_;
+};
+
+// Loads operator "op" as double and expects an IoError naming the file and `problem`.
+void expect_load_error(CraftedFile& f, const std::string& problem) {
+  f.close();
+  try {
+    io::load<double>(f.path(), "op");
+    BOOST_ERROR("loading succeeded; expected an IoError about '" << problem << "'");
+  } catch (const IoError& e) {
+    const std::string message = e.what();
+    BOOST_TEST_CONTEXT("message: " << message) {
+      BOOST_TEST(message.find(f.path()) != std::string::npos);
+      BOOST_TEST(message.find(problem) != std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(hdf5_robustness)
+
+BOOST_AUTO_TEST_CASE(versions) {
+  {
+    CraftedFile f("v0.h5", 0);
+    f.node(f.root(), "op", "identity", 3, 3);
+    expect_load_error(f, "not a strop file");
+  }
+  {
+    CraftedFile f("v9.h5", 9);
+    f.node(f.root(), "op", "identity", 3, 3);
+    expect_load_error(f, "format version 9 is not supported");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(wrong_types_and_missing_pieces) {
+  {
+    CraftedFile f("unknown.h5");
+    f.node(f.root(), "op", "teapot", 3, 3);
+    expect_load_error(f, "unknown strop_type 'teapot'");
+  }
+  {
+    CraftedFile f("int-dense.h5");
+    const hid_t g = f.node(f.root(), "op", "dense", 2, 2);
+    CraftedFile::dataset(g, "matrix", {2, 2}, H5T_NATIVE_INT32);
+    expect_load_error(f, "does not hold float64");
+  }
+  {
+    CraftedFile f("missing.h5");
+    f.node(f.root(), "op", "lowrank", 4, 4);
+    expect_load_error(f, "missing attribute 'rank'");
+  }
+  {
+    CraftedFile f("missing-dataset.h5");
+    const hid_t g = f.node(f.root(), "op", "lowrank", 4, 4);
+    CraftedFile::int_attribute(g, "rank", 1);
+    CraftedFile::dataset(g, "left", {4, 1}, H5T_NATIVE_DOUBLE);
+    expect_load_error(f, "missing dataset 'right'");
+  }
+  {
+    CraftedFile f("string-rows.h5");
+    const hid_t g = f.node(f.root(), "op", "identity", 3, 3);
+    H5Adelete(g, "rows");
+    CraftedFile::string_attribute(g, "rows", "three");
+    expect_load_error(f, "attribute 'rows' must be an integer");
+  }
+  {
+    CraftedFile f("no-type.h5");
+    const hid_t g = f.node(f.root(), "op", "identity", 3, 3);
+    H5Adelete(g, "strop_type");
+    expect_load_error(f, "missing attribute 'strop_type'");
+  }
+  {
+    CraftedFile f("one-child-product.h5");
+    const hid_t g = f.node(f.root(), "op", "product", 3, 3);
+    f.node(g, "0", "identity", 3, 3, "");
+    expect_load_error(f, "needs exactly 2 children");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(inconsistent_shapes_and_invalid_parameters) {
+  {
+    CraftedFile f("shape.h5");
+    const hid_t g = f.node(f.root(), "op", "dense", 3, 2);
+    CraftedFile::dataset(g, "matrix", {2, 3}, H5T_NATIVE_DOUBLE);
+    expect_load_error(f, "has shape (2, 3), expected (3, 2)");
+  }
+  {
+    CraftedFile f("attrs-vs-children.h5");
+    const hid_t g = f.node(f.root(), "op", "transpose", 3, 3);
+    f.node(g, "0", "identity", 4, 4, "");
+    expect_load_error(f, "attributes say 3x3");
+  }
+  {
+    CraftedFile f("chain.h5");  // (1,2,2,1) then (1,3,3,1): 2 columns meet 3 rows
+    const hid_t g = f.node(f.root(), "op", "ks_chain", 2, 3);
+    for (auto [name, n] : {std::pair{"0", 2}, std::pair{"1", 3}}) {
+      const hid_t k = f.node(g, name, "ks_factor", n, n, "");
+      CraftedFile::int_array_attribute(k, "pattern", {1, n, n, 1});
+      CraftedFile::dataset(k, "values", {1, hsize_t(n), hsize_t(n), 1}, H5T_NATIVE_DOUBLE);
+    }
+    expect_load_error(f, "invalid ks_chain");
+  }
+  {
+    CraftedFile f("perm.h5");
+    const hid_t g = f.node(f.root(), "op", "permutation", 3, 3);
+    CraftedFile::dataset(g, "indices", {3}, H5T_NATIVE_INT64, 1.0);  // {1, 1, 1}
+    expect_load_error(f, "invalid permutation");
+  }
+  {
+    CraftedFile f("nan.h5");
+    const hid_t g = f.node(f.root(), "op", "diagonal", 3, 3);
+    CraftedFile::dataset(g, "diagonal", {3}, H5T_NATIVE_DOUBLE, std::nan(""));
+    expect_load_error(f, "invalid diagonal");
+  }
+  {
+    CraftedFile f("grid.h5");
+    const hid_t g = f.node(f.root(), "op", "monarch", 6, 6);
+    CraftedFile::int_attribute(g, "row_blocks", 4);
+    CraftedFile::int_attribute(g, "col_blocks", 0);
+    CraftedFile::int_attribute(g, "rank", 1);
+    expect_load_error(f, "col_blocks");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(absurd_sizes_allocate_nothing) {
+  {
+    CraftedFile f("huge-identity.h5");
+    f.node(f.root(), "op", "identity", std::int64_t(1) << 50, std::int64_t(1) << 50);
+    expect_load_error(f, "outside [0, 1099511627776]");
+  }
+  {
+    // A 2^20 x 2^20 double matrix (8 TiB) declared but never stored.
+    CraftedFile f("huge-dense.h5");
+    const hid_t g = f.node(f.root(), "op", "dense", 1 << 20, 1 << 20);
+    CraftedFile::dataset(g, "matrix", {1 << 20, 1 << 20}, H5T_NATIVE_DOUBLE, 0, false);
+    expect_load_error(f, "stores fewer bytes than its shape needs");
+  }
+  {
+    CraftedFile f("huge-kron.h5");
+    const hid_t g = f.node(f.root(), "op", "kron", 1, 1);
+    for (int i = 0; i < 3; ++i)
+      f.node(g, std::to_string(i).c_str(), "identity", std::int64_t(1) << 20, std::int64_t(1) << 20,
+             "");
+    expect_load_error(f, "larger than 2^40");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(cycles_and_links) {
+  {
+    CraftedFile f("cycle.h5");
+    const hid_t g = f.node(f.root(), "op", "transpose", 3, 3);
+    H5Lcreate_hard(f.root(), "op", g, "0", H5P_DEFAULT, H5P_DEFAULT);  // op/0 is op itself
+    expect_load_error(f, "nesting deeper than 64");
+  }
+  {
+    CraftedFile f("soft.h5");
+    const hid_t g = f.node(f.root(), "op", "transpose", 3, 3);
+    H5Lcreate_soft("/nowhere", g, "0", H5P_DEFAULT, H5P_DEFAULT);
+    expect_load_error(f, "soft or external link");
+  }
+  {
+    CraftedFile f("external.h5");
+    const hid_t g = f.node(f.root(), "op", "transpose", 3, 3);
+    H5Lcreate_external("/etc/passwd", "/", g, "0", H5P_DEFAULT, H5P_DEFAULT);
+    expect_load_error(f, "soft or external link");
+  }
+  {
+    // A diamond of shared subgroups 30 levels deep: 2^30 paths through 30 groups.
+    CraftedFile f("diamond.h5");
+    hid_t g = f.node(f.root(), "op", "sum", 3, 3);
+    for (int level = 0; level < 30; ++level) {
+      const hid_t next = f.node(g, "0", "sum", 3, 3, "");
+      H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+      g = next;
+    }
+    f.node(g, "0", "identity", 3, 3, "");
+    H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+    expect_load_error(f, "more than 65536 nodes");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(truncated_and_non_hdf5_files) {
+  std::mt19937 rng(21);
+  const std::string path = temp_file("valid.h5");
+  const AnyOperator<double> op = KSChain<double>::random(butterfly_patterns(64), rng);
+  io::save(path, op, "op");
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (double fraction : {0.0, 0.01, 0.3, 0.6, 0.95}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), std::streamsize(double(bytes.size()) * fraction));
+    BOOST_TEST_CONTEXT("kept " << fraction << " of the file") {
+      BOOST_CHECK_THROW(io::load<double>(path, "op"), IoError);
+    }
+  }
+  fs::remove(path);
+}
+
+BOOST_AUTO_TEST_CASE(files_of_other_programs_and_the_seal) {
+  std::mt19937 rng(23);
+  const AnyOperator<double> op = LowRank<double>::random(6, 5, 2, rng);
+  {
+    // A file another program wrote (old superblock, no user block): strop adds to it.
+    CraftedFile f("foreign.h5", 0);
+    CraftedFile::dataset(f.root(), "signals", {5, 3}, H5T_NATIVE_DOUBLE, 2.0);
+    f.close();
+    io::save(f.path(), op, "op");
+    const AnyOperator<double> loaded = io::load<double>(f.path(), "op");
+    BOOST_TEST((loaded.to_dense().array() == op.to_dense().array()).all());
+    BOOST_TEST((io::load_matrix<double>(f.path(), "/signals").array() == 2.0).all());
+  }
+  {
+    // A strop file edited behind strop's back fails the seal with a message that says so.
+    const std::string path = temp_file("edited.h5");
+    io::save(path, op, "op");
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    CraftedFile::int_attribute(file, "edited", 1);
+    H5Fclose(file);
+    try {
+      io::load<double>(path, "op");
+      BOOST_ERROR("an edited file loaded");
+    } catch (const IoError& e) {
+      BOOST_TEST(std::string(e.what()).find("another program edited it") != std::string::npos,
+                 "message: " << e.what());
+    }
+    fs::remove(path);
+  }
+}
+
+// Random mutations of a valid file: byte flips, overwritten runs, truncations. With
+// checksummed metadata (HDF5's v2 headers) and Fletcher-32 on every dataset, each must be
+// detected as an IoError, unless it hit unused bytes and the operator loads unchanged.
+BOOST_AUTO_TEST_CASE(randomly_mutated_files) {
+  std::mt19937 rng(22);
+  const auto zoo = operator_zoo<double>(rng);
+  const AnyOperator<double> op = zoo.back().second;  // "everything": every node kind
+  const HostMatrix<double> dense = op.to_dense();
+  const std::string path = temp_file("fuzz.h5");
+  io::save(path, op, "op");
+  std::string original;
+  {
+    std::ifstream in(path, std::ios::binary);
+    original.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  int rejected = 0, unchanged = 0;
+  const int cases = 400;
+  for (int c = 0; c < cases; ++c) {
+    std::string bytes = original;
+    std::uniform_int_distribution<std::size_t> position(0, bytes.size() - 1);
+    const int kind = c % 3;
+    if (kind == 0) {  // a few flipped bits
+      for (int k = 0; k < 1 + c % 4; ++k)
+        bytes[position(rng)] ^= char(1 << (rng() % 8));
+    } else if (kind == 1) {  // a run of random bytes
+      const std::size_t at = position(rng), length = 1 + rng() % 64;
+      for (std::size_t i = at; i < std::min(bytes.size(), at + length); ++i)
+        bytes[i] = char(rng());
+    } else {  // truncated, then maybe a flipped byte
+      bytes.resize(position(rng));
+      if (!bytes.empty() && c % 2) bytes[rng() % bytes.size()] ^= 0x5a;
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), std::streamsize(bytes.size()));
+    try {
+      const AnyOperator<double> loaded = io::load<double>(path, "op");
+      const HostMatrix<double> got = loaded.to_dense();
+      BOOST_TEST_INFO("case " << c << " loaded without error");
+      BOOST_TEST_REQUIRE((got.rows() == dense.rows() && got.cols() == dense.cols()));
+      BOOST_TEST(((got.array() == dense.array()).all()));
+      ++unchanged;
+    } catch (const IoError&) {
+      ++rejected;
+    }
+  }
+  fs::remove(path);
+  BOOST_TEST_MESSAGE("mutations: " << rejected << " rejected, " << unchanged << " harmless");
+  BOOST_TEST(rejected + unchanged == cases);
+  BOOST_TEST(rejected > cases / 2);  // most bytes of a compact file matter
+}
+
+BOOST_AUTO_TEST_SUITE_END()
