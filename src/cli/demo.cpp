@@ -1,134 +1,310 @@
-// `strop demo`: builds a few structured operators of size n, applies them to a batch of
-// signals, and prints for each its parameters, its error against the dense matrix it
-// represents, and its speed against a dense GEMM on the same data.
+// `strop demo`: the FFT and the fast Walsh-Hadamard transform, rediscovered from their dense
+// matrices. Builds the n-point DFT (complex64) and the n x n Hadamard matrix (float32),
+// factorizes each into the square-dyadic butterfly (log2 n Kronecker-sparse factors of 2x2
+// blocks), saves both to HDF5, loads them back, applies them to a batch of synthetic signals
+// on the CPU (and the GPU when there is one) and compares with the dense matrices.
+#include <Eigen/Core>
+#include <algorithm>
 #include <bit>
+#include <chrono>
+#include <cmath>
+#include <complex>
 #include <cstdio>
-#include <iostream>
+#include <filesystem>
+#include <numbers>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/device_choice.hpp"
+#include "cli/gpu_apply.hpp"
+#include "cli/progress.hpp"
+#include "cli/table.hpp"
 #include "cli/timing.hpp"
+#include "strop/io/hdf5.hpp"
 #include "strop/strop.hpp"
 
 namespace strop::cli {
 namespace {
 
-using T = float;
-using Matrix = HostMatrix<T>;
+struct DemoOptions {
+  Index size = 4096;
+  Index batch = 64;
+  std::string device = "auto";
+  std::string output = "strop-demo.h5";
+};
 
-// The Sylvester-Hadamard matrix from its closed form H[i][j] = (-1)^popcount(i & j).
-Matrix hadamard_dense(Index n) {
-  Matrix h(n, n);
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < n; ++j)
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// F[i][j] = exp(-2 pi i j / n), from a table of the n roots of unity computed in double.
+HostMatrix<std::complex<float>> dft_matrix(Index n) {
+  std::vector<std::complex<float>> roots(static_cast<std::size_t>(n));
+  for (Index k = 0; k < n; ++k)
+    roots[std::size_t(k)] =
+        std::complex<float>(std::polar(1.0, -2 * std::numbers::pi * double(k) / double(n)));
+  HostMatrix<std::complex<float>> f(n, n);
+  for (Index j = 0; j < n; ++j)
+    for (Index i = 0; i < n; ++i)
+      f(i, j) = roots[std::size_t(i * j % n)];
+  return f;
+}
+
+// The Sylvester-Hadamard matrix H[i][j] = (-1)^popcount(i & j).
+HostMatrix<float> hadamard_matrix(Index n) {
+  HostMatrix<float> h(n, n);
+  for (Index j = 0; j < n; ++j)
+    for (Index i = 0; i < n; ++i)
       h(i, j) = std::popcount(std::uint64_t(i & j)) % 2 ? -1.f : 1.f;
   return h;
 }
 
-// The same matrix as a square-dyadic butterfly: every 2x2 block is [[1, 1], [1, -1]].
-KSChain<T> hadamard_butterfly(Index n) {
-  std::vector<KSFactor<T>> factors;
-  for (const KSPattern& p : butterfly_patterns(n)) {
-    std::vector<T> values(p.nnz());
-    for (Index i = 0; i < p.a; ++i)
-      for (Index k = 0; k < 2; ++k)
-        for (Index l = 0; l < 2; ++l)
-          for (Index j = 0; j < p.d; ++j)
-            values[((i * 2 + k) * 2 + l) * p.d + j] = (k == 1 && l == 1) ? -1.f : 1.f;
-    factors.emplace_back(p, std::move(values));
+// Each signal (one per column): three cosines at random frequencies below n/2 with random
+// amplitudes and phases, plus white noise of standard deviation 0.1.
+HostMatrix<float> synthetic_signals(Index n, Index batch, std::mt19937& rng,
+                                    std::vector<Index>& first_frequencies) {
+  std::uniform_int_distribution<Index> frequency(1, n / 2 - 1);
+  std::uniform_real_distribution<double> amplitude(0.5, 2.0), phase(0, 2 * std::numbers::pi);
+  std::normal_distribution<float> noise(0.f, 0.1f);
+  HostMatrix<float> x(n, batch);
+  for (Index s = 0; s < batch; ++s) {
+    for (Index t = 0; t < n; ++t)
+      x(t, s) = noise(rng);
+    std::vector<Index> used;
+    for (int k = 0; k < 3; ++k) {
+      Index f = frequency(rng);
+      for (int tries = 0; tries < 8 && std::count(used.begin(), used.end(), f); ++tries)
+        f = frequency(rng);  // distinct when n allows
+      used.push_back(f);
+      const double a = amplitude(rng), p = phase(rng);
+      if (s == 0) first_frequencies.push_back(f);
+      for (Index t = 0; t < n; ++t)
+        x(t, s) += float(a * std::cos(2 * std::numbers::pi * double(f * t % n) / double(n) + p));
+    }
   }
-  return KSChain<T>(std::move(factors));
+  std::sort(first_frequencies.begin(), first_frequencies.end());
+  return x;
 }
 
-struct Row {
-  std::string name;
-  AnyOperator<T> op;
-  Matrix dense;  // the matrix the operator must equal
+// Same node types and shapes, and bit-identical parameters.
+template <class T>
+bool identical(const AnyOperator<T>& a, const AnyOperator<T>& b) {
+  if (std::string(a.node_type()) != b.node_type() || a.rows() != b.rows() || a.cols() != b.cols())
+    return false;
+  if (const auto* ka = a.template as<KSChain<T>>()) {
+    const auto* kb = b.template as<KSChain<T>>();
+    if (kb == nullptr || ka->size() != kb->size()) return false;
+    for (std::size_t i = 0; i < ka->size(); ++i)
+      if (ka->factors()[i].pattern() != kb->factors()[i].pattern() ||
+          ka->factors()[i].values() != kb->factors()[i].values())
+        return false;
+    return true;
+  }
+  if (const auto* pa = a.template as<Permutation<T>>()) {
+    const auto* pb = b.template as<Permutation<T>>();
+    return pb != nullptr && pa->indices() == pb->indices();
+  }
+  const auto ca = a.children(), cb = b.children();
+  if (ca.size() != cb.size()) return false;
+  if (ca.empty()) return (a.to_dense().array() == b.to_dense().array()).all();
+  for (std::size_t i = 0; i < ca.size(); ++i)
+    if (!identical(ca[i], cb[i])) return false;
+  return true;
+}
+
+double relative_error(const auto& y, const auto& reference) {
+  return double((y - reference).norm() / reference.norm());
+}
+
+template <class T>
+using BatchLast = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+struct Measurement {
+  std::string device;
+  double apply_error = 0;
+  double dense_seconds = 0;
+  double structured_seconds = 0;
 };
 
-void print_row(const Row& row, const Matrix& x, Index n) {
-  Matrix y(row.op.rows(), x.cols());
-  const double t_struct = median_seconds([&] { apply(row.op, view(x), view(y)); });
-  Matrix y_ref(row.dense.rows(), x.cols());
-  const double t_dense = median_seconds([&] { y_ref.noalias() = row.dense * x; });
-  const double error = double((y - y_ref).norm() / y_ref.norm());
-  std::printf("%-28s %10lld %9.1fx %11.2e %10.3f %10.3f %8.2fx\n", row.name.c_str(),
-              static_cast<long long>(row.op.parameter_count()),
-              double(n) * double(n) / double(std::max<Index>(row.op.parameter_count(), 1)), error,
-              t_struct * 1e3, t_dense * 1e3, t_dense / t_struct);
+struct CaseResult {
+  std::string name;
+  double factor_error = 0;
+  Index parameters = 0;
+  Index dense_parameters = 0;
+  std::vector<Measurement> measurements;
+};
+
+// Factorize, save, load back, apply: everything the demo shows for one transform.
+template <class T>
+CaseResult run_case(const std::string& name, const std::string& h5_name, const HostMatrix<T>& dense,
+                    bool bit_reversed_columns, const HostMatrix<T>& x, const DemoOptions& options,
+                    bool gpu, HostMatrix<T>* structured_output = nullptr) {
+  const Index n = dense.rows();
+  CaseResult result{name, 0, 0, n * n, {}};
+
+  // 1. The dense matrix is a butterfly (once its columns are bit-reversed, for the DFT).
+  KSFactorizeOptions fo;
+  if (bit_reversed_columns) fo.column_permutation = bit_reversal_indices(n);
+  const std::vector<KSPattern> patterns = square_dyadic_chain(n);
+  Progress progress("factorizing the " + name, 0);
+  const KSFactorization<T> fit = factorize_ks_chain(dense, patterns, fo);
+  progress.finish();
+  // A(:, q) = chain, so A = chain * P with P = Permutation(q) ((P X)[i] = X[q[i]]).
+  const AnyOperator<T> op = bit_reversed_columns
+                                ? AnyOperator<T>(fit.chain * Permutation<T>(fo.column_permutation))
+                                : AnyOperator<T>(fit.chain);
+  result.factor_error = fit.report.relative_error;
+  result.parameters = op.parameter_count();
+  std::printf("%s: %zu butterfly factors found in %.2f s%s, relative error %s\n", name.c_str(),
+              patterns.size(), fit.report.seconds,
+              bit_reversed_columns ? " (columns in bit-reversed order)" : "",
+              format_error(fit.report.relative_error).c_str());
+
+  // 2. Save with where it came from, load back, check that nothing changed.
+  io::save(options.output, op, h5_name,
+           io::Provenance{fit.report.method, fit.report.relative_error, n, n,
+                          "strop demo: closed-form " + name + " matrix"});
+  const AnyOperator<T> loaded = io::load<T>(options.output, h5_name);
+  require<IoError>(identical(op, loaded), "demo: the ", name, " loaded from ", options.output,
+                   " differs from the one saved");
+  std::printf("  saved as %s:%s and loaded back: identical\n", options.output.c_str(),
+              h5_name.c_str());
+
+  // 3. Apply the loaded operator and the dense matrix to the same signals, stored
+  // batch-last (RowMajor): the layout the KS kernels prefer, and as fast for Eigen's GEMM.
+  Measurement cpu{"cpu"};
+  const BatchLast<T> xr = x;
+  BatchLast<T> y_dense(n, x.cols()), y(n, x.cols());
+  cpu.dense_seconds = median_seconds([&] { y_dense.noalias() = dense * xr; }, 3, 1);
+  cpu.structured_seconds = median_seconds([&] { apply(loaded, view(xr), view(y)); }, 9, 2);
+  cpu.apply_error = relative_error(y, y_dense);
+  result.measurements.push_back(cpu);
+  if (structured_output) *structured_output = y;
+
+  if (gpu) {
+    Context& ctx = default_context();
+    Measurement g{"cuda"};
+    const Dense<T> dense_op(dense);
+    const GpuPlan<T> plan = plan_gpu(loaded);
+    HostMatrix<T> xg = x;  // the signals as uploaded: permuted on the host if the plan says so
+    if (plan.on_host) {
+      plan.on_host->apply(Op::NoTrans, view(x), view(xg));
+      g.device = "cuda*";
+    }
+    const DeviceMatrix<T> xd = to_device(x, Layout::RowMajor);
+    const DeviceMatrix<T> xgd = to_device(xg, Layout::RowMajor);
+    DeviceMatrix<T> yd(n, x.cols(), Layout::RowMajor), yd_dense(n, x.cols(), Layout::RowMajor);
+    g.dense_seconds = median_device_seconds(
+        ctx, [&] { apply(dense_op, xd.view(), yd_dense.view()); }, 20, 3);
+    g.structured_seconds = median_device_seconds(
+        ctx, [&] { apply(plan.on_device, xgd.view(), yd.view()); }, 20, 3);
+    g.apply_error = relative_error(BatchLast<T>(yd.to_host()), y_dense);
+    result.measurements.push_back(g);
+  }
+  return result;
 }
 
-void gpu_section(const std::vector<Row>& rows, const Matrix& x) {
-  std::printf("\nGPU: %s\n", device_name(0));
-  std::printf("%-28s %11s %10s %10s\n", "operator (on the GPU)", "error", "ms", "GFLOP/s");
-  const Row& dense_row = rows.front();
-  const Dense<T> dense(dense_row.dense);
-  const DeviceMatrix<T> xd = to_device(x, Layout::RowMajor);
-  DeviceMatrix<T> yd(dense.rows(), x.cols(), Layout::RowMajor);
-  auto& ctx = default_context();
-  const double t = median_seconds([&] {
-    apply(dense, xd.view(), yd.view());
-    ctx.synchronize();
-  });
-  const Matrix y_ref = dense_row.dense * x;
-  const double error = double((yd.to_host() - y_ref).norm() / y_ref.norm());
-  std::printf("%-28s %11.2e %10.3f %10.1f\n", "dense (cuBLAS)", error, t * 1e3,
-              dense.flops(x.cols()) / t * 1e-9);
+// The `count` bins of largest magnitude in y[1 .. n/2), ascending.
+std::vector<Index> strongest_bins(const HostMatrix<std::complex<float>>& y, Index count) {
+  std::vector<Index> bins;
+  for (Index k = 1; k < y.rows() / 2; ++k)
+    bins.push_back(k);
+  count = std::min<Index>(count, Index(bins.size()));
+  std::partial_sort(bins.begin(), bins.begin() + count, bins.end(),
+                    [&](Index a, Index b) { return std::abs(y(a, 0)) > std::abs(y(b, 0)); });
+  bins.resize(std::size_t(count));
+  std::sort(bins.begin(), bins.end());
+  return bins;
+}
+
+std::string join(const std::vector<Index>& values) {
+  std::string out;
+  for (Index v : values)
+    out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
+int run_demo(const DemoOptions& options) {
+  const Index n = options.size;
+  require<ShapeError>(n >= 8 && std::has_single_bit(std::uint64_t(n)), "demo: --size ", n,
+                      " must be a power of two >= 8");
+  const bool gpu = use_gpu(options.device, "demo");
+  const auto start = Clock::now();
+  std::printf("strop demo: the %lld-point DFT and Hadamard transform, found as butterflies\n",
+              static_cast<long long>(n));
+  std::printf("%lld signals (stored batch-last), CPU: %d thread(s), GPU: %s\n\n",
+              static_cast<long long>(options.batch), Eigen::nbThreads(),
+              gpu ? device_name(0) : "not used");
+  std::error_code ignored;
+  std::filesystem::remove(options.output, ignored);  // a fresh file, holding just the demo
+
+  std::mt19937 rng(2026);
+  std::vector<Index> planted;
+  const HostMatrix<float> x = synthetic_signals(n, options.batch, rng, planted);
+  const HostMatrix<std::complex<float>> xc = x.cast<std::complex<float>>();
+
+  HostMatrix<std::complex<float>> spectrum;
+  std::vector<CaseResult> results;
+  results.push_back(run_case<std::complex<float>>("DFT (complex64)", "dft", dft_matrix(n), true, xc,
+                                                  options, gpu, &spectrum));
+  results.push_back(run_case<float>("Hadamard (float32)", "hadamard", hadamard_matrix(n), false, x,
+                                    options, gpu));
+
+  std::printf(
+      "\nApplying each to %lld signals (3 cosines + noise each), against the dense "
+      "matrix:\n\n",
+      static_cast<long long>(options.batch));
+  Table table({"operator", "device", "fact. error", "apply error", "params", "compression",
+               "dense ms", "butterfly ms", "speedup"});
+  for (const CaseResult& r : results)
+    for (const Measurement& m : r.measurements)
+      table.add_row({r.name, m.device, format_error(r.factor_error), format_error(m.apply_error),
+                     format_count(double(r.parameters)),
+                     format_ratio(double(r.dense_parameters) / double(r.parameters)),
+                     format_ms(m.dense_seconds), format_ms(m.structured_seconds),
+                     format_ratio(m.dense_seconds / m.structured_seconds)});
+  table.print();
+
+  std::printf("\nSignal 0: cosines planted at frequencies %s; strongest bins of its DFT: %s\n",
+              join(planted).c_str(), join(strongest_bins(spectrum, 3)).c_str());
+  if (!gpu) std::printf("GPU: none used (--device cuda on a machine with one)\n");
+  bool host_permutation = false;
+  for (const CaseResult& r : results)
+    for (const Measurement& m : r.measurements)
+      host_permutation = host_permutation || m.device == "cuda*";
+  if (host_permutation)
+    std::printf(
+        "cuda*: the DFT's bit-reversal permutation ran on the host as the signals were "
+        "uploaded (strop has no GPU permutation yet)\n");
+  std::printf("Wrote %s (%s bytes); try: strop info %s\n", options.output.c_str(),
+              format_count(double(std::filesystem::file_size(options.output))).c_str(),
+              options.output.c_str());
+  std::printf("Total %.1f s\n", seconds_since(start));
+  return 0;
 }
 
 }  // namespace
 
-int run_demo(const DemoOptions& options) {
-  const Index n = options.size;
-  const Index batch = options.batch;
-  require<ShapeError>(std::has_single_bit(std::uint64_t(n)), "demo: --size ", n,
-                      " must be a power of two");
-  std::mt19937 rng(2026);
-  const int log_n = std::countr_zero(std::uint64_t(n));
-  const Index root = Index(1) << (log_n / 2);  // n = root * (n / root)
-
-  std::vector<Row> rows;
-  auto add = [&](std::string name, AnyOperator<T> op, Matrix dense) {
-    rows.push_back({std::move(name), std::move(op), std::move(dense)});
-  };
-  auto add_self = [&](std::string name, AnyOperator<T> op) {
-    Matrix dense = op.to_dense();
-    add(std::move(name), std::move(op), std::move(dense));
-  };
-  Matrix dense = Matrix::Random(n, n);
-  add("dense", Dense<T>(dense), dense);
-  add("hadamard (butterfly)", hadamard_butterfly(n), hadamard_dense(n));
-  add_self("random butterfly", KSChain<T>::random(butterfly_patterns(n), rng));
-  add_self("monarch chain (KS)", KSChain<T>::random(monarch_patterns(n, n, root), rng));
-  add_self("monarch (BLR, rank 1)", Monarch<T>::random(n, n, root, n / root, 1, rng));
-  add_self("blast (b=16, r=n/8)", Blast<T>::random(n, n, 16, 16, n / 8, rng));
-  add_self("low rank (r=n/16)", LowRank<T>(Matrix::Random(n, n / 16), Matrix::Random(n / 16, n)));
-  const Matrix f1 = Matrix::Random(root, root), f2 = Matrix::Random(n / root, n / root);
-  const Dense<T> F1(f1), F2(f2);
-  add_self("kron (2 dense factors)", kron(F1, F2));
-  add_self(
-      "0.5 H B + L (expression)",
-      AnyOperator<T>(0.5f * hadamard_butterfly(n) * KSChain<T>::random(butterfly_patterns(n), rng) +
-                     LowRank<T>(Matrix::Random(n, 4), Matrix::Random(4, n))));
-
-  const Matrix x = Matrix::Random(n, batch);
-  std::printf("strop demo: n = %lld, batch = %lld signals, float32, CPU (%s)\n",
-              static_cast<long long>(n), static_cast<long long>(batch),
-              Eigen::nbThreads() > 1 ? "multi-threaded Eigen" : "one thread");
-  std::printf("%-28s %10s %10s %11s %10s %10s %9s\n", "operator", "params", "compress",
-              "rel. error", "ms", "dense ms", "speedup");
-  for (const Row& row : rows)
-    print_row(row, x, n);
-
-  const bool want_gpu = options.device != "cpu";
-  if (want_gpu && cuda_available()) {
-    gpu_section(rows, x);
-  } else if (options.device == "cuda") {
-    throw DeviceError("demo: --device cuda requested but no CUDA device is visible");
-  } else {
-    std::printf("\nGPU: none visible (CPU only)\n");
-  }
-  return 0;
+Subcommand add_demo_command(CLI::App& parent) {
+  auto options = std::make_shared<DemoOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "demo",
+      "Rediscover the FFT and the fast Hadamard transform: factorize the dense n-point DFT\n"
+      "and Hadamard matrices into butterflies, save them to HDF5, load them back, apply them\n"
+      "to synthetic signals on the CPU (and the GPU) and compare with the dense matrices.");
+  app->add_option("-n,--size", options->size, "Transform size n (a power of two)")
+      ->check(CLI::Range(Index(8), Index(1) << 14))
+      ->capture_default_str();
+  app->add_option("-b,--batch", options->batch, "Number of signals")
+      ->check(CLI::Range(Index(1), Index(1) << 16))
+      ->capture_default_str();
+  add_device_option(*app, options->device, true);
+  app->add_option("-o,--output", options->output, "HDF5 file to write the two operators to")
+      ->capture_default_str();
+  return {app, [options] { return run_demo(*options); }};
 }
 
 }  // namespace strop::cli

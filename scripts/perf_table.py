@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The README's performance table, generated from the benchmark summaries in bench/results/.
+
+    scripts/perf_table.py            print the table (markdown)
+    scripts/perf_table.py --update   rewrite it in README.md between the perf-table markers
+    scripts/perf_table.py --check    exit 1 if README.md is out of date (a CTest test)
+
+Each summary is a JSON object written by a benchmark program; every key it has that is
+described below becomes a row. Unknown keys are ignored, missing ones simply absent.
+"""
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+README = ROOT / "README.md"
+BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
+
+# summary file -> [(key, description, format)]
+ROWS = {
+    "ks-summary.json": [
+        ("fp32_bsl_win_rate", "KS fused kernel, fp32 batch-size-last: cases faster than min(bmm, dense)", "pct"),
+        ("fp32_bsl_median_speedup", "KS fused kernel, fp32 batch-size-last: median speedup vs min(bmm, dense)", "x"),
+        ("fp32_bsl_median_time_over_roofline", "KS fused kernel, fp32 batch-size-last: median time / roofline", "x"),
+        ("fp32_bsf_win_rate", "KS fused kernel, fp32 batch-size-first: cases faster than min(bmm, dense)", "pct"),
+        ("fp32_bsf_median_speedup", "KS fused kernel, fp32 batch-size-first: median speedup", "x"),
+        ("fp32_bsf_median_time_over_roofline", "KS fused kernel, fp32 batch-size-first: median time / roofline", "x"),
+        ("fp16_win_rate", "KS fused kernel, fp16: cases faster than min(bmm, dense)", "pct"),
+        ("fp16_median_speedup", "KS fused kernel, fp16: median speedup", "x"),
+        ("bf16_win_rate", "KS fused kernel, bf16: cases faster than min(bmm, dense)", "pct"),
+        ("bf16_median_speedup", "KS fused kernel, bf16: median speedup", "x"),
+        ("chain_fusion_speedup_1024", "fused butterfly chain n = 1024 vs factor by factor", "x"),
+        ("chain_fusion_speedup_4096", "fused butterfly chain n = 4096 vs factor by factor", "x"),
+    ],
+    "factorize-summary.json": [
+        ("butterfly_4096_f64_cpu_s", "butterfly factorization 4096 x 4096 double, CPU", "s"),
+        ("butterfly_4096_f64_gpu_s", "butterfly factorization 4096 x 4096 double, GPU", "s"),
+        ("butterfly_16384_f32_gpu_s", "butterfly factorization 16384 x 16384 float, GPU", "s"),
+        ("monarch_4096_b64_cpu_s", "Monarch projection 4096 x 4096 (b = 64), CPU", "s"),
+        ("monarch_4096_b64_gpu_s", "Monarch projection 4096 x 4096 (b = 64), GPU", "s"),
+        ("blast_4096_300steps_gpu_s", "BLAST 300 steps 4096 x 4096 (b = 16, r = 1024), GPU", "s"),
+        ("dft_recovery_rel_err_f64", "DFT recovered as a butterfly (double): relative error", "e"),
+    ],
+}
+
+
+def fmt(value, kind):
+    if value is None:
+        return "not measured"
+    if kind == "pct":
+        return f"{100 * value:.1f} %"
+    if kind == "x":
+        return f"{value:.2f}x"
+    if kind == "s":
+        return f"{value:.3g} s"
+    return f"{value:.1e}"
+
+
+def table():
+    lines = ["| result | value | device | source |", "| --- | --- | --- | --- |"]
+    for name, rows in ROWS.items():
+        path = RESULTS / name
+        if not path.exists():
+            continue
+        summary = json.loads(path.read_text())
+        for key, description, kind in rows:
+            if key in summary:
+                lines.append(f"| {description} | {fmt(summary[key], kind)} | "
+                             f"{summary.get('device', '?')} | `bench/results/{name}` |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    text = table()
+    if len(sys.argv) == 1:
+        sys.stdout.write(text)
+        return 0
+    readme = README.read_text()
+    head, sep, rest = readme.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        print(f"README.md lacks the {BEGIN} ... {END} markers", file=sys.stderr)
+        return 1
+    updated = head + BEGIN + "\n" + text + END + tail
+    if sys.argv[1] == "--check":
+        if updated != readme:
+            print("README.md's performance table is out of date: run scripts/perf_table.py --update",
+                  file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(updated)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

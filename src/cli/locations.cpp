@@ -1,0 +1,147 @@
+#include "cli/locations.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "cli/scalar_dispatch.hpp"
+#include "strop/io/hdf5.hpp"
+#include "strop/io/npy.hpp"
+
+namespace strop::cli {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  if (text.size() < suffix.size()) return false;
+  return std::equal(suffix.rbegin(), suffix.rend(), text.rbegin(), [](char a, char b) {
+    return a == std::tolower(static_cast<unsigned char>(b));
+  });
+}
+
+bool is_hdf5_name(const std::string& file) {
+  return ends_with(file, ".h5") || ends_with(file, ".hdf5") || ends_with(file, ".he5");
+}
+
+void require_file(const std::string& file) {
+  require<IoError>(std::filesystem::is_regular_file(file), "no such file: '", file, "'");
+}
+
+template <class T, class S>
+T convert_scalar(S v) {
+  if constexpr (is_complex_v<T>) {
+    using R = RealOf<T>;
+    return T(static_cast<R>(std::real(v)), static_cast<R>(std::imag(v)));
+  } else if constexpr (is_complex_v<S>) {
+    return static_cast<T>(v.real());
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <class T, class S>
+HostMatrix<T> convert(const HostMatrix<S>& m, Cast cast, const MatrixLocation& where) {
+  if constexpr (std::is_same_v<T, S>) {
+    return m;
+  } else {
+    const std::string from(ScalarTraits<S>::name), to(ScalarTraits<T>::name);
+    if constexpr (is_complex_v<S> && !is_complex_v<T>) {
+      require<IoError>((m.array().imag() == 0).all(), "'", where.text(), "' holds ", from,
+                       " values with non-zero imaginary parts; they cannot become ", to);
+    }
+    HostMatrix<T> out = m.unaryExpr([](S v) { return convert_scalar<T>(v); });
+    if constexpr (sizeof(RealOf<T>) < sizeof(RealOf<S>)) {
+      if (cast == Cast::lossless) {
+        const HostMatrix<S> back = out.unaryExpr([](T v) { return convert_scalar<S>(v); });
+        require<IoError>(back == m, "'", where.text(), "' holds ", from, " values that ", to,
+                         " cannot represent exactly; pass --cast to round them to ", to);
+      }
+    }
+    return out;
+  }
+}
+
+}  // namespace
+
+MatrixLocation parse_matrix_location(const std::string& text) {
+  if (ends_with(text, ".npy")) return {text, ""};
+  const std::size_t colon = text.rfind(':');
+  if (colon != std::string::npos && colon > 0 && colon + 1 < text.size()) {
+    std::string dataset = text.substr(colon + 1);
+    if (dataset.front() != '/') dataset.insert(dataset.begin(), '/');
+    return {text.substr(0, colon), dataset};
+  }
+  if (is_hdf5_name(text))
+    throw IoError("'" + text + "' is an HDF5 file but names no dataset: write '" + text +
+                  ":/dataset'");
+  throw IoError("'" + text + "' is neither a .npy file nor 'file.h5:/dataset'");
+}
+
+std::string stored_scalar_type(const MatrixLocation& location) {
+  require_file(location.file);
+  if (location.is_npy()) return io::npy_scalar_type(location.file);
+  return io::matrix_scalar_type(location.file, location.dataset);
+}
+
+template <class T>
+HostMatrix<T> read_matrix(const MatrixLocation& location, Cast cast) {
+  return with_scalar_type(stored_scalar_type(location), [&]<class S>() {
+    const HostMatrix<S> stored = location.is_npy()
+                                     ? io::load_npy<S>(location.file)
+                                     : io::load_matrix<S>(location.file, location.dataset);
+    return convert<T, S>(stored, cast, location);
+  });
+}
+
+template <class T>
+void write_matrix(const MatrixLocation& location, const HostMatrix<T>& matrix) {
+  if (location.is_npy()) {
+    io::save_npy<T>(location.file, matrix);
+  } else {
+    io::save_matrix<T>(location.file, location.dataset, matrix);
+  }
+}
+
+OperatorLocation parse_operator_location(const std::string& text) {
+  const std::size_t colon = text.rfind(':');
+  if (colon != std::string::npos && colon > 0 && !std::filesystem::exists(text)) {
+    std::string name = text.substr(colon + 1);
+    while (!name.empty() && name.front() == '/')
+      name.erase(name.begin());
+    return {text.substr(0, colon), name};
+  }
+  return {text, ""};
+}
+
+std::vector<io::StoredOperator> list_stored_operators(const std::string& file) {
+  require_file(file);
+  std::vector<io::StoredOperator> stored = io::list_operators(file);
+  require<IoError>(!stored.empty(), "'", file, "' holds no strop operator");
+  return stored;
+}
+
+ResolvedOperator resolve_operator(const OperatorLocation& location) {
+  const std::vector<io::StoredOperator> stored = list_stored_operators(location.file);
+  std::string names;
+  for (const auto& s : stored)
+    names += (names.empty() ? "" : ", ") + s.name;
+  const io::StoredOperator* match = nullptr;
+  if (location.name.empty()) {
+    require<IoError>(stored.size() == 1, "'", location.file, "' holds ", stored.size(),
+                     " operators (", names, "): name one as '", location.file, ":NAME'");
+    match = &stored.front();
+  } else {
+    for (const auto& s : stored)
+      if (s.name == location.name) match = &s;
+    require<IoError>(match != nullptr, "no operator '", location.name, "' in '", location.file,
+                     "' (it holds: ", names, ")");
+  }
+  return {match->name, match->scalar_type, match->rows, match->cols};
+}
+
+#define STROP_CLI_INSTANTIATE(T)                                      \
+  template HostMatrix<T> read_matrix<T>(const MatrixLocation&, Cast); \
+  template void write_matrix<T>(const MatrixLocation&, const HostMatrix<T>&);
+STROP_FOR_EACH_SCALAR(STROP_CLI_INSTANTIATE)
+#undef STROP_CLI_INSTANTIATE
+
+}  // namespace strop::cli
