@@ -1,5 +1,5 @@
 // BLAST factorization driver: normalisation, initialisation and the final rescaling of
-// papers/NOTES.md ("The exact BLAST PrecGD"); the iteration itself is per device.
+// papers/NOTES.md ("The exact BLAST PrecGD"); the iteration is blast_precgd.cpp, on either device.
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -72,11 +72,7 @@ BlastFactorization<T> factorize_blast(const HostMatrix<T>& A, Index row_blocks, 
     history.push_back(error);
     return options.progress ? options.progress({step, error, lr}) : true;
   };
-  (void)ctx;
-  require<DeviceError>(
-      options.device == Device::cpu,
-      "factorize_blast: the GPU iteration is not implemented yet; use Device::cpu");
-  detail::blast_iterate_cpu(An, state, options, after_step);
+  detail::blast_iterate(An, state, options, after_step, ctx);
 
   // Blast storage: U_k = B_k column-major one after another; V_l = C_l, already contiguous
   // in the column-major r x N matrix C; s_{k,l} = d_kl * std(A) undoes the normalisation.

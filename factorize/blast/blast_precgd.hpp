@@ -1,7 +1,8 @@
 #pragma once
-// BLAST preconditioned gradient descent, the state and the steps both devices implement
-// (internal header). Notation of papers/NOTES.md: B_i (p x r) stacked in B (M x r), C_j
-// (r x q) side by side in C (r x N), d_ij = D[:, i, j] at d[(i * cb + j) * r].
+// BLAST preconditioned gradient descent: the state and the iteration (internal header).
+// Notation of papers/NOTES.md: B_i (p x r) stacked in B (M x r), C_j (r x q) side by side in
+// C (r x N), d_ij = D[:, i, j] at d[(i * cb + j) * r].
+#include <functional>
 #include <vector>
 
 #include "strop/core/context.hpp"
@@ -18,14 +19,16 @@ struct BlastState {
   std::vector<T> d;
 };
 
-// Runs options.steps outer iterations on the normalised target An from `state`, calling
-// `after_step(step, relative_error, lr)` after each (false stops). Returns the relative
-// errors.
+// Called after each outer iteration with (step, relative_error, lr); false stops.
 using BlastStepCallback = std::function<bool(Index, double, double)>;
 
+// Runs options.steps outer iterations on the normalised target An from `state` (updated in
+// place) on options.device: the same steps on either device (blast_precgd.cpp), only the
+// linear algebra differs (blast_kernels.hpp).
 template <class T>
-void blast_iterate_cpu(const HostMatrix<T>& An, BlastState<T>& state,
-                       const BlastFactorizeOptions& options, const BlastStepCallback& after_step);
+void blast_iterate(const HostMatrix<T>& An, BlastState<T>& state,
+                   const BlastFactorizeOptions& options, const BlastStepCallback& after_step,
+                   Context& ctx);
 
 // eta_t of PyTorch's LinearLR(start 1, end end_factor, total_iters = steps).
 inline double blast_learning_rate(const BlastFactorizeOptions& o, Index step) {

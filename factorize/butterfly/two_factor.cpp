@@ -1,9 +1,12 @@
 #include "factorize/butterfly/two_factor.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <utility>
 
 #include "factorize/svd/block_svd.hpp"
+#include "operators/blr/blr_support.hpp"
 #include "strop/core/error.hpp"
 
 namespace strop::detail {
@@ -44,6 +47,34 @@ void SplitSource<T>::gather(Index r0, Index rs, Index rows, Index c0, Index cs, 
 }
 
 namespace {
+
+// The groups' rectangles of W, copied into one block each (column-major, b1 x c2), and their
+// total squared norm in `covered`. Rectangles of groups with the next j1 read the
+// neighbouring rows, i.e. the same cache lines: gathering in (column origin, row origin)
+// order lets them follow each other, so that each line of W is fetched about once instead
+// of once per group (8x less memory traffic for the first split of a 4096 butterfly).
+template <class T, class Origin>
+std::vector<T> gather_rectangles(const SplitSource<T>& W, Index groups, Index b1, Index c2,
+                                 Index d1, Index d2, const Origin& origin, double& covered) {
+  std::vector<Index> gather_order(static_cast<std::size_t>(groups));
+  std::iota(gather_order.begin(), gather_order.end(), Index(0));
+  std::sort(gather_order.begin(), gather_order.end(), [&](Index x, Index y) {
+    const auto [rx, cx] = origin(x);
+    const auto [ry, cy] = origin(y);
+    return std::tie(cx, rx) < std::tie(cy, ry);
+  });
+  std::vector<T> blocks(static_cast<std::size_t>(groups * b1 * c2));
+  parallel_for(groups, double(groups * b1 * c2), [&](Index position) {
+    const Index g = gather_order[static_cast<std::size_t>(position)];
+    const auto [r0, c0] = origin(g);
+    W.gather(r0, d1, b1, c0, d2, c2, blocks.data() + g * b1 * c2);
+  });
+  covered = 0;
+  for (const T& v : blocks)
+    covered += double(std::norm(v));
+  return blocks;
+}
+
 template <class T>
 double off_support_energy(const SplitSource<T>& W, const KSPattern& p) {
   if (!W.dense || (p.a == 1 && p.d == 1)) return 0;  // a KS source lies on its support
@@ -102,27 +133,38 @@ TwoFactorSolution<T> solve_two_factor(const SplitSource<T>& W, const KSPattern& 
   for (Index g = 0; g < groups; ++g)
     rank = std::max<Index>(rank, static_cast<Index>(group_start[g + 1] - group_start[g]));
 
-  std::vector<T> blocks(static_cast<std::size_t>(groups * b1 * c2));
-  for (Index g = 0; g < groups; ++g) {
+  // Group g's rectangle: rows i1 b1 d1 + j1 + k d1 (k < b1), columns i2 c2 d2 + j2 + l d2.
+  auto rectangle_origin = [&](Index g) {
     const Term& first = terms[group_start[static_cast<std::size_t>(g)]];
     const Index i1 = first.key_rows / d1, j1 = first.key_rows % d1;
     const Index i2 = first.key_cols / d2, j2 = first.key_cols % d2;
-    W.gather(i1 * b1 * d1 + j1, d1, b1, i2 * c2 * d2 + j2, d2, c2, blocks.data() + g * b1 * c2);
-  }
+    return std::pair<Index, Index>{i1 * b1 * d1 + j1, i2 * c2 * d2 + j2};
+  };
   double covered = 0;
-  for (const T& v : blocks)
-    covered += double(std::norm(v));
-
-  BlockSvd<T> svd = block_svd(blocks, groups, b1, c2, rank, device, ctx);
-  distribute_singular_values(svd, orthonormal ? 1.0 : 0.5);
+  std::optional<BlockSvd<T>> svd;
+  if (device == Device::cuda && W.dense) {
+    // The GPU reads the rectangles in place from the dense matrix: no host gather.
+    StridedBlocks<T> rectangles{
+        W.dense->data(), W.dense->rows(), W.dense->cols(), {}, {}, b1, c2, d1, d2};
+    for (Index g = 0; g < groups; ++g) {
+      const auto [r0, c0] = rectangle_origin(g);
+      rectangles.row0.push_back(r0);
+      rectangles.col0.push_back(c0);
+    }
+    svd = block_svd_in_place(rectangles, rank, covered, ctx);
+  }
+  if (!svd)
+    svd = block_svd(gather_rectangles(W, groups, b1, c2, d1, d2, rectangle_origin, covered), groups,
+                    b1, c2, rank, device, ctx);
+  distribute_singular_values(*svd, orthonormal ? 1.0 : 0.5);
 
   std::vector<T> x(static_cast<std::size_t>(pi1.nnz()), T(0));
   std::vector<T> y(static_cast<std::size_t>(pi2.nnz()), T(0));
   double dropped = 0;
   for (Index g = 0; g < groups; ++g) {
-    dropped += svd.dropped[static_cast<std::size_t>(g)];
-    const T* u = svd.u_block(g);
-    const T* vh = svd.vh_block(g);
+    dropped += svd->dropped[static_cast<std::size_t>(g)];
+    const T* u = svd->u_block(g);
+    const T* vh = svd->vh_block(g);
     for (std::size_t n = group_start[g]; n < group_start[g + 1]; ++n) {
       const Index m = static_cast<Index>(n - group_start[g]);  // singular triple of t
       const Index t = terms[n].t;

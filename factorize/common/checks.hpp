@@ -9,11 +9,18 @@
 
 namespace strop::detail {
 
+// ShapeError for an empty matrix.
+template <class T>
+void require_nonempty(const char* name, const HostMatrix<T>& A) {
+  require<ShapeError>(A.rows() > 0 && A.cols() > 0, name, ": the matrix is empty (", A.rows(), "x",
+                      A.cols(), ")");
+}
+
 // NumericalError naming the first NaN/Inf entry; ShapeError for an empty matrix.
 template <class T>
 void require_finite_matrix(const char* name, const HostMatrix<T>& A) {
-  require<ShapeError>(A.rows() > 0 && A.cols() > 0, name, ": the matrix is empty (", A.rows(), "x",
-                      A.cols(), ")");
+  require_nonempty(name, A);
+  if (A.allFinite()) return;  // vectorized; the loop below only names the culprit
   for (Index j = 0; j < A.cols(); ++j)
     for (Index i = 0; i < A.rows(); ++i)
       require<NumericalError>(is_finite(A(i, j)), name, ": entry (", i, ",", j, ") = ", A(i, j),

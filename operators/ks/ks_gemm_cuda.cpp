@@ -7,23 +7,11 @@
 #include "operators/ks/ks_device.hpp"
 #include "operators/ks/ks_group_kernels.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/cuda_types.hpp"
 #include "strop/core/buffer.hpp"
 
 namespace strop::detail {
 namespace {
-
-template <class T>
-cudaDataType_t data_type() {
-  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
-  if constexpr (std::is_same_v<T, double>) return CUDA_R_64F;
-  if constexpr (std::is_same_v<T, std::complex<float>>) return CUDA_C_32F;
-  return CUDA_C_64F;
-}
-template <class T>
-cublasComputeType_t compute_type() {
-  // Plain FP32 (no TF32) for single precision: the same arithmetic as the fused kernel.
-  return std::is_same_v<RealOf<T>, float> ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
-}
 
 int as_int(Index v, const char* what) {
   require<DeviceError>(v >= 0 && v <= INT_MAX, "ks grouped gemm: ", what, " = ", v,
@@ -62,7 +50,7 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
                         y_ptr.data(),
                         w_ptr.data()};
   ks_group_pointers(args, ctx);
-  const cudaDataType_t type = data_type<T>();
+  const cudaDataType_t type = cuda_data_type<T>();
   const int batch = as_int(X.cols, "batch");
   const int m_out = as_int(out, "rows per group");
   const int k_in = as_int(in, "columns per group");
@@ -81,20 +69,20 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
     const int ld_x = as_int(std::max<Index>(d * X.row_stride, X.cols), "ld x");
     const int ld_y = as_int(std::max<Index>(d * Y.row_stride, Y.cols), "ld y");
     ld_a = ld_x, ld_b = ld_w, ld_c = ld_y;
-    status =
-        cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha, x_ptr.data(),
-                            type, ld_x, w_ptr.data(), type, ld_w, &beta, y_ptr.data(), type, ld_y,
-                            as_int(groups, "groups"), compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
+                                 x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
+                                 y_ptr.data(), type, ld_y, as_int(groups, "groups"),
+                                 cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
   } else {
     // d == 1 and signals contiguous: Y_i (out x B) = op(W_i) X_i; op(W_i) is the buffer
     // transposed (T) for NoTrans and the buffer itself (N) for Trans (real Adjoint too).
     const cublasOperation_t w_op = op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
     ld_a = ld_w, ld_b = int(X.col_stride), ld_c = int(Y.col_stride);
-    status =
-        cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha, w_ptr.data(),
-                            type, ld_w, x_ptr.data(), type, as_int(X.col_stride, "ld x"), &beta,
-                            y_ptr.data(), type, as_int(Y.col_stride, "ld y"),
-                            as_int(groups, "groups"), compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
+                                 w_ptr.data(), type, ld_w, x_ptr.data(), type,
+                                 as_int(X.col_stride, "ld x"), &beta, y_ptr.data(), type,
+                                 as_int(Y.col_stride, "ld y"), as_int(groups, "groups"),
+                                 cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
   }
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw DeviceError(concat("ks grouped gemm (cublasGemmBatchedEx): cuBLAS status ", int(status),

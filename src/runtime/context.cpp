@@ -19,6 +19,7 @@ struct Context::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
+  cusolverDnHandle_t cusolver = nullptr;
 
   void activate() const {
     int count = 0;
@@ -31,6 +32,7 @@ struct Context::Impl {
     detail::check_cuda(cudaSetDevice(device), "cudaSetDevice");
   }
   ~Impl() {
+    if (cusolver != nullptr) cusolverDnDestroy(cusolver);
     if (cublas != nullptr) cublasDestroy(cublas);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
@@ -61,6 +63,15 @@ void* Context::cublas() {
     detail::check_cublas(cublasSetStream(impl_->cublas, s), "cublasSetStream");
   }
   return impl_->cublas;
+}
+
+void* Context::cusolver() {
+  cudaStream_t s = static_cast<cudaStream_t>(stream());
+  if (impl_->cusolver == nullptr) {
+    detail::check_cusolver(cusolverDnCreate(&impl_->cusolver), "cusolverDnCreate");
+    detail::check_cusolver(cusolverDnSetStream(impl_->cusolver, s), "cusolverDnSetStream");
+  }
+  return impl_->cusolver;
 }
 
 void Context::synchronize() {
@@ -106,6 +117,9 @@ void* Context::stream() {
 }
 void* Context::cublas() {
   no_cuda_build("Context::cublas");
+}
+void* Context::cusolver() {
+  no_cuda_build("Context::cusolver");
 }
 void Context::synchronize() {}
 int device_count() {

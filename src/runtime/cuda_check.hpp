@@ -1,8 +1,9 @@
 #pragma once
-// Turns CUDA runtime and cuBLAS status codes into DeviceError (internal header).
+// Turns CUDA runtime, cuBLAS and cuSOLVER status codes into DeviceError (internal header).
 #if STROP_HAVE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include "strop/core/error.hpp"
 
@@ -20,6 +21,11 @@ inline void check_cublas(cublasStatus_t status, const char* what) {
     throw DeviceError(concat(what, ": cuBLAS status ", static_cast<int>(status), " (",
                              cublasGetStatusString(status), ")"));
   }
+}
+
+inline void check_cusolver(cusolverStatus_t status, const char* what) {
+  if (status != CUSOLVER_STATUS_SUCCESS)
+    throw DeviceError(concat(what, ": cuSOLVER status ", static_cast<int>(status)));
 }
 
 // Checks the launch of the kernel just queued (asynchronous errors surface later).

@@ -1,5 +1,5 @@
 #pragma once
-// strop::Context = device id + stream + cuBLAS handle (+ later: tuning cache).
+// strop::Context = device id + stream + cuBLAS and cuSOLVER handles (+ later: tuning cache).
 // Every application takes one; default_context() serves users who do not care.
 // A context is used by one thread at a time (make one per stream/thread).
 #include <memory>
@@ -20,6 +20,8 @@ class Context {
   void* stream();
   // cublasHandle_t bound to stream() (created on first use).
   void* cublas();
+  // cusolverDnHandle_t bound to stream() (created on first use).
+  void* cusolver();
   // Waits for all work queued on stream().
   void synchronize();
 

@@ -8,6 +8,9 @@
 // Mapping to the notes' names: B_i = U_i (Blast::left_factor), C_j = V_j
 // (Blast::right_factor), D[:, i, j] = s_{i,j} (Blast::diagonal): our Blast is in y = A x
 // form, so no transposes are involved. Rectangular grids are allowed.
+//
+// Device::cuda runs the same steps with cuBLAS (strided-batched GEMMs) and cuSOLVER (batched
+// Cholesky): from the same seed it follows the CPU's trajectory up to rounding.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -42,8 +45,9 @@ struct BlastFactorization {
   std::vector<double> history;  // relative error after each outer iteration
 };
 
-// ShapeError when the grid does not divide A or rank < 1; NumericalError on NaN/Inf or
-// when the iteration diverges.
+// ShapeError when the grid does not divide A or rank < 1; NumericalError on NaN/Inf, when
+// the iteration diverges or a preconditioner is not positive definite (delta = 0 with
+// rank-deficient factors); DeviceError for Device::cuda without a CUDA build or device.
 template <class T>
 BlastFactorization<T> factorize_blast(const HostMatrix<T>& A, Index row_blocks, Index col_blocks,
                                       Index rank, const BlastFactorizeOptions& options = {},

@@ -1,0 +1,436 @@
+// Batched one-sided (Hestenes) Jacobi SVD, one thread block per matrix block.
+//
+// The block, or its adjoint when it is wide, is loaded as G (p x q, p >= q) into shared
+// memory with V = I (q x q). Each sweep visits every column pair (i, j) once, in q - 1
+// rounds of q/2 disjoint pairs (the round-robin tournament), so a round's pairs rotate in
+// parallel: a team of threads per pair forms alpha = |g_i|^2, beta = |g_j|^2 and
+// gamma = g_i^H g_j and, when gamma is not negligible, applies the rotation that makes
+// g_i and g_j orthogonal to both G and V. At convergence G = U S, so the column norms are
+// the singular values. One-sided Jacobi is accurate to the last digits, also for the small
+// singular values whose squares a Gram matrix would lose, which is what exact recovery of
+// butterflies and Monarch matrices needs.
+#include <cfloat>
+#include <cmath>
+
+#include "factorize/svd/jacobi_svd.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_scalar.cuh"
+#include "strop/core/buffer.hpp"
+
+namespace strop::detail {
+namespace {
+
+constexpr int kMaxSweeps = 40;
+constexpr int kScratch = 32;  // doubles for block-wide reductions (one per warp)
+
+struct Shape {
+  long long count, rows, cols, rank;
+  long long p, q;  // the factored orientation: p x q, p >= q
+  int team;        // threads per column pair (a power of two <= 32)
+  bool adjoint;    // G = A^H (the block is wide)
+};
+
+__host__ __device__ inline long long pad_even(long long q) {
+  return q + (q & 1);
+}
+
+// Shared memory, in this order: reduction scratch, the column norms and their order, G
+// (p x q, leading dimension p + 1 against bank conflicts between columns). Each part
+// starts on 16 bytes (complex<double> loads).
+__host__ __device__ inline long long aligned16(long long bytes) {
+  return (bytes + 15) / 16 * 16;
+}
+__host__ __device__ inline long long g_offset(long long q) {
+  return aligned16(sizeof(double) * kScratch) + aligned16(sizeof(double) * q) +
+         aligned16(sizeof(int) * q);
+}
+std::size_t shared_bytes(long long p, long long q, std::size_t scalar_bytes) {
+  return static_cast<std::size_t>(g_offset(q)) + scalar_bytes * (p + 1) * q;
+}
+
+// |z|^2 and |z|.
+template <class R>
+__device__ __forceinline__ R norm2(R a) {
+  return a * a;
+}
+template <class R>
+__device__ __forceinline__ R norm2(DeviceComplex<R> a) {
+  return a.re * a.re + a.im * a.im;
+}
+template <class R>
+__device__ __forceinline__ R real_part(R a) {
+  return a;
+}
+template <class R>
+__device__ __forceinline__ R real_part(DeviceComplex<R> a) {
+  return a.re;
+}
+template <class R>
+__device__ __forceinline__ R scale(R a, R s) {
+  return a * s;
+}
+template <class R>
+__device__ __forceinline__ DeviceComplex<R> scale(DeviceComplex<R> a, R s) {
+  return {a.re * s, a.im * s};
+}
+template <class R>
+__device__ __forceinline__ R magnitude(R a) {
+  return fabs(a);
+}
+template <class R>
+__device__ __forceinline__ R magnitude(DeviceComplex<R> a) {
+  return hypot(a.re, a.im);
+}
+template <class R>
+__device__ __forceinline__ bool finite(R a) {
+  return isfinite(a);
+}
+template <class R>
+__device__ __forceinline__ bool finite(DeviceComplex<R> a) {
+  return isfinite(a.re) && isfinite(a.im);
+}
+template <class R>
+__device__ __forceinline__ R shfl_xor(R v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+template <class R>
+__device__ __forceinline__ DeviceComplex<R> shfl_xor(DeviceComplex<R> v, int mask) {
+  return {__shfl_xor_sync(0xffffffffu, v.re, mask), __shfl_xor_sync(0xffffffffu, v.im, mask)};
+}
+
+template <class D>
+struct RealOfDevice {
+  using type = D;
+};
+template <class R>
+struct RealOfDevice<DeviceComplex<R>> {
+  using type = R;
+};
+
+// Sum over the block of one double per thread (every thread gets the result).
+__device__ double block_sum(double v, double* scratch) {
+  for (int m = 16; m > 0; m >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, m);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  __syncthreads();  // scratch may still be read by a previous call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  double total = 0;
+  for (int w = 0; w < warps; ++w)
+    total += scratch[w];
+  return total;
+}
+
+// Pair k of round r of the round-robin tournament on n (even) players: player 0 stays,
+// the others turn; every pair meets exactly once in n - 1 rounds.
+__device__ __forceinline__ void tournament_pair(int r, int k, int n, int& i, int& j) {
+  const int m = n - 1;
+  if (k == 0) {
+    i = 0;
+    j = r % m + 1;
+  } else {
+    i = (r + k) % m + 1;
+    j = (r - k + m) % m + 1;
+  }
+}
+
+// Entry (i, l) of the block read in place.
+template <class D>
+__device__ __forceinline__ D block_entry(const DeviceBlocks<D>& in, long long r0, long long c0,
+                                         long long i, long long l) {
+  return in.base[(r0 + i * in.row_stride) + (c0 + l * in.col_stride) * in.ld];
+}
+
+template <class D>
+__global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, D* u_out,
+                                  typename RealOfDevice<D>::type* s_out, D* vh_out,
+                                  double* dropped_out, double* norm2_out, int* nonfinite) {
+  using R = typename RealOfDevice<D>::type;
+  extern __shared__ __align__(16) unsigned char shared[];
+  const long long p = sh.p, q = sh.q, ldg = p + 1;
+  double* scratch = reinterpret_cast<double*>(shared);
+  double* norms = reinterpret_cast<double*>(shared + aligned16(sizeof(double) * kScratch));
+  int* order = reinterpret_cast<int*>(shared + aligned16(sizeof(double) * kScratch) +
+                                      aligned16(sizeof(double) * q));
+  D* G = reinterpret_cast<D*>(shared + g_offset(q));
+  __shared__ int rotated;
+
+  const long long block = blockIdx.x;
+  const long long m = sh.rows, n = sh.cols;
+  const long long r0 = in.row0 ? in.row0[block] : 0;
+  const long long c0 = in.col0 ? in.col0[block] : block * n;
+  const int tid = threadIdx.x;
+
+  // Load (consecutive threads read consecutive rows: coalesced for unit row stride).
+  double local = 0;
+  bool ok = true;
+  for (long long e = tid; e < m * n; e += blockDim.x) {
+    const long long i = e % m, j = e / m;
+    const D a = block_entry(in, r0, c0, i, j);
+    ok = ok && finite(a);
+    local += double(norm2(a));
+    if (sh.adjoint) {
+      G[j + i * ldg] = conjugate(a);
+    } else {
+      G[i + j * ldg] = a;
+    }
+  }
+  const double total = block_sum(local, scratch);
+  if (__syncthreads_or(!ok)) {  // NaN/Inf: nothing to factor, the caller raises
+    if (tid == 0) atomicExch(nonfinite, 1);
+    return;
+  }
+
+  // Sweeps until no pair needed a rotation. The squared column norms are recomputed at
+  // each sweep and updated in between (alpha' = alpha - t |gamma|, beta' = beta + t |gamma|,
+  // as LAPACK's xGESVJ does), so a pair costs one dot product instead of three.
+  const R eps = sizeof(R) == sizeof(float) ? R(FLT_EPSILON) : R(DBL_EPSILON);
+  const R tolerance = sqrt(R(p)) * eps;
+  const int players = int(pad_even(q)), pairs = players / 2;
+  const int team = sh.team, lane = tid % team, teams = blockDim.x / team;
+  const unsigned team_mask =
+      team == 32 ? 0xffffffffu : ((1u << team) - 1u) << ((tid % 32) / team * team);
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    for (long long j = tid; j < q; j += blockDim.x) {
+      R sum = 0;
+      for (long long r = 0; r < p; ++r)
+        sum += norm2(G[r + j * ldg]);
+      norms[j] = double(sum);
+    }
+    if (tid == 0) rotated = 0;
+    __syncthreads();
+    for (int round = 0; round < players - 1; ++round) {
+      for (int first = 0; first < pairs; first += teams) {
+        const int k = first + tid / team;
+        int i = 0, j = 0;
+        if (k < pairs) tournament_pair(round, k, players, i, j);
+        const bool active = k < pairs && i < q && j < q;
+        D gamma{};
+        R alpha = 0, beta = 0;
+        if (active) {
+          const D* gi = G + i * ldg;
+          const D* gj = G + j * ldg;
+          for (long long r = lane; r < p; r += team)
+            multiply_add(gamma, conjugate(gi[r]), gj[r]);
+          alpha = R(norms[i]);
+          beta = R(norms[j]);
+        }
+        for (int mask = team / 2; mask > 0; mask >>= 1)
+          gamma = add(gamma, shfl_xor(gamma, mask));
+        const R g = magnitude(gamma);
+        // Rotate unless g_i and g_j are already orthogonal to working precision (the
+        // sqrt(p) eps threshold of LAPACK's xGESVJ: below it rounding dominates gamma).
+        const bool rotate = active && g > tolerance * sqrt(alpha) * sqrt(beta) && g > R(0);
+        if (rotate) {
+          // The rotation that zeroes the (i, j) entry of the 2 x 2 Gram matrix: with
+          // e = gamma / |gamma|, g_i' = c g_i - s conj(e) g_j, g_j' = s e g_i + c g_j.
+          const R zeta = (beta - alpha) / (2 * g);
+          const R t = copysign(R(1), zeta) / (fabs(zeta) + hypot(R(1), zeta));
+          const R c = R(1) / sqrt(R(1) + t * t), s = c * t;
+          const D se = scale(gamma, s / g), sec = conjugate(se);
+          D* gi = G + i * ldg;
+          D* gj = G + j * ldg;
+          for (long long r = lane; r < p; r += team) {
+            const D x = gi[r], y = gj[r];
+            gi[r] = add(scale(x, c), scale(mul(sec, y), R(-1)));
+            gj[r] = add(mul(se, x), scale(y, c));
+          }
+          __syncwarp(team_mask);  // the team has read norms[i], norms[j]
+          if (lane == 0) {
+            norms[i] = double(max(alpha - t * g, R(0)));
+            norms[j] = double(beta + t * g);
+            rotated = 1;
+          }
+        }
+      }
+      __syncthreads();
+    }
+    const bool again = rotated != 0;
+    __syncthreads();  // everyone has read the flag before the next sweep resets it
+    if (!again) break;
+  }
+
+  // Singular values are the column norms; rank them (ties by index).
+  for (long long j = tid; j < q; j += blockDim.x) {
+    double sum = 0;
+    for (long long r = 0; r < p; ++r)
+      sum += double(norm2(G[r + j * ldg]));
+    norms[j] = sqrt(sum);
+  }
+  __syncthreads();
+  for (long long j = tid; j < q; j += blockDim.x) {
+    int position = 0;
+    for (long long k = 0; k < q; ++k)
+      position += norms[k] > norms[j] || (norms[k] == norms[j] && k < j);
+    order[position] = int(j);
+  }
+  __syncthreads();
+
+  // G = A V (or A^H V) has orthogonal columns g_t = sigma_t w_t: the normalized columns are
+  // one side's singular vectors, orthonormal to working precision whatever sigma_t (the
+  // strength of one-sided Jacobi). The other side comes from the block itself: with the
+  // block tall, U = W and S V^H = U^H A; wide, V = W and U S = A V. So V (or U) is never
+  // accumulated: half the rotation work and half the shared memory. Triples below rounding
+  // of the largest are dropped (their vectors are noise; their energy is counted).
+  const long long rank = sh.rank, keep = rank < q ? rank : q;
+  const double negligible = norms[order[0]] * double(p) * double(eps);
+  D* u = u_out + block * m * rank;
+  D* vh = vh_out + block * rank * n;
+  const long long side = sh.adjoint ? m : n;  // length of the vectors derived from A
+  // W's columns: u (tall) or the rows of vh (wide), written as they are.
+  for (long long e = tid; e < p * rank; e += blockDim.x) {
+    const long long r = e % p, t = e / p;
+    D value{};
+    if (t < keep && norms[order[t]] > negligible) {
+      const int j = order[t];
+      value = scale(G[r + j * ldg], R(1.0 / norms[j]));
+    }
+    if (sh.adjoint) {
+      vh[t + r * rank] = conjugate(value);
+    } else {
+      u[r + t * m] = value;
+    }
+  }
+  // The derived side, from the block read again: row t of V^H = (u_t^H A) / sigma_t (tall),
+  // or u_t = (A v_t) / sigma_t (wide), with u_t or v_t = G[:, j] / sigma_t.
+  for (long long e = tid; e < side * rank; e += blockDim.x) {
+    const long long x = e % side, t = e / side;
+    D value{};
+    if (t < keep && norms[order[t]] > negligible) {
+      const int j = order[t];
+      const R inverse = R(1.0 / norms[j]);
+      D sum{};
+      for (long long r = 0; r < p; ++r) {
+        if (sh.adjoint) {  // (A v_t)[x] = sum_r A[x, r] G[r, j] / sigma
+          multiply_add(sum, block_entry(in, r0, c0, x, r), G[r + j * ldg]);
+        } else {  // (u_t^H A)[x] = sum_r conj(G[r, j]) A[r, x] / sigma
+          multiply_add(sum, conjugate(G[r + j * ldg]), block_entry(in, r0, c0, r, x));
+        }
+      }
+      value = scale(scale(sum, inverse), inverse);  // 1 / sigma^2 may overflow a float
+    }
+    if (sh.adjoint) {
+      u[x + t * m] = value;
+    } else {
+      vh[t + x * rank] = value;
+    }
+  }
+  for (long long t = tid; t < rank; t += blockDim.x) {
+    const bool kept = t < keep && norms[order[t]] > negligible;
+    s_out[block * rank + t] = kept ? R(norms[order[t]]) : R(0);
+  }
+  double tail = 0;
+  for (long long t = tid; t < q; t += blockDim.x) {
+    const double sigma = norms[order[t]];
+    if (t >= keep || !(sigma > negligible)) tail += sigma * sigma;
+  }
+  tail = block_sum(tail, scratch);
+  if (tid == 0) {
+    dropped_out[block] = tail;
+    norm2_out[block] = total;
+  }
+}
+
+int threads_for(long long q) {
+  return q > 64 ? 512 : 256;
+}
+
+int team_for(long long q, int threads) {
+  const long long pairs = pad_even(q) / 2;
+  int team = 32;
+  while (team > 1 && team * pairs > threads)
+    team /= 2;
+  return team;
+}
+
+int max_shared_bytes() {
+  int device = 0, bytes = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+             "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+  return bytes;
+}
+
+}  // namespace
+
+bool jacobi_svd_fits(Index rows, Index cols, std::size_t scalar_bytes) {
+  const long long p = std::max(rows, cols), q = std::min(rows, cols);
+  return q >= 1 && shared_bytes(p, q, scalar_bytes) <= static_cast<std::size_t>(max_shared_bytes());
+}
+
+template <class T>
+double jacobi_block_svd_cuda(const DeviceBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx) {
+  using D = DeviceScalar<T>;
+  using R = RealOf<T>;
+  const long long count = out.count, m = out.rows, n = out.cols, rank = out.rank;
+  if (count == 0) return 0;
+  require<DeviceError>(jacobi_svd_fits(m, n, sizeof(T)), "jacobi_block_svd: ", m, "x", n,
+                       " blocks do not fit in shared memory");
+  Shape sh{count, m, n, rank, std::max(m, n), std::min(m, n), 0, m < n};
+  const int threads = threads_for(sh.q);
+  sh.team = team_for(sh.q, threads);
+  const std::size_t bytes = shared_bytes(sh.p, sh.q, sizeof(D));
+
+  Buffer<T> u(count * m * rank, MemorySpace::Device, ctx);
+  Buffer<R> s(count * rank, MemorySpace::Device, ctx);
+  Buffer<T> vh(count * rank * n, MemorySpace::Device, ctx);
+  Buffer<double> dropped(count, MemorySpace::Device, ctx), norms(count, MemorySpace::Device, ctx);
+  Buffer<int> nonfinite(1, MemorySpace::Device, ctx);
+  const auto stream = static_cast<cudaStream_t>(ctx.stream());
+  check_cuda(cudaMemsetAsync(nonfinite.data(), 0, sizeof(int), stream), "cudaMemsetAsync");
+
+  auto kernel = jacobi_svd_kernel<D>;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)),
+             "cudaFuncSetAttribute(jacobi_svd_kernel)");
+  const DeviceBlocks<D> in{reinterpret_cast<const D*>(blocks.base),
+                           blocks.ld,
+                           blocks.row0,
+                           blocks.col0,
+                           blocks.row_stride,
+                           blocks.col_stride};
+  // A grid dimension holds 2^31 - 1 blocks: launch in slices beyond that.
+  constexpr long long kMaxGrid = 2147483647LL;
+  for (long long first = 0; first < count; first += kMaxGrid) {
+    const long long slice = std::min(kMaxGrid, count - first);
+    Shape part = sh;
+    part.count = slice;
+    DeviceBlocks<D> at = in;
+    if (at.row0) at.row0 += first;
+    if (at.col0) {
+      at.col0 += first;
+    } else {
+      at.base += first * m * n;
+    }
+    kernel<<<static_cast<unsigned>(slice), threads, bytes, stream>>>(
+        part, at, reinterpret_cast<D*>(u.data()) + first * m * rank, s.data() + first * rank,
+        reinterpret_cast<D*>(vh.data()) + first * rank * n, dropped.data() + first,
+        norms.data() + first, nonfinite.data());
+    check_launch("jacobi_svd_kernel");
+  }
+
+  int bad = 0;
+  copy_bytes(&bad, MemorySpace::Host, nonfinite.data(), MemorySpace::Device, sizeof(int), ctx);
+  require<NumericalError>(bad == 0, "factorize: the matrix holds NaN or Inf");
+  copy_bytes(out.u.data(), MemorySpace::Host, u.data(), MemorySpace::Device,
+             sizeof(T) * out.u.size(), ctx);
+  copy_bytes(out.s.data(), MemorySpace::Host, s.data(), MemorySpace::Device,
+             sizeof(R) * out.s.size(), ctx);
+  copy_bytes(out.vh.data(), MemorySpace::Host, vh.data(), MemorySpace::Device,
+             sizeof(T) * out.vh.size(), ctx);
+  copy_bytes(out.dropped.data(), MemorySpace::Host, dropped.data(), MemorySpace::Device,
+             sizeof(double) * out.dropped.size(), ctx);
+  std::vector<double> block_norms(static_cast<std::size_t>(count));
+  copy_bytes(block_norms.data(), MemorySpace::Host, norms.data(), MemorySpace::Device,
+             sizeof(double) * block_norms.size(), ctx);
+  double total = 0;
+  for (double v : block_norms)
+    total += v;
+  return total;
+}
+
+#define STROP_INSTANTIATE(T) \
+  template double jacobi_block_svd_cuda(const DeviceBlocks<T>&, BlockSvd<T>&, Context&);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop::detail

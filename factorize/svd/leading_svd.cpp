@@ -1,0 +1,231 @@
+// Leading singular triples in three steps:
+//   1. the leading eigenvectors of the smaller Gram matrix: Householder tridiagonalization,
+//      then only the wanted eigenvalues (bisection on Sturm counts) and their eigenvectors
+//      (inverse iteration on the tridiagonal), never the whole eigendecomposition;
+//   2. V0, an estimate of the leading right singular subspace (n x rank) lying in A's row
+//      space, and Q = orth(A V0);
+//   3. Rayleigh-Ritz: the SVD of the small Q^H A gives the triples, U = Q Ub.
+// The Gram squares the condition number, so step 1 alone would lose half the digits of the
+// small singular directions; step 3 works on A itself, so the result is accurate to rounding
+// (the projection error is second order in the subspace error of step 1, and for an exactly
+// low-rank block Q spans its column space exactly).
+#include "factorize/svd/leading_svd.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace strop::detail {
+namespace {
+
+template <class T>
+using DenseMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+template <class Real>
+using RealVector = Eigen::Matrix<Real, Eigen::Dynamic, 1>;
+
+// Eigenvalues are bisected to this fraction of ||T|| (or to rounding in single precision):
+// inverse iteration from there gains about nine digits a step, and the Rayleigh-Ritz step
+// after it needs the subspace, not the eigenvalue.
+template <class Real>
+Real bisection_tolerance() {
+  return std::max(Real(1e-9), 4 * std::numeric_limits<Real>::epsilon());
+}
+
+// A real symmetric tridiagonal matrix: diagonal a (n), off-diagonal b (n - 1).
+template <class Real>
+struct Tridiagonal {
+  RealVector<Real> a, b;
+  Real norm;  // max row sum, a bound on |eigenvalues|
+  Real tiny;  // smallest pivot allowed: a zero pivot becomes this (LAPACK's pivmin idea)
+
+  Index size() const { return a.size(); }
+
+  // Eigenvalues below x (Sturm sequence: negative pivots of T - x I).
+  Index count_below(Real x) const {
+    Index count = 0;
+    Real pivot = 1;
+    for (Index i = 0; i < size(); ++i) {
+      pivot = a(i) - x - (i > 0 ? b(i - 1) * b(i - 1) / pivot : Real(0));
+      if (std::abs(pivot) < tiny) pivot = -tiny;
+      if (pivot < 0) ++count;
+    }
+    return count;
+  }
+
+  // The eigenvalue with ascending index j, by bisection.
+  Real eigenvalue(Index j) const {
+    Real lo = -norm - tiny, hi = norm + tiny;
+    const Real tolerance = norm * bisection_tolerance<Real>() + tiny;
+    for (int it = 0; it < 200 && hi - lo > tolerance; ++it) {
+      const Real mid = (lo + hi) / 2;
+      if (count_below(mid) > j) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    return (lo + hi) / 2;
+  }
+
+  // y <- (T - shift I)^{-1} y by Gaussian elimination with partial pivoting (LAPACK's
+  // gttrf/gttrs). Near an eigenvalue the last pivot is tiny and y grows along its
+  // eigenvector: one step of inverse iteration.
+  void shifted_solve(Real shift, RealVector<Real>& y) const {
+    const Index n = size();
+    RealVector<Real> d = a.array() - shift;
+    RealVector<Real> lower = b, upper = b,
+                     upper2 = RealVector<Real>::Zero(std::max<Index>(n - 2, 0));
+    std::vector<bool> swapped(static_cast<std::size_t>(std::max<Index>(n - 1, 0)), false);
+    auto guard = [&](Real& v) {
+      if (std::abs(v) < tiny) v = v < 0 ? -tiny : tiny;
+    };
+    for (Index i = 0; i + 1 < n; ++i) {
+      if (std::abs(d(i)) >= std::abs(lower(i))) {
+        guard(d(i));
+        const Real factor = lower(i) / d(i);
+        lower(i) = factor;
+        d(i + 1) -= factor * upper(i);
+      } else {
+        swapped[static_cast<std::size_t>(i)] = true;
+        const Real factor = d(i) / lower(i);
+        d(i) = lower(i);
+        lower(i) = factor;
+        const Real next = upper(i);
+        upper(i) = d(i + 1);
+        d(i + 1) = next - factor * d(i + 1);
+        if (i + 2 < n) {
+          upper2(i) = upper(i + 1);
+          upper(i + 1) = -factor * upper(i + 1);
+        }
+      }
+    }
+    guard(d(n - 1));
+    for (Index i = 0; i + 1 < n; ++i) {
+      if (swapped[static_cast<std::size_t>(i)]) {
+        const Real top = y(i);
+        y(i) = y(i + 1);
+        y(i + 1) = top - lower(i) * y(i);
+      } else {
+        y(i + 1) -= lower(i) * y(i);
+      }
+    }
+    for (Index i = n - 1; i >= 0; --i) {
+      Real v = y(i);
+      if (i + 1 < n) v -= upper(i) * y(i + 1);
+      if (i + 2 < n) v -= upper2(i) * y(i + 2);
+      y(i) = v / d(i);
+    }
+  }
+};
+
+// A start vector for inverse iteration: a different pseudo-random one per eigenvalue, so that
+// each has components along every eigenvector of a cluster of equal eigenvalues (structured
+// blocks such as a 2-D Laplacian's have clusters of 4, spread over decoupled pieces of T).
+template <class Real>
+RealVector<Real> start_vector(Index n, Index k) {
+  RealVector<Real> v(n);
+  std::uint64_t x = 0x9E3779B97F4A7C15ull * std::uint64_t(k + 1);
+  for (Index i = 0; i < n; ++i) {
+    x ^= x >> 33;  // an xorshift-multiply mix: cheap, deterministic, well spread
+    x *= 0xFF51AFD7ED558CCDull;
+    x ^= x >> 29;
+    v(i) = Real(double(x >> 11) * 0x1.0p-53 - 0.5);
+  }
+  return v;
+}
+
+// The `count` largest eigenvalues of T (descending) and orthonormal eigenvectors (columns).
+template <class Real>
+std::pair<RealVector<Real>, DenseMatrix<Real>> leading_eigenpairs(const Tridiagonal<Real>& t,
+                                                                  Index count) {
+  const Index n = t.size();
+  RealVector<Real> lambda(count);
+  DenseMatrix<Real> y(n, count);
+  for (Index k = 0; k < count; ++k) {
+    lambda(k) = t.eigenvalue(n - 1 - k);
+    RealVector<Real> v = start_vector<Real>(n, k);
+    // Each step multiplies the error by about |shift error| / gap; orthogonalising against
+    // the vectors already found separates (nearly) equal eigenvalues.
+    for (int step = 0; step < 4; ++step) {
+      t.shifted_solve(lambda(k), v);
+      for (int pass = 0; pass < 2; ++pass)
+        v -= y.leftCols(k) * (y.leftCols(k).transpose() * v);
+      const Real norm = v.norm();
+      v = norm > 0 && std::isfinite(norm) ? RealVector<Real>(v / norm)
+                                          : start_vector<Real>(n, k + n);
+    }
+    y.col(k) = v;
+  }
+  return {lambda, y};
+}
+
+// The `count` largest eigenvalues of the Hermitian matrix g and an orthonormal basis (columns)
+// of their eigenvectors.
+template <class T>
+std::pair<RealVector<RealOf<T>>, DenseMatrix<T>> leading_gram_eigenpairs(const DenseMatrix<T>& g,
+                                                                         Index count) {
+  using Real = RealOf<T>;
+  Eigen::Tridiagonalization<DenseMatrix<T>> tri(g);
+  Tridiagonal<Real> t{tri.diagonal(), tri.subDiagonal(), 0, 0};
+  t.norm = t.a.cwiseAbs().maxCoeff();
+  if (t.size() > 1) {
+    RealVector<Real> rows = t.a.cwiseAbs();
+    rows.head(t.size() - 1) += t.b.cwiseAbs();
+    rows.tail(t.size() - 1) += t.b.cwiseAbs();
+    t.norm = rows.maxCoeff();
+  }
+  t.tiny =
+      std::max(t.norm * std::numeric_limits<Real>::epsilon(), std::numeric_limits<Real>::min());
+  auto [lambda, y] = leading_eigenpairs(t, count);
+  return {lambda, tri.matrixQ() * y.template cast<T>()};
+}
+
+}  // namespace
+
+template <class T>
+std::optional<double> leading_svd(const T* block, Index rows, Index cols, Index rank, T* u,
+                                  RealOf<T>* s, T* vh) {
+  using Matrix = DenseMatrix<T>;
+  using Real = RealOf<T>;
+  const Eigen::Map<const Matrix> A(block, rows, cols);
+  // V0 in A's row space, so that A V0 spans exactly A's column space when rank(A) <= rank;
+  // lambda: the Gram's leading eigenvalues, the squares of the singular values wanted.
+  Matrix gram = Matrix::Zero(std::min(rows, cols), std::min(rows, cols));
+  if (rows >= cols) {
+    gram.template selfadjointView<Eigen::Lower>().rankUpdate(A.adjoint());
+  } else {
+    gram.template selfadjointView<Eigen::Lower>().rankUpdate(A);
+  }
+  gram.template triangularView<Eigen::StrictlyUpper>() = gram.adjoint();
+  auto [lambda, basis] = leading_gram_eigenpairs<T>(gram, rank);
+  const Matrix v0 = rows >= cols ? basis : Matrix(A.adjoint() * basis);
+  const Eigen::HouseholderQR<Matrix> qr(A * v0);
+  const Matrix q = qr.householderQ() * Matrix::Identity(rows, rank);
+  const Matrix small = q.adjoint() * A;  // rank x cols
+  const Eigen::BDCSVD<Matrix> svd(small, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  // Certificate: the captured energy Σ s_i^2 can only fall short of the optimum Σ lambda_i
+  // (Ritz values interlace); by more than the eigenvalues' own accuracy means the subspace
+  // missed a direction, and the caller takes the full SVD instead.
+  const double shortfall = double(lambda.sum()) - double(svd.singularValues().squaredNorm());
+  const double accuracy = (10.0 * double(rank) * double(bisection_tolerance<Real>()) +
+                           1e3 * double(std::numeric_limits<Real>::epsilon())) *
+                          double(gram.norm());
+  if (!(shortfall <= accuracy)) return std::nullopt;
+  Eigen::Map<Matrix>(u, rows, rank) = q * svd.matrixU();
+  Eigen::Map<Eigen::Matrix<Real, Eigen::Dynamic, 1>>(s, rank) = svd.singularValues();
+  Eigen::Map<Matrix>(vh, rank, cols) = svd.matrixV().adjoint();
+  // Measured, not ||A||^2 - Σ s^2, which would cancel to half the digits for good fits.
+  return double((A - q * small).squaredNorm());
+}
+
+#define STROP_INSTANTIATE(T) \
+  template std::optional<double> leading_svd(const T*, Index, Index, Index, T*, RealOf<T>*, T*);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop::detail
