@@ -64,7 +64,7 @@ double sampled_error(const std::vector<HostMatrix<T>>& factors, const DeviceMatr
                      const DeviceMatrix<T>& y, Context& ctx, std::mt19937& gen) {
   const Index K = x.rows(), M = x.cols(), J = y.rows();
   double worst = 0;
-  std::vector<T> column(K);
+  std::vector<T> column(K), all;
   T got{};
   for (int sample = 0; sample < 3; ++sample) {
     const Index b = std::uniform_int_distribution<Index>(0, M - 1)(gen);
@@ -75,9 +75,11 @@ double sampled_error(const std::vector<HostMatrix<T>>& factors, const DeviceMatr
       detail::copy_bytes(column.data(), MemorySpace::Host, x.data() + b * K, MemorySpace::Device,
                          sizeof(T) * K, ctx);
     } else {
-      std::vector<T> all(K * M);
-      detail::copy_bytes(all.data(), MemorySpace::Host, x.data(), MemorySpace::Device,
-                         sizeof(T) * K * M, ctx);
+      if (all.empty()) {
+        all.resize(K * M);
+        detail::copy_bytes(all.data(), MemorySpace::Host, x.data(), MemorySpace::Device,
+                           sizeof(T) * K * M, ctx);
+      }
       for (Index k = 0; k < K; ++k)
         column[k] = all[k * M + b];
     }

@@ -532,14 +532,18 @@ void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, Matrix
   a.chunk_in = int(chunk_in);
   a.chunk_out = int(chunk_out);
   a.ld = int(kron_chunk_stride(max_len, bytes));
-  // As many chunks per block as fit (up to 32, at least a 32-byte sector's worth).
+  // Chunks per block: no more than the pass has, then fewer until shared memory fits, but
+  // (when there are enough chunks) at least a 32-byte sector's worth for the stores.
   Index tl = 32;
+  while (tl > 1 && tl / 2 >= pow2_ceil(a.chunks))
+    tl /= 2;
   while (tl > kron_min_chunks_per_block(bytes) &&
-         (tl / 2 >= pow2_ceil(a.chunks) ||
-          kron_fused_shared_bytes(shapes, tl, bytes, rq) > kKronFusedSharedBudget))
+         kron_fused_shared_bytes(shapes, tl, bytes, rq) > kKronFusedSharedBudget)
     tl /= 2;
   a.tl = int(tl);
-  a.buf = int(tl) * a.ld;
+  // Buffers rounded to 16 bytes: the factors behind them are read with 16-byte loads.
+  const int align = int(std::max<std::size_t>(1, 16 / bytes));
+  a.buf = (int(tl) * a.ld + align - 1) / align * align;
   a.l_tiles = (a.chunks + tl - 1) / tl;
   a.alpha = to_device_scalar(alpha);
   a.beta = to_device_scalar(beta);

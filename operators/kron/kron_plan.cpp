@@ -94,7 +94,7 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
   for (int i = 0; i + 1 < m; ++i)
     plan.buffer_rows = std::max(plan.buffer_rows, plan.extents[i]);
   plan.workspace_bytes =
-      element_bytes * std::size_t(plan.buffers * plan.buffer_rows * batch) + 256 * 2;
+      element_bytes * std::size_t(plan.buffers * plan.buffer_rows * batch) + 256 * 3;
   return plan;
 }
 

@@ -51,17 +51,18 @@ void check_shapes(const Shapes& shapes, const std::vector<Index>& batches) {
     dense = dense_kron(dense, f);
   }
   const Kron<T> A(factors);
-  for (KronAlgorithm algorithm : kAlgorithms) {
-    KronAlgorithmGuard guard(algorithm);
-    for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
-      const HostMatrix<T> G = apply_op(op, dense);
-      for (Index batch : batches) {
+  for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+    const HostMatrix<T> G = apply_op(op, dense);
+    for (Index batch : batches) {
+      // One CPU reference per form and batch, shared by every algorithm and layout pair.
+      const T alpha = random_scalar<T>(), beta = random_scalar<T>();
+      const HostMatrix<T> x = random_matrix<T>(G.cols(), batch);
+      const HostMatrix<T> y0 = random_matrix<T>(G.rows(), batch);
+      const HostMatrix<T> expected = alpha * (G * x) + beta * y0;
+      for (KronAlgorithm algorithm : kAlgorithms) {
+        KronAlgorithmGuard guard(algorithm);
         for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
           for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
-            const T alpha = random_scalar<T>(), beta = random_scalar<T>();
-            const HostMatrix<T> x = random_matrix<T>(G.cols(), batch);
-            const HostMatrix<T> y0 = random_matrix<T>(G.rows(), batch);
-            const HostMatrix<T> expected = alpha * (G * x) + beta * y0;
             const DeviceMatrix<T> xd = to_device(x, lx);
             DeviceMatrix<T> yd = to_device(y0, ly);
             A.apply(op, xd.view(), yd.view(), alpha, beta);
