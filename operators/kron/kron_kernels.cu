@@ -11,6 +11,7 @@
 // (the same for the whole warp: broadcast reads, 16-byte wide when aligned). Column order
 // follows the output's memory order (s fastest for batch-first data, b fastest for
 // batch-last), so both the loads and the stores coalesce in either layout.
+#include <cuda_pipeline.h>
 #include <algorithm>
 #include <climits>
 
@@ -44,6 +45,38 @@ __device__ __forceinline__ D factor_value(const D* g, long long sq, long long sp
   return conj ? conjugate(v) : v;
 }
 
+// Global -> shared copy that does not go through registers (cp.async): a thread issues all
+// of its tile's loads before waiting for any, so the load phase is bound by bandwidth, not
+// by one memory latency per element.
+template <class D>
+__device__ __forceinline__ void copy_async(D* dst, const D* src) {
+  __pipeline_memcpy_async(dst, src, sizeof(D));
+}
+
+// Stages G[q0..q0+nq)[p0..p0+np) (or the identity) into gs as [p][ld] (q fastest), zero
+// outside the factor; conjugation is applied by each thread to its own elements after the
+// copies land, so call finish_factor_tile after __pipeline_wait_prior.
+template <class D>
+__device__ __forceinline__ void stage_factor_tile(D* gs, int ld, int np, int nq, const D* g,
+                                                  long long sq, long long sp, int P, int Q, int p0,
+                                                  int q0) {
+  for (int e = threadIdx.x; e < np * ld; e += blockDim.x) {
+    const int q = e % ld, p = e / ld;
+    D* dst = gs + e;
+    const bool inside = q < nq && p0 + p < P && q0 + q < Q;
+    if (inside && g != nullptr)
+      copy_async(dst, g + (q0 + q) * sq + (p0 + p) * sp);
+    else
+      *dst = inside && p0 + p == q0 + q ? unit<D>() : D{};
+  }
+}
+template <class D>
+__device__ __forceinline__ void finish_factor_tile(D* gs, int ld, int np, int conj) {
+  if (!conj) return;
+  for (int e = threadIdx.x; e < np * ld; e += blockDim.x)
+    gs[e] = conjugate(gs[e]);
+}
+
 template <class D>
 __device__ __forceinline__ D epilogue(D acc, D* y, int scale, int beta_zero, D alpha, D beta) {
   if (!scale) return acc;
@@ -68,6 +101,7 @@ struct StepArgs {
   long long s_tiles;
   int ts, tb, log_ts, log_tb;  // tile extents in s and b (powers of two)
   int tp, tq, ntc;             // p chunk, q per block, column threads
+  int log_tp;                  // log2(tp), or -1 when tp is no power of two
   int ldx;                     // row length of xs
   int g_offset;                // elements from xs to gs (16-byte aligned)
   int in_feature_fast;         // load order: features contiguous (ColMajor input)
@@ -102,29 +136,39 @@ __global__ void __launch_bounds__(256) kron_step_kernel(const StepArgs<D> a) {
     for (int e = tid; e < n_x; e += blockDim.x) {
       int p, sl, bl;
       if (a.in_feature_fast) {
-        p = e % a.tp;
-        const int r = e / a.tp;
+        int r;
+        if (a.log_tp >= 0) {
+          p = e & (a.tp - 1);
+          r = e >> a.log_tp;
+        } else {
+          p = e % a.tp;
+          r = e / a.tp;
+        }
         sl = r & (a.ts - 1);
         bl = r >> a.log_ts;
       } else {
         bl = e & (a.tb - 1);
         const int r = e >> a.log_tb;
-        p = r % a.tp;
-        sl = r / a.tp;
+        if (a.log_tp >= 0) {
+          p = r & (a.tp - 1);
+          sl = r >> a.log_tp;
+        } else {
+          p = r % a.tp;
+          sl = r / a.tp;
+        }
       }
       const int c = SFast ? sl + (bl << a.log_ts) : bl + (sl << a.log_tb);
       const long long s = s0 + sl, b = b0 + bl;
-      D v{};
-      if (p0 + p < a.P && s < a.S && b < a.B) v = a.x[(s * a.P + p0 + p) * a.x_fs + b * a.x_bs];
-      xs[p * a.ldx + c] = v;
+      D* dst = xs + p * a.ldx + c;
+      if (p0 + p < a.P && s < a.S && b < a.B)
+        copy_async(dst, a.x + (s * a.P + p0 + p) * a.x_fs + b * a.x_bs);
+      else
+        *dst = D{};
     }
-    for (int e = tid; e < a.tp * a.tq; e += blockDim.x) {
-      const int q = e % a.tq, p = e / a.tq;
-      D v{};
-      if (p0 + p < a.P && q0 + q < a.Q)
-        v = factor_value(a.g, a.g_sq, a.g_sp, a.conj_g, q0 + q, p0 + p);
-      gs[p * a.tq + q] = v;
-    }
+    stage_factor_tile(gs, a.tq, a.tp, a.tq, a.g, a.g_sq, a.g_sp, a.P, a.Q, p0, q0);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    finish_factor_tile(gs, a.tq, a.tp, a.conj_g);
     __syncthreads();
     const int tp_here = min(a.tp, a.P - p0);
 #pragma unroll 4
@@ -260,6 +304,7 @@ void step_dispatch(StepArgs<D> a, int rq_wanted, bool s_fast, cudaStream_t strea
     a.tp = (a.tp + 1) / 2;
     layout();
   }
+  a.log_tp = (a.tp & (a.tp - 1)) == 0 ? log2_exact(a.tp) : -1;
   a.s_tiles = (a.S + a.ts - 1) / a.ts;
   const long long b_tiles = (a.B + a.tb - 1) / a.tb;
   switch (rq) {
@@ -293,9 +338,10 @@ struct FusedArgs {
   long long y_fs, y_bs;
   long long chunks, B, l_tiles;
   int chunk_in, chunk_out;
-  int tl;   // chunks per block
-  int ld;   // elements between chunks in shared memory
-  int buf;  // elements per buffer
+  int tl, log_tl;    // chunks per block (a power of two)
+  int log_chunk_in;  // log2(chunk_in), or -1
+  int ld;            // elements between chunks in shared memory
+  int buf;           // elements per buffer
   D alpha, beta;
   int scale, beta_zero;
 };
@@ -308,6 +354,8 @@ __device__ __forceinline__ int padded(int i) {
   return i + i / every;
 }
 
+// Each thread item computes two slices (s and s + half) x RQ values of q, so that every
+// factor value read from shared memory feeds two multiply-adds.
 template <class D, int RQ>
 __global__ void __launch_bounds__(256) kron_fused_kernel(const FusedArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -322,18 +370,30 @@ __global__ void __launch_bounds__(256) kron_fused_kernel(const FusedArgs<D> a) {
   // The block's chunks are contiguous in a batch-first input: one coalesced sweep.
   const int n_in = a.tl * a.chunk_in;
   for (int e = tid; e < n_in; e += blockDim.x) {
-    const int l = e / a.chunk_in, k = e - l * a.chunk_in;
-    D v{};
-    if (L0 + l < a.chunks) v = a.x[((L0 + l) * a.chunk_in + k) * a.x_fs + b * a.x_bs];
-    buf0[l * a.ld + padded<D>(k)] = v;
+    int l, k;
+    if (a.log_chunk_in >= 0) {
+      l = e >> a.log_chunk_in;
+      k = e & (a.chunk_in - 1);
+    } else {
+      l = e / a.chunk_in;
+      k = e - l * a.chunk_in;
+    }
+    D* dst = buf0 + l * a.ld + padded<D>(k);
+    if (L0 + l < a.chunks)
+      copy_async(dst, a.x + ((L0 + l) * a.chunk_in + k) * a.x_fs + b * a.x_bs);
+    else
+      *dst = D{};
   }
   for (int f = 0; f < a.count; ++f) {
     const FusedFactor<D> F = a.f[f];
     const int qpad = (F.Q + RQ - 1) / RQ * RQ;
-    for (int e = tid; e < F.P * qpad; e += blockDim.x) {
-      const int q = e % qpad, p = e / qpad;
-      gs[F.g_offset + e] = q < F.Q ? factor_value(F.g, F.sq, F.sp, F.conj, q, p) : D{};
-    }
+    stage_factor_tile(gs + F.g_offset, qpad, F.P, qpad, F.g, F.sq, F.sp, F.P, F.Q, 0, 0);
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  for (int f = 0; f < a.count; ++f) {
+    const FusedFactor<D> F = a.f[f];
+    finish_factor_tile(gs + F.g_offset, (F.Q + RQ - 1) / RQ * RQ, F.P, F.conj);
   }
   __syncthreads();
 
@@ -343,35 +403,47 @@ __global__ void __launch_bounds__(256) kron_fused_kernel(const FusedArgs<D> a) {
   for (int f = 0; f < a.count; ++f) {
     const FusedFactor<D> F = a.f[f];
     const int S = cur / F.P;
+    const int half = (S + 1) / 2;
     const int qgroups = (F.Q + RQ - 1) / RQ;
     const int qpad = qgroups * RQ;
-    const int items = S * a.tl * qgroups;
+    const int items = half * a.tl * qgroups;
     for (int w = tid; w < items; w += blockDim.x) {
-      const int s = w % S;
-      const int r = w / S;
-      const int l = r % a.tl;
-      const int qg = r / a.tl;
-      D acc[RQ];
+      const int s = w % half;
+      const int r = w / half;
+      const int l = r & (a.tl - 1);
+      const int qg = r >> a.log_tl;
+      const bool second = s + half < S;
+      const int s1 = second ? s + half : s;
+      D acc0[RQ], acc1[RQ];
 #pragma unroll
-      for (int i = 0; i < RQ; ++i)
-        acc[i] = D{};
+      for (int i = 0; i < RQ; ++i) {
+        acc0[i] = D{};
+        acc1[i] = D{};
+      }
       const D* xin = in + l * a.ld;
       const D* g = gs + F.g_offset + qg * RQ;
       for (int p = 0; p < F.P; ++p) {
-        const D xv = xin[padded<D>(s * F.P + p)];
+        const D x0 = xin[padded<D>(s * F.P + p)];
+        const D x1 = xin[padded<D>(s1 * F.P + p)];
         const D* grow = g + p * qpad;
         if constexpr ((RQ * sizeof(D)) % 16 == 0) {
           grow = static_cast<const D*>(__builtin_assume_aligned(grow, 16));
         }
 #pragma unroll
-        for (int i = 0; i < RQ; ++i)
-          multiply_add(acc[i], grow[i], xv);
+        for (int i = 0; i < RQ; ++i) {
+          const D gv = grow[i];
+          multiply_add(acc0[i], gv, x0);
+          multiply_add(acc1[i], gv, x1);
+        }
       }
       D* xo = out + l * a.ld;
 #pragma unroll
       for (int i = 0; i < RQ; ++i) {
         const int q = qg * RQ + i;
-        if (q < F.Q) xo[padded<D>(q * S + s)] = acc[i];
+        if (q < F.Q) {
+          xo[padded<D>(q * S + s)] = acc0[i];
+          if (second) xo[padded<D>(q * S + s1)] = acc1[i];
+        }
       }
     }
     __syncthreads();
@@ -385,7 +457,7 @@ __global__ void __launch_bounds__(256) kron_fused_kernel(const FusedArgs<D> a) {
   // consecutive there, so consecutive threads take consecutive chunks.
   const int n_out = a.tl * a.chunk_out;
   for (int e = tid; e < n_out; e += blockDim.x) {
-    const int l = e % a.tl, J = e / a.tl;
+    const int l = e & (a.tl - 1), J = e >> a.log_tl;
     if (L0 + l >= a.chunks) continue;
     D* yp = a.y + (J * a.chunks + L0 + l) * a.y_fs + b * a.y_bs;
     *yp = epilogue(in[l * a.ld + padded<D>(J)], yp, a.scale, a.beta_zero, a.alpha, a.beta);
@@ -532,15 +604,17 @@ void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, Matrix
   a.chunk_in = int(chunk_in);
   a.chunk_out = int(chunk_out);
   a.ld = int(kron_chunk_stride(max_len, bytes));
-  // Chunks per block: no more than the pass has, then fewer until shared memory fits, but
-  // (when there are enough chunks) at least a 32-byte sector's worth for the stores.
+  // Chunks per block: no more than the pass has, then fewer until shared memory fits. Few
+  // chunks per block means short runs per output row, but neighbouring blocks write the
+  // neighbouring pieces at about the same time and L2 merges them into whole sectors.
   Index tl = 32;
   while (tl > 1 && tl / 2 >= pow2_ceil(a.chunks))
     tl /= 2;
-  while (tl > kron_min_chunks_per_block(bytes) &&
-         kron_fused_shared_bytes(shapes, tl, bytes, rq) > kKronFusedSharedBudget)
+  while (tl > 1 && kron_fused_shared_bytes(shapes, tl, bytes, rq) > kKronFusedSharedBudget)
     tl /= 2;
   a.tl = int(tl);
+  a.log_tl = log2_exact(tl);
+  a.log_chunk_in = (chunk_in & (chunk_in - 1)) == 0 ? log2_exact(chunk_in) : -1;
   // Buffers rounded to 16 bytes: the factors behind them are read with 16-byte loads.
   const int align = int(std::max<std::size_t>(1, 16 / bytes));
   a.buf = (int(tl) * a.ld + align - 1) / align * align;

@@ -3,11 +3,12 @@
 // A pass over device memory costs reading the intermediate and writing the next one, so for
 // small factors (arithmetic intensity about P flops per element) the number of passes, not
 // the arithmetic, sets the time. FastKron's fusion applies several consecutive factors to a
-// chunk of prod(P_f) contiguous features held in shared memory; the chunk must fit (with two
-// buffers and enough chunks per block to fill 32-byte sectors on the store). Auto fuses
-// only small factors (P, Q <= 16) on batch-first (ColMajor) data, where the chunks are
-// contiguous in memory; larger factors are compute-bound and the one-factor kernel, with
-// its larger register tile, does the arithmetic faster.
+// chunk of prod(P_f) contiguous features held in shared memory; the chunk must fit (two
+// buffers and the factors). Auto fuses only small factors on batch-first (ColMajor) data,
+// where the chunks are contiguous in memory: up to P, Q <= 32 in float, 16 in wider types (measured
+// on an H100: fused 32^4 beat one factor per launch in float, lost in double). A chunk may be as
+// large as shared memory allows with one chunk per block (8^4, 16^3, 32^2 in float), so 8^6, 8^8,
+// 16^5 and 16^6 take two passes.
 #include "operators/kron/kron_plan.hpp"
 
 #include <algorithm>
@@ -32,7 +33,8 @@ std::size_t kron_fused_shared_bytes(std::span<const KronShape> group, Index chun
     g_elems += it->P * ((it->Q + rq - 1) / rq * rq);
   }
   const Index stride = kron_chunk_stride(max_len, element_bytes);
-  return element_bytes * std::size_t(2 * chunks_per_block * stride + g_elems);
+  // + 64: the buffers are rounded up to 16 bytes.
+  return element_bytes * std::size_t(2 * chunks_per_block * stride + g_elems) + 64;
 }
 
 namespace {
@@ -72,15 +74,14 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
                         : algorithm == KronAlgorithm::Fused ? kKronMaxFusedDim
                                                             : (layout == Layout::ColMajor ? 16 : 0);
   const int rq = kron_fused_rq(element_bytes);
-  const Index min_chunks = kron_min_chunks_per_block(element_bytes);
   int hi = n - 1;
   while (hi >= 0) {
     int lo = hi;
     if (fusable(shapes[hi], max_dim)) {
       while (lo - 1 >= 0 && hi - (lo - 1) + 1 <= kKronMaxFused &&
              fusable(shapes[lo - 1], max_dim) &&
-             kron_fused_shared_bytes(shapes.subspan(lo - 1, hi - lo + 2), min_chunks, element_bytes,
-                                     rq) <= kKronFusedSharedBudget)
+             kron_fused_shared_bytes(shapes.subspan(lo - 1, hi - lo + 2), 1, element_bytes, rq) <=
+                 kKronFusedSharedBudget)
         --lo;
     }
     plan.passes.push_back({lo, hi});

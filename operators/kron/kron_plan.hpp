@@ -48,10 +48,6 @@ inline Index kron_chunk_stride(Index max_len, std::size_t element_bytes) {
   const Index padded = kron_padded(max_len, element_bytes) + 1;
   return padded % 2 == 0 ? padded + 1 : padded;
 }
-// The fewest chunks a block holds so that its stores fill whole 32-byte sectors.
-inline Index kron_min_chunks_per_block(std::size_t element_bytes) {
-  return std::max<Index>(1, Index(32 / element_bytes));
-}
 // Shared memory of a fused block: two chunk buffers plus every factor of the group.
 std::size_t kron_fused_shared_bytes(std::span<const KronShape> group, Index chunks_per_block,
                                     std::size_t element_bytes, int rq);
