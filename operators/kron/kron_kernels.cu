@@ -104,6 +104,7 @@ struct StepArgs {
   int log_tp;                  // log2(tp), or -1 when tp is no power of two
   int ldx;                     // row length of xs
   int g_offset;                // elements from xs to gs (16-byte aligned)
+  int stage;                   // elements of one (xs, gs) buffer (16-byte aligned)
   int in_feature_fast;         // load order: features contiguous (ColMajor input)
   D alpha, beta;
   int scale, beta_zero;
@@ -112,8 +113,7 @@ struct StepArgs {
 template <class D, int RC, int RQ, bool SFast>
 __global__ void __launch_bounds__(256) kron_step_kernel(const StepArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
-  D* xs = reinterpret_cast<D*>(shared_raw);
-  D* gs = xs + a.g_offset;
+  D* shared = reinterpret_cast<D*>(shared_raw);
 
   const int tid = threadIdx.x;
   const int tc = tid & (a.ntc - 1);
@@ -131,7 +131,12 @@ __global__ void __launch_bounds__(256) kron_step_kernel(const StepArgs<D> a) {
     for (int i = 0; i < RQ; ++i)
       acc[j][i] = D{};
 
-  for (int p0 = 0; p0 < a.P; p0 += a.tp) {
+  // Chunk k of P is staged into buffer k % 2 while chunk k - 1 is multiplied (cp.async
+  // double buffering): the tile loads of all but the first chunk hide behind arithmetic.
+  auto stage = [&](int k) {
+    const int p0 = k * a.tp;
+    D* xs = shared + (k & 1) * a.stage;
+    D* gs = xs + a.g_offset;
     const int n_x = a.tp * tcols;
     for (int e = tid; e < n_x; e += blockDim.x) {
       int p, sl, bl;
@@ -166,11 +171,19 @@ __global__ void __launch_bounds__(256) kron_step_kernel(const StepArgs<D> a) {
         *dst = D{};
     }
     stage_factor_tile(gs, a.tq, a.tp, a.tq, a.g, a.g_sq, a.g_sp, a.P, a.Q, p0, q0);
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
+  };
+  const int chunks = (a.P + a.tp - 1) / a.tp;
+  stage(0);
+  __pipeline_commit();
+  for (int k = 0; k < chunks; ++k) {
+    if (k + 1 < chunks) stage(k + 1);
+    __pipeline_commit();  // possibly empty: keeps "all but the newest group" = chunk k
+    __pipeline_wait_prior(1);
+    const D* xs = shared + (k & 1) * a.stage;
+    D* gs = shared + (k & 1) * a.stage + a.g_offset;
     finish_factor_tile(gs, a.tq, a.tp, a.conj_g);
     __syncthreads();
-    const int tp_here = min(a.tp, a.P - p0);
+    const int tp_here = min(a.tp, a.P - k * a.tp);
 #pragma unroll 4
     for (int p = 0; p < tp_here; ++p) {
       D xv[RC], gv[RQ];
@@ -190,7 +203,7 @@ __global__ void __launch_bounds__(256) kron_step_kernel(const StepArgs<D> a) {
         for (int i = 0; i < RQ; ++i)
           multiply_add(acc[j][i], gv[i], xv[j]);
     }
-    __syncthreads();
+    __syncthreads();  // buffer k % 2 is refilled by the stage of chunk k + 2
   }
 
 #pragma unroll
@@ -232,7 +245,7 @@ long long pow2_ceil(long long v) {
 template <class D, int RC, int RQ>
 void launch_step(StepArgs<D> a, bool s_fast, long long b_tiles, cudaStream_t stream) {
   const int threads = a.ntc * (a.tq / RQ);
-  const std::size_t shared = sizeof(D) * std::size_t(a.g_offset + a.tp * a.tq);
+  const std::size_t shared = sizeof(D) * std::size_t(2 * a.stage);
   const long long blocks = a.s_tiles * b_tiles;
   require<DeviceError>(blocks <= INT_MAX, "kron: ", blocks, " thread blocks exceed the grid limit");
   const dim3 grid(unsigned(blocks), unsigned((a.Q + a.tq - 1) / a.tq));
@@ -290,17 +303,18 @@ void step_dispatch(StepArgs<D> a, int rq_wanted, bool s_fast, cudaStream_t strea
   }
   a.log_ts = log2_exact(a.ts);
   a.log_tb = log2_exact(a.tb);
-  // Chunk of P: up to 32 at a time, fewer when the tile would pass 100 KB of shared memory
-  // (two blocks per SM still fit).
+  // Chunk of P: up to 32 at a time, fewer when the two staged tiles would pass 100 KB of
+  // shared memory (two blocks per SM still fit).
   a.tp = std::min(a.P, 32);
   const int words = int(sizeof(D) / 4);
   auto layout = [&] {
     const int pad = std::max(1, (32 / words) / std::max(1, a.tp));
     a.ldx = int(tcols) + pad;
     a.g_offset = (a.tp * a.ldx * int(sizeof(D)) + 15) / 16 * 16 / int(sizeof(D));
+    a.stage = ((a.g_offset + a.tp * a.tq) * int(sizeof(D)) + 15) / 16 * 16 / int(sizeof(D));
   };
   layout();
-  while (a.tp > 1 && sizeof(D) * std::size_t(a.g_offset + a.tp * a.tq) > 100 * 1024) {
+  while (a.tp > 1 && sizeof(D) * std::size_t(2 * a.stage) > 100 * 1024) {
     a.tp = (a.tp + 1) / 2;
     layout();
   }
@@ -354,9 +368,9 @@ __device__ __forceinline__ int padded(int i) {
   return i + i / every;
 }
 
-// Each thread item computes two slices (s and s + half) x RQ values of q, so that every
-// factor value read from shared memory feeds two multiply-adds.
-template <class D, int RQ>
+// Each thread item computes RS slices (s, s + part, ...) x RQ values of q, so that every
+// factor value read from shared memory feeds RS multiply-adds and every x value RQ.
+template <class D, int RQ, int RS>
 __global__ void __launch_bounds__(256) kron_fused_kernel(const FusedArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   D* buf0 = reinterpret_cast<D*>(shared_raw);
@@ -403,28 +417,51 @@ __global__ void __launch_bounds__(256) kron_fused_kernel(const FusedArgs<D> a) {
   for (int f = 0; f < a.count; ++f) {
     const FusedFactor<D> F = a.f[f];
     const int S = cur / F.P;
-    const int half = (S + 1) / 2;
+    const int part = (S + RS - 1) / RS;  // slices s, s + part, s + 2 part, ... per item
     const int qgroups = (F.Q + RQ - 1) / RQ;
     const int qpad = qgroups * RQ;
-    const int items = half * a.tl * qgroups;
+    const int items = part * a.tl * qgroups;
+    // Power-of-two extents (the common case) index with shifts; P <= 32 dividing the
+    // padding period keeps a slice inside one padding run, so its base is padded once.
+    const bool pow2_part = (part & (part - 1)) == 0;
+    const int log_part = __ffs(part) - 1;
+    const bool contiguous_slices = (F.P & (F.P - 1)) == 0 && F.P <= 128 / int(sizeof(D));
     for (int w = tid; w < items; w += blockDim.x) {
-      const int s = w % half;
-      const int r = w / half;
+      int s, r;
+      if (pow2_part) {
+        s = w & (part - 1);
+        r = w >> log_part;
+      } else {
+        s = w % part;
+        r = w / part;
+      }
       const int l = r & (a.tl - 1);
       const int qg = r >> a.log_tl;
-      const bool second = s + half < S;
-      const int s1 = second ? s + half : s;
-      D acc0[RQ], acc1[RQ];
+      int base[RS];
 #pragma unroll
-      for (int i = 0; i < RQ; ++i) {
-        acc0[i] = D{};
-        acc1[i] = D{};
+      for (int k = 0; k < RS; ++k) {
+        const int sk = s + k * part < S ? s + k * part : s;  // a valid row; not stored
+        base[k] = sk * F.P;
       }
+      D acc[RS][RQ];
+#pragma unroll
+      for (int k = 0; k < RS; ++k)
+#pragma unroll
+        for (int i = 0; i < RQ; ++i)
+          acc[k][i] = D{};
       const D* xin = in + l * a.ld;
       const D* g = gs + F.g_offset + qg * RQ;
+      if (contiguous_slices) {
+#pragma unroll
+        for (int k = 0; k < RS; ++k)
+          base[k] = padded<D>(base[k]);
+      }
+#pragma unroll 4
       for (int p = 0; p < F.P; ++p) {
-        const D x0 = xin[padded<D>(s * F.P + p)];
-        const D x1 = xin[padded<D>(s1 * F.P + p)];
+        D xv[RS];
+#pragma unroll
+        for (int k = 0; k < RS; ++k)
+          xv[k] = contiguous_slices ? xin[base[k] + p] : xin[padded<D>(base[k] + p)];
         const D* grow = g + p * qpad;
         if constexpr ((RQ * sizeof(D)) % 16 == 0) {
           grow = static_cast<const D*>(__builtin_assume_aligned(grow, 16));
@@ -432,18 +469,19 @@ __global__ void __launch_bounds__(256) kron_fused_kernel(const FusedArgs<D> a) {
 #pragma unroll
         for (int i = 0; i < RQ; ++i) {
           const D gv = grow[i];
-          multiply_add(acc0[i], gv, x0);
-          multiply_add(acc1[i], gv, x1);
+#pragma unroll
+          for (int k = 0; k < RS; ++k)
+            multiply_add(acc[k][i], gv, xv[k]);
         }
       }
       D* xo = out + l * a.ld;
 #pragma unroll
       for (int i = 0; i < RQ; ++i) {
         const int q = qg * RQ + i;
-        if (q < F.Q) {
-          xo[padded<D>(q * S + s)] = acc0[i];
-          if (second) xo[padded<D>(q * S + s1)] = acc1[i];
-        }
+        if (q >= F.Q) continue;
+#pragma unroll
+        for (int k = 0; k < RS; ++k)
+          if (s + k * part < S) xo[padded<D>(q * S + s + k * part)] = acc[k][i];
       }
     }
     __syncthreads();
@@ -636,12 +674,29 @@ void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, Matrix
     kernel<<<unsigned(blocks), 256, shared, stream>>>(a);
     check_launch("kron_fused_kernel");
   };
-  if constexpr (sizeof(T) == 4)
-    run(kron_fused_kernel<D, 8>);
-  else if constexpr (sizeof(T) == 16)
-    run(kron_fused_kernel<D, 2>);
-  else
-    run(kron_fused_kernel<D, 4>);
+  // Four slices per item when that still leaves every thread an item in each step.
+  Index min_slices = chunk_in;
+  {
+    Index cur = chunk_in;
+    for (int i = 0; i < count; ++i) {
+      min_slices = std::min(min_slices, cur / a.f[i].P);
+      cur = cur / a.f[i].P * a.f[i].Q;
+    }
+  }
+  const bool four = min_slices / 4 * tl >= 256;
+  if constexpr (sizeof(T) == 4) {
+    if (four)
+      run(kron_fused_kernel<D, 8, 4>);
+    else
+      run(kron_fused_kernel<D, 8, 2>);
+  } else if constexpr (sizeof(T) == 16) {
+    run(kron_fused_kernel<D, 2, 2>);
+  } else {
+    if (four)
+      run(kron_fused_kernel<D, 4, 4>);
+    else
+      run(kron_fused_kernel<D, 4, 2>);
+  }
 }
 
 template <class T>
