@@ -4,11 +4,11 @@
 // small factors (arithmetic intensity about P flops per element) the number of passes, not
 // the arithmetic, sets the time. FastKron's fusion applies several consecutive factors to a
 // chunk of prod(P_f) contiguous features held in shared memory; the chunk must fit (two
-// buffers and the factors). Auto fuses only small factors on batch-first (ColMajor) data,
-// where the chunks are contiguous in memory: up to P, Q <= 32 in float, 16 in wider types (measured
-// on an H100: fused 32^4 beat one factor per launch in float, lost in double). A chunk may be as
-// large as shared memory allows with one chunk per block (8^4, 16^3, 32^2 in float), so 8^6, 8^8,
-// 16^5 and 16^6 take two passes.
+// buffers and the factors). Auto fuses only on batch-first (ColMajor) data, where the chunks
+// are contiguous in memory, and only factors up to 32 in float, 16 in wider types: on an
+// H100 (bench/NOTES-kron.md) fusing 32^4 and 32^5 won in float and lost in double. A chunk
+// may be as large as shared memory allows with one chunk per block (8^4, 16^3, 32^2 in
+// float), so 8^6, 8^8, 16^5 and 16^6 take two passes.
 #include "operators/kron/kron_plan.hpp"
 
 #include <algorithm>
@@ -70,9 +70,13 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
     return plan;
   }
 
+  // Auto: small factors on batch-first data; up to 32 in float, 16 in wider types (the
+  // H100 run of bench/NOTES-kron.md: fusing 32^4 and 32^5 won in float, lost in double).
+  const Index auto_dim = element_bytes == 4 ? kKronMaxFusedDim : 16;
   const Index max_dim = algorithm == KronAlgorithm::Sliced  ? 0
                         : algorithm == KronAlgorithm::Fused ? kKronMaxFusedDim
-                                                            : (layout == Layout::ColMajor ? 16 : 0);
+                        : layout == Layout::ColMajor        ? auto_dim
+                                                            : 0;
   const int rq = kron_fused_rq(element_bytes);
   int hi = n - 1;
   while (hi >= 0) {
