@@ -33,6 +33,13 @@ ROWS = {
         ("chain_fusion_speedup_1024", "fused butterfly chain n = 1024 vs factor by factor", "x"),
         ("chain_fusion_speedup_4096", "fused butterfly chain n = 4096 vs factor by factor", "x"),
     ],
+    "kron-summary.json": [
+        ("float32_median_time_over_roofline", "Kron-matmul (Auto), fp32, FastKron Tables 1+3: median time / roofline", "x"),
+        ("float64_median_time_over_roofline", "Kron-matmul (Auto), fp64, FastKron Tables 1+3: median time / roofline", "x"),
+        ("float32_median_speedup_vs_shuffle", "Kron-matmul (Auto), fp32: median speedup vs the shuffle algorithm", "x"),
+        ("float32_speedup_8^6", "Kron-matmul (Auto), fp32 8^6, M = 1024: speedup vs shuffle", "x"),
+        ("float32_speedup_16^5", "Kron-matmul (Auto), fp32 16^5, M = 1024: speedup vs shuffle", "x"),
+    ],
     "factorize-summary.json": [
         ("butterfly_4096_f64_cpu_s", "butterfly factorization 4096 x 4096 double, CPU", "s"),
         ("butterfly_4096_f64_gpu_s", "butterfly factorization 4096 x 4096 double, GPU", "s"),

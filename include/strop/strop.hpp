@@ -20,6 +20,7 @@
 #include "strop/operators/ks_chain.hpp"
 #include "strop/operators/ks_factor.hpp"
 #include "strop/operators/ks_algorithm.hpp"
+#include "strop/operators/kron_matmul.hpp"
 #include "strop/operators/ks_pattern.hpp"
 #include "strop/operators/leaf_support.hpp"
 #include "strop/operators/lowrank.hpp"

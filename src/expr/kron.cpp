@@ -2,6 +2,10 @@
 
 #include "strop/core/buffer.hpp"
 #include "strop/expr/algebra.hpp"
+#include "strop/expr/transposed.hpp"
+#include "strop/operators/dense.hpp"
+#include "strop/operators/identity.hpp"
+#include "strop/operators/kron_matmul.hpp"
 
 namespace strop {
 
@@ -14,9 +18,51 @@ Kron<T>::Kron(std::vector<AnyOperator<T>> factors) : factors_(std::move(factors)
   }
 }
 
+namespace {
+// The engine's view of op(F) when F is a Dense (possibly behind a transpose/adjoint node)
+// or an Identity; false for any other operator (the Kron then runs factor by factor).
+template <class T>
+bool engine_factor(const AnyOperator<T>& f, Op op, Context& ctx, KronFactorRef<T>& ref) {
+  if (f.template as<Identity<T>>() != nullptr) {
+    ref = KronFactorRef<T>::identity(f.rows());
+    return true;
+  }
+  // F = D, D^T or D^H: compose the node's own transposition/conjugation with op.
+  const Dense<T>* d = f.template as<Dense<T>>();
+  bool transpose = false, conjugate = false;
+  if (d == nullptr) {
+    if (const auto* t = f.template as<Transposed<AnyOperator<T>, false>>()) {
+      d = t->inner().template as<Dense<T>>();
+      transpose = true;
+    } else if (const auto* h = f.template as<Transposed<AnyOperator<T>, true>>()) {
+      d = h->inner().template as<Dense<T>>();
+      transpose = true;
+      conjugate = is_complex_v<T>;
+    }
+  }
+  if (d == nullptr) return false;
+  if (op != Op::NoTrans) transpose = !transpose;
+  if (op == Op::Adjoint && is_complex_v<T>) conjugate = !conjugate;
+  ref = KronFactorRef<T>::column_major(d->device_values(ctx), d->rows(), d->cols(),
+                                       transpose ? Op::Trans : Op::NoTrans);
+  ref.conjugate = conjugate;
+  return true;
+}
+}  // namespace
+
 template <class T>
 void Kron<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                               Context& ctx) const {
+  // On the device, products of dense factors go to the Kron-matmul engine (FastKron's
+  // fused sliced multiply, operators/kron/); anything else runs factor by factor below.
+  if (X.space == MemorySpace::Device) {
+    std::vector<KronFactorRef<T>> refs(factors_.size());
+    bool all_dense = true;
+    for (std::size_t f = 0; f < factors_.size() && all_dense; ++f)
+      all_dense = engine_factor(factors_[f], op, ctx, refs[f]);
+    if (all_dense)
+      return kron_matmul<T>(refs, X, Y, alpha, beta, ctx, nullptr, 0, kron_algorithm());
+  }
   const bool transposed = op != Op::NoTrans;
   auto in_dim = [&](const AnyOperator<T>& f) { return transposed ? f.rows() : f.cols(); };
   auto out_dim = [&](const AnyOperator<T>& f) { return transposed ? f.cols() : f.rows(); };

@@ -8,6 +8,9 @@
 // The permuted store replaces the transposes of the shuffle algorithm; after n steps the
 // result is in natural order. Each slice product is the factor's own application, so a
 // factor can be any operator (a KS factor, a product, another Kron, ...).
+// On the device, a product of Dense/Identity factors (also behind transpose/adjoint nodes)
+// goes to the Kron-matmul engine instead (strop/operators/kron_matmul.hpp: fused CUDA
+// kernels, any layout); the algorithm follows kron_algorithm().
 #include <vector>
 
 #include "strop/expr/any_operator.hpp"

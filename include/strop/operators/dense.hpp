@@ -19,6 +19,11 @@ class Dense : public OperatorBase<Dense<T>> {
   Index rows() const { return state_->matrix.rows(); }
   Index cols() const { return state_->matrix.cols(); }
   const HostMatrix<T>& matrix() const { return state_->matrix; }
+  // The cached device copy of the values (column-major rows() x cols()), uploaded on first
+  // use: lets engines that read the values themselves (the Kron-matmul kernels) share it.
+  const T* device_values(Context& ctx) const {
+    return state_->device.get(state_->matrix.data(), state_->matrix.size(), ctx);
+  }
 
   void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;

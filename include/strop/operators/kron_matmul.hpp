@@ -1,0 +1,81 @@
+#pragma once
+// Kron-matmul on the GPU: Y = alpha (G_1 ⊗ G_2 ⊗ ... ⊗ G_n) X + beta Y for dense factors
+// G_f (Q_f x P_f) of any shapes, never materialising the product (issue #8, FastKron).
+//
+//   Fused    FastKron's sliced multiply: one tiled CUDA kernel per factor, or one kernel for
+//            several consecutive small factors (P, Q <= 32) whose chunk fits in shared
+//            memory, intermediates ping-ponging through the workspace.
+//   Sliced   the same kernel, one factor per launch (no multi-factor fusion).
+//   Shuffle  the baseline of GPyTorch/PyKronecker: per factor a reshape, a cuBLAS GEMM and
+//            a transpose kernel.
+//   Auto     Fused, fusing only the factors where it pays (small P and Q, batch-first layout).
+//
+// X and Y are device views in either layout (or any strides). The work space holds the
+// intermediates; pass one of at least kron_matmul_workspace_bytes() to avoid an
+// allocation per call (otherwise a stream-ordered temporary is taken from the driver pool).
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "strop/core/context.hpp"
+#include "strop/core/op.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop {
+
+enum class KronAlgorithm { Auto, Fused, Sliced, Shuffle };
+
+std::string_view to_string(KronAlgorithm algorithm);
+
+// The algorithm used by this thread's GPU applications of Kron<T> (default Auto).
+KronAlgorithm kron_algorithm();
+void set_kron_algorithm(KronAlgorithm algorithm);
+
+class KronAlgorithmGuard {
+ public:
+  explicit KronAlgorithmGuard(KronAlgorithm algorithm) : previous_(kron_algorithm()) {
+    set_kron_algorithm(algorithm);
+  }
+  ~KronAlgorithmGuard() { set_kron_algorithm(previous_); }
+  KronAlgorithmGuard(const KronAlgorithmGuard&) = delete;
+  KronAlgorithmGuard& operator=(const KronAlgorithmGuard&) = delete;
+
+ private:
+  KronAlgorithm previous_;
+};
+
+// One factor as the engine reads it: G (Q x P) with G[q][p] = data[q*stride_q + p*stride_p],
+// conjugated when `conjugate`. data == nullptr stands for the identity (P == Q).
+template <class T>
+struct KronFactorRef {
+  const T* data = nullptr;
+  Index P = 0;  // columns of G: the input extent this factor consumes
+  Index Q = 0;  // rows of G: the output extent it produces
+  Index stride_q = 0;
+  Index stride_p = 0;
+  bool conjugate = false;
+
+  // op(F) for F stored column-major (rows x cols, leading dimension rows) at `data`.
+  static KronFactorRef column_major(const T* data, Index rows, Index cols, Op op) {
+    if (op == Op::NoTrans) return {data, cols, rows, 1, rows, false};
+    return {data, rows, cols, rows, 1, op == Op::Adjoint};
+  }
+  static KronFactorRef identity(Index n) { return {nullptr, n, n, 0, 0, false}; }
+};
+
+// Bytes of device work space kron_matmul needs for these factors, this batch and layout.
+template <class T>
+std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<T>> factors, Index batch,
+                                        Layout layout,
+                                        KronAlgorithm algorithm = KronAlgorithm::Auto);
+
+// Y = alpha (G_1 ⊗ ... ⊗ G_n) X + beta Y on device views. X is (prod P_f) x B, Y is
+// (prod Q_f) x B. `workspace` may be null (then allocated per call) or hold at least
+// kron_matmul_workspace_bytes(...) bytes of device memory. Throws ShapeError on
+// inconsistent shapes, DeviceError without a device or on CUDA/cuBLAS failures.
+template <class T>
+void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, MatrixView<T> Y,
+                 T alpha, T beta, Context& ctx, void* workspace = nullptr,
+                 std::size_t workspace_bytes = 0, KronAlgorithm algorithm = KronAlgorithm::Auto);
+
+}  // namespace strop
