@@ -11,6 +11,8 @@
 // butterflies and Monarch matrices needs.
 #include <cfloat>
 #include <cmath>
+#include <numeric>
+#include <vector>
 
 #include "factorize/svd/jacobi_svd.hpp"
 #include "runtime/cuda_check.hpp"
@@ -141,9 +143,10 @@ __device__ __forceinline__ D block_entry(const DeviceBlocks<D>& in, long long r0
   return in.base[(r0 + i * in.row_stride) + (c0 + l * in.col_stride) * in.ld];
 }
 
+// Thread block b factors block slots[first + b] (block first + b without slots).
 template <class D>
-__global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, D* u_out,
-                                  typename RealOfDevice<D>::type* s_out, D* vh_out,
+__global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, const Index* slots, long long first,
+                                  D* u_out, typename RealOfDevice<D>::type* s_out, D* vh_out,
                                   double* dropped_out, double* norm2_out, int* nonfinite) {
   using R = typename RealOfDevice<D>::type;
   extern __shared__ __align__(16) unsigned char shared[];
@@ -155,7 +158,7 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, D* u_out,
   D* G = reinterpret_cast<D*>(shared + g_offset(q));
   __shared__ int rotated;
 
-  const long long block = blockIdx.x;
+  const long long block = slots ? slots[first + blockIdx.x] : first + blockIdx.x;
   const long long m = sh.rows, n = sh.cols;
   const long long r0 = in.row0 ? in.row0[block] : 0;
   const long long c0 = in.col0 ? in.col0[block] : block * n;
@@ -185,7 +188,7 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, D* u_out,
   // each sweep and updated in between (alpha' = alpha - t |gamma|, beta' = beta + t |gamma|,
   // as LAPACK's xGESVJ does), so a pair costs one dot product instead of three.
   const R eps = sizeof(R) == sizeof(float) ? R(FLT_EPSILON) : R(DBL_EPSILON);
-  const R tolerance = sqrt(R(p)) * eps;
+  const R tolerance = R(p) * eps;
   const int players = int(pad_even(q)), pairs = players / 2;
   const int team = sh.team, lane = tid % team, teams = blockDim.x / team;
   const unsigned team_mask =
@@ -218,8 +221,10 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, D* u_out,
         for (int mask = team / 2; mask > 0; mask >>= 1)
           gamma = add(gamma, shfl_xor(gamma, mask));
         const R g = magnitude(gamma);
-        // Rotate unless g_i and g_j are already orthogonal to working precision (the
-        // sqrt(p) eps threshold of LAPACK's xGESVJ: below it rounding dominates gamma).
+        // Rotate unless g_i and g_j are already orthogonal to working precision: p eps, the
+        // rounding bound of the computed gamma. (A tighter threshold, sqrt(p) eps as in
+        // LAPACK's xGESVJ, kept rotating orthogonal columns of equal norms by 45 degrees
+        // sweep after sweep on rounding noise, which only degraded them.)
         const bool rotate = active && g > tolerance * sqrt(alpha) * sqrt(beta) && g > R(0);
         if (rotate) {
           // The rotation that zeroes the (i, j) entry of the 2 x 2 Gram matrix: with
@@ -358,79 +363,174 @@ bool jacobi_svd_fits(Index rows, Index cols, std::size_t scalar_bytes) {
   return q >= 1 && shared_bytes(p, q, scalar_bytes) <= static_cast<std::size_t>(max_shared_bytes());
 }
 
+namespace {
+
+// One batched SVD: the device outputs, launches over ranges of blocks, the download.
 template <class T>
-double jacobi_block_svd_cuda(const DeviceBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx) {
+class JacobiRun {
+ public:
   using D = DeviceScalar<T>;
   using R = RealOf<T>;
-  const long long count = out.count, m = out.rows, n = out.cols, rank = out.rank;
-  if (count == 0) return 0;
-  require<DeviceError>(jacobi_svd_fits(m, n, sizeof(T)), "jacobi_block_svd: ", m, "x", n,
-                       " blocks do not fit in shared memory");
-  Shape sh{count, m, n, rank, std::max(m, n), std::min(m, n), 0, m < n};
-  const int threads = threads_for(sh.q);
-  sh.team = team_for(sh.q, threads);
-  const std::size_t bytes = shared_bytes(sh.p, sh.q, sizeof(D));
 
-  Buffer<T> u(count * m * rank, MemorySpace::Device, ctx);
-  Buffer<R> s(count * rank, MemorySpace::Device, ctx);
-  Buffer<T> vh(count * rank * n, MemorySpace::Device, ctx);
-  Buffer<double> dropped(count, MemorySpace::Device, ctx), norms(count, MemorySpace::Device, ctx);
-  Buffer<int> nonfinite(1, MemorySpace::Device, ctx);
-  const auto stream = static_cast<cudaStream_t>(ctx.stream());
-  check_cuda(cudaMemsetAsync(nonfinite.data(), 0, sizeof(int), stream), "cudaMemsetAsync");
-
-  auto kernel = jacobi_svd_kernel<D>;
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(bytes)),
-             "cudaFuncSetAttribute(jacobi_svd_kernel)");
-  const DeviceBlocks<D> in{reinterpret_cast<const D*>(blocks.base),
-                           blocks.ld,
-                           blocks.row0,
-                           blocks.col0,
-                           blocks.row_stride,
-                           blocks.col_stride};
-  // A grid dimension holds 2^31 - 1 blocks: launch in slices beyond that.
-  constexpr long long kMaxGrid = 2147483647LL;
-  for (long long first = 0; first < count; first += kMaxGrid) {
-    const long long slice = std::min(kMaxGrid, count - first);
-    Shape part = sh;
-    part.count = slice;
-    DeviceBlocks<D> at = in;
-    if (at.row0) at.row0 += first;
-    if (at.col0) {
-      at.col0 += first;
-    } else {
-      at.base += first * m * n;
-    }
-    kernel<<<static_cast<unsigned>(slice), threads, bytes, stream>>>(
-        part, at, reinterpret_cast<D*>(u.data()) + first * m * rank, s.data() + first * rank,
-        reinterpret_cast<D*>(vh.data()) + first * rank * n, dropped.data() + first,
-        norms.data() + first, nonfinite.data());
-    check_launch("jacobi_svd_kernel");
+  JacobiRun(const BlockSvd<T>& out, Context& ctx)
+      : ctx_(ctx),
+        stream_(static_cast<cudaStream_t>(ctx.stream())),
+        u_(out.count * out.rows * out.rank, MemorySpace::Device, ctx),
+        s_(out.count * out.rank, MemorySpace::Device, ctx),
+        vh_(out.count * out.rank * out.cols, MemorySpace::Device, ctx),
+        dropped_(out.count, MemorySpace::Device, ctx),
+        norms_(out.count, MemorySpace::Device, ctx),
+        nonfinite_(1, MemorySpace::Device, ctx) {
+    const long long m = out.rows, n = out.cols;
+    require<DeviceError>(jacobi_svd_fits(m, n, sizeof(T)), "jacobi_block_svd: ", m, "x", n,
+                         " blocks do not fit in shared memory");
+    shape_ = {out.count, m, n, out.rank, std::max(m, n), std::min(m, n), 0, m < n};
+    threads_ = threads_for(shape_.q);
+    shape_.team = team_for(shape_.q, threads_);
+    bytes_ = shared_bytes(shape_.p, shape_.q, sizeof(D));
+    check_cuda(cudaMemsetAsync(nonfinite_.data(), 0, sizeof(int), stream_), "cudaMemsetAsync");
+    check_cuda(
+        cudaFuncSetAttribute(jacobi_svd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(bytes_)),
+        "cudaFuncSetAttribute(jacobi_svd_kernel)");
   }
 
-  int bad = 0;
-  copy_bytes(&bad, MemorySpace::Host, nonfinite.data(), MemorySpace::Device, sizeof(int), ctx);
-  require<NumericalError>(bad == 0, "factorize: the matrix holds NaN or Inf");
-  copy_bytes(out.u.data(), MemorySpace::Host, u.data(), MemorySpace::Device,
-             sizeof(T) * out.u.size(), ctx);
-  copy_bytes(out.s.data(), MemorySpace::Host, s.data(), MemorySpace::Device,
-             sizeof(R) * out.s.size(), ctx);
-  copy_bytes(out.vh.data(), MemorySpace::Host, vh.data(), MemorySpace::Device,
-             sizeof(T) * out.vh.size(), ctx);
-  copy_bytes(out.dropped.data(), MemorySpace::Host, dropped.data(), MemorySpace::Device,
-             sizeof(double) * out.dropped.size(), ctx);
-  std::vector<double> block_norms(static_cast<std::size_t>(count));
-  copy_bytes(block_norms.data(), MemorySpace::Host, norms.data(), MemorySpace::Device,
-             sizeof(double) * block_norms.size(), ctx);
-  double total = 0;
-  for (double v : block_norms)
-    total += v;
-  return total;
+  // Factors blocks slots[first, first + count) (blocks first.. without slots), on the
+  // context's stream.
+  void launch(const DeviceBlocks<T>& blocks, const Index* slots, long long first, long long count) {
+    const DeviceBlocks<D> in{reinterpret_cast<const D*>(blocks.base),
+                             blocks.ld,
+                             blocks.row0,
+                             blocks.col0,
+                             blocks.row_stride,
+                             blocks.col_stride};
+    constexpr long long kMaxGrid = 2147483647LL;  // a grid dimension's limit
+    for (long long at = first; at < first + count; at += kMaxGrid) {
+      const long long grid = std::min(kMaxGrid, first + count - at);
+      jacobi_svd_kernel<D><<<static_cast<unsigned>(grid), threads_, bytes_, stream_>>>(
+          shape_, in, slots, at, reinterpret_cast<D*>(u_.data()), s_.data(),
+          reinterpret_cast<D*>(vh_.data()), dropped_.data(), norms_.data(), nonfinite_.data());
+      check_launch("jacobi_svd_kernel");
+    }
+  }
+
+  // Waits, checks for NaN/Inf, fills `out`; returns the blocks' total squared norm.
+  double finish(BlockSvd<T>& out) {
+    int bad = 0;
+    copy_bytes(&bad, MemorySpace::Host, nonfinite_.data(), MemorySpace::Device, sizeof(int), ctx_);
+    require<NumericalError>(bad == 0, "factorize: the matrix holds NaN or Inf");
+    download(out.u.data(), u_);
+    download(out.s.data(), s_);
+    download(out.vh.data(), vh_);
+    download(out.dropped.data(), dropped_);
+    std::vector<double> block_norms(static_cast<std::size_t>(out.count));
+    download(block_norms.data(), norms_);
+    double total = 0;
+    for (double v : block_norms)
+      total += v;
+    return total;
+  }
+
+ private:
+  template <class V>
+  void download(V* host, const Buffer<V>& device) {
+    copy_bytes(host, MemorySpace::Host, device.data(), MemorySpace::Device,
+               sizeof(V) * static_cast<std::size_t>(device.size()), ctx_);
+  }
+
+  Context& ctx_;
+  cudaStream_t stream_;
+  Buffer<T> u_;
+  Buffer<R> s_;
+  Buffer<T> vh_;
+  Buffer<double> dropped_, norms_;
+  Buffer<int> nonfinite_;
+  Shape shape_{};
+  int threads_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+// A second stream and an event for uploads that overlap the factoring (released after
+// pending copies, also when an exception leaves early).
+struct UploadStream {
+  UploadStream() {
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaEventCreateWithFlags(&arrived, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~UploadStream() {
+    cudaStreamSynchronize(stream);
+    cudaEventDestroy(arrived);
+    cudaStreamDestroy(stream);
+  }
+  UploadStream(const UploadStream&) = delete;
+  UploadStream& operator=(const UploadStream&) = delete;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t arrived = nullptr;
+};
+
+}  // namespace
+
+template <class T>
+double jacobi_block_svd_cuda(const DeviceBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx) {
+  if (out.count == 0) return 0;
+  JacobiRun<T> run(out, ctx);
+  run.launch(blocks, nullptr, 0, out.count);
+  return run.finish(out);
 }
 
-#define STROP_INSTANTIATE(T) \
-  template double jacobi_block_svd_cuda(const DeviceBlocks<T>&, BlockSvd<T>&, Context&);
+template <class T>
+double jacobi_block_svd_streamed(const StridedBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx) {
+  const Index count = out.count, ld = blocks.matrix_rows, columns = blocks.matrix_cols;
+  if (count == 0) return 0;
+  JacobiRun<T> run(out, ctx);
+  // Blocks in the order their last column arrives.
+  auto last_column = [&](Index q) {
+    return blocks.col0[static_cast<std::size_t>(q)] + (blocks.cols - 1) * blocks.col_stride;
+  };
+  std::vector<Index> slots(static_cast<std::size_t>(count));
+  std::iota(slots.begin(), slots.end(), Index(0));
+  std::stable_sort(slots.begin(), slots.end(),
+                   [&](Index x, Index y) { return last_column(x) < last_column(y); });
+  Buffer<T> matrix(ld * columns, MemorySpace::Device, ctx);
+  Buffer<Index> row0(count, MemorySpace::Device, ctx), col0(count, MemorySpace::Device, ctx),
+      order(count, MemorySpace::Device, ctx);
+  copy_bytes(row0.data(), MemorySpace::Device, blocks.row0.data(), MemorySpace::Host,
+             sizeof(Index) * count, ctx);
+  copy_bytes(col0.data(), MemorySpace::Device, blocks.col0.data(), MemorySpace::Host,
+             sizeof(Index) * count, ctx);
+  copy_bytes(order.data(), MemorySpace::Device, slots.data(), MemorySpace::Host,
+             sizeof(Index) * count, ctx);
+  const DeviceBlocks<T> on_device{matrix.data(),    ld, row0.data(), col0.data(), blocks.row_stride,
+                                  blocks.col_stride};
+  // Column panels go up on a second stream while the blocks of the panels already there are
+  // factored (a pageable copy holds the host until it is done, the kernels run meanwhile).
+  constexpr Index kPanels = 8;
+  UploadStream upload;
+  const auto compute = static_cast<cudaStream_t>(ctx.stream());
+  Index next = 0;
+  for (Index panel = 0; panel < kPanels; ++panel) {
+    const Index begin = columns * panel / kPanels, end = columns * (panel + 1) / kPanels;
+    if (end > begin) {
+      check_cuda(cudaMemcpyAsync(matrix.data() + begin * ld, blocks.matrix + begin * ld,
+                                 sizeof(T) * static_cast<std::size_t>((end - begin) * ld),
+                                 cudaMemcpyHostToDevice, upload.stream),
+                 "cudaMemcpyAsync (panel upload)");
+      check_cuda(cudaEventRecord(upload.arrived, upload.stream), "cudaEventRecord");
+      check_cuda(cudaStreamWaitEvent(compute, upload.arrived, 0), "cudaStreamWaitEvent");
+    }
+    Index ready = next;
+    while (ready < count && last_column(slots[static_cast<std::size_t>(ready)]) < end)
+      ++ready;
+    if (ready > next) run.launch(on_device, order.data(), next, ready - next);
+    next = ready;
+  }
+  require<ShapeError>(next == count, "jacobi_block_svd: a block reaches past column ", columns);
+  return run.finish(out);
+}
+
+#define STROP_INSTANTIATE(T)                                                             \
+  template double jacobi_block_svd_cuda(const DeviceBlocks<T>&, BlockSvd<T>&, Context&); \
+  template double jacobi_block_svd_streamed(const StridedBlocks<T>&, BlockSvd<T>&, Context&);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail
