@@ -188,7 +188,7 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, const Index* slo
   // each sweep and updated in between (alpha' = alpha - t |gamma|, beta' = beta + t |gamma|,
   // as LAPACK's xGESVJ does), so a pair costs one dot product instead of three.
   const R eps = sizeof(R) == sizeof(float) ? R(FLT_EPSILON) : R(DBL_EPSILON);
-  const R tolerance = R(p) * eps;
+  const R tolerance = sqrt(R(p)) * eps, significant = R(p) * eps;
   const int players = int(pad_even(q)), pairs = players / 2;
   const int team = sh.team, lane = tid % team, teams = blockDim.x / team;
   const unsigned team_mask =
@@ -221,11 +221,13 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, const Index* slo
         for (int mask = team / 2; mask > 0; mask >>= 1)
           gamma = add(gamma, shfl_xor(gamma, mask));
         const R g = magnitude(gamma);
-        // Rotate unless g_i and g_j are already orthogonal to working precision: p eps, the
-        // rounding bound of the computed gamma. (A tighter threshold, sqrt(p) eps as in
-        // LAPACK's xGESVJ, kept rotating orthogonal columns of equal norms by 45 degrees
-        // sweep after sweep on rounding noise, which only degraded them.)
-        const bool rotate = active && g > tolerance * sqrt(alpha) * sqrt(beta) && g > R(0);
+        // Rotate unless g_i and g_j are orthogonal to working precision (sqrt(p) eps, as in
+        // LAPACK's xGESVJ: the derived side U^H A needs U orthonormal to that level). Only a
+        // rotation above p eps, the rounding bound of the computed gamma, asks for another
+        // sweep: orthogonal columns of equal norms otherwise rotate by 45 degrees on rounding
+        // noise sweep after sweep, degrading them.
+        const R cosine = g / (sqrt(alpha) * sqrt(beta));
+        const bool rotate = active && g > R(0) && cosine > tolerance;
         if (rotate) {
           // The rotation that zeroes the (i, j) entry of the 2 x 2 Gram matrix: with
           // e = gamma / |gamma|, g_i' = c g_i - s conj(e) g_j, g_j' = s e g_i + c g_j.
@@ -244,7 +246,7 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, const Index* slo
           if (lane == 0) {
             norms[i] = double(max(alpha - t * g, R(0)));
             norms[j] = double(beta + t * g);
-            rotated = 1;
+            if (cosine > significant) rotated = 1;
           }
         }
       }
@@ -450,24 +452,6 @@ class JacobiRun {
   std::size_t bytes_ = 0;
 };
 
-// A second stream and an event for uploads that overlap the factoring (released after
-// pending copies, also when an exception leaves early).
-struct UploadStream {
-  UploadStream() {
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    check_cuda(cudaEventCreateWithFlags(&arrived, cudaEventDisableTiming), "cudaEventCreate");
-  }
-  ~UploadStream() {
-    cudaStreamSynchronize(stream);
-    cudaEventDestroy(arrived);
-    cudaStreamDestroy(stream);
-  }
-  UploadStream(const UploadStream&) = delete;
-  UploadStream& operator=(const UploadStream&) = delete;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t arrived = nullptr;
-};
-
 }  // namespace
 
 template <class T>
@@ -478,59 +462,8 @@ double jacobi_block_svd_cuda(const DeviceBlocks<T>& blocks, BlockSvd<T>& out, Co
   return run.finish(out);
 }
 
-template <class T>
-double jacobi_block_svd_streamed(const StridedBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx) {
-  const Index count = out.count, ld = blocks.matrix_rows, columns = blocks.matrix_cols;
-  if (count == 0) return 0;
-  JacobiRun<T> run(out, ctx);
-  // Blocks in the order their last column arrives.
-  auto last_column = [&](Index q) {
-    return blocks.col0[static_cast<std::size_t>(q)] + (blocks.cols - 1) * blocks.col_stride;
-  };
-  std::vector<Index> slots(static_cast<std::size_t>(count));
-  std::iota(slots.begin(), slots.end(), Index(0));
-  std::stable_sort(slots.begin(), slots.end(),
-                   [&](Index x, Index y) { return last_column(x) < last_column(y); });
-  Buffer<T> matrix(ld * columns, MemorySpace::Device, ctx);
-  Buffer<Index> row0(count, MemorySpace::Device, ctx), col0(count, MemorySpace::Device, ctx),
-      order(count, MemorySpace::Device, ctx);
-  copy_bytes(row0.data(), MemorySpace::Device, blocks.row0.data(), MemorySpace::Host,
-             sizeof(Index) * count, ctx);
-  copy_bytes(col0.data(), MemorySpace::Device, blocks.col0.data(), MemorySpace::Host,
-             sizeof(Index) * count, ctx);
-  copy_bytes(order.data(), MemorySpace::Device, slots.data(), MemorySpace::Host,
-             sizeof(Index) * count, ctx);
-  const DeviceBlocks<T> on_device{matrix.data(),    ld, row0.data(), col0.data(), blocks.row_stride,
-                                  blocks.col_stride};
-  // Column panels go up on a second stream while the blocks of the panels already there are
-  // factored (a pageable copy holds the host until it is done, the kernels run meanwhile).
-  constexpr Index kPanels = 8;
-  UploadStream upload;
-  const auto compute = static_cast<cudaStream_t>(ctx.stream());
-  Index next = 0;
-  for (Index panel = 0; panel < kPanels; ++panel) {
-    const Index begin = columns * panel / kPanels, end = columns * (panel + 1) / kPanels;
-    if (end > begin) {
-      check_cuda(cudaMemcpyAsync(matrix.data() + begin * ld, blocks.matrix + begin * ld,
-                                 sizeof(T) * static_cast<std::size_t>((end - begin) * ld),
-                                 cudaMemcpyHostToDevice, upload.stream),
-                 "cudaMemcpyAsync (panel upload)");
-      check_cuda(cudaEventRecord(upload.arrived, upload.stream), "cudaEventRecord");
-      check_cuda(cudaStreamWaitEvent(compute, upload.arrived, 0), "cudaStreamWaitEvent");
-    }
-    Index ready = next;
-    while (ready < count && last_column(slots[static_cast<std::size_t>(ready)]) < end)
-      ++ready;
-    if (ready > next) run.launch(on_device, order.data(), next, ready - next);
-    next = ready;
-  }
-  require<ShapeError>(next == count, "jacobi_block_svd: a block reaches past column ", columns);
-  return run.finish(out);
-}
-
-#define STROP_INSTANTIATE(T)                                                             \
-  template double jacobi_block_svd_cuda(const DeviceBlocks<T>&, BlockSvd<T>&, Context&); \
-  template double jacobi_block_svd_streamed(const StridedBlocks<T>&, BlockSvd<T>&, Context&);
+#define STROP_INSTANTIATE(T) \
+  template double jacobi_block_svd_cuda(const DeviceBlocks<T>&, BlockSvd<T>&, Context&);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

@@ -34,10 +34,5 @@ struct DeviceBlocks {
 template <class T>
 double jacobi_block_svd_cuda(const DeviceBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx);
 
-// The same for blocks read in place from a host matrix: its column panels are uploaded on a
-// second stream while the blocks whose columns have arrived are factored.
-template <class T>
-double jacobi_block_svd_streamed(const StridedBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx);
-
 }  // namespace strop::detail
 #endif

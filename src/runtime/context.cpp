@@ -1,6 +1,5 @@
 #include "strop/core/context.hpp"
 
-#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -53,15 +52,6 @@ void* Context::stream() {
   if (impl_->stream == nullptr) {
     detail::check_cuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking),
                        "cudaStreamCreate");
-    // Temporaries come from the device's stream-ordered pool, which by default unmaps what
-    // was freed at every synchronization: each factorization or chain application would
-    // map its workspace again (milliseconds for a 4096 x 4096 matrix). Keep up to 4 GiB.
-    cudaMemPool_t pool = nullptr;
-    detail::check_cuda(cudaDeviceGetDefaultMemPool(&pool, impl_->device),
-                       "cudaDeviceGetDefaultMemPool");
-    std::uint64_t keep = std::uint64_t(4) << 30;
-    detail::check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
-                       "cudaMemPoolSetAttribute(ReleaseThreshold)");
   }
   return impl_->stream;
 }
