@@ -7,24 +7,13 @@
 #include <vector>
 
 #include "factorize/blast/blast_block_kernels.hpp"
+#include "runtime/cublas_calls.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
 #include "strop/core/buffer.hpp"
 
 namespace strop::detail {
 namespace {
-
-cublasOperation_t to_cublas(Op op) {
-  switch (op) {
-    case Op::NoTrans:
-      return CUBLAS_OP_N;
-    case Op::Trans:
-      return CUBLAS_OP_T;
-    case Op::Adjoint:
-      return CUBLAS_OP_C;
-  }
-  return CUBLAS_OP_N;
-}
 
 template <class T>
 cusolverStatus_t cholesky_batched(cusolverDnHandle_t h, int n, T** a, int lda, int* info,

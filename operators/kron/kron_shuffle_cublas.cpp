@@ -9,42 +9,13 @@
 
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
+#include "runtime/cublas_calls.hpp"
 #include "runtime/cuda_check.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/expr/elementwise.hpp"
 
 namespace strop::detail {
 namespace {
-
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const float* alpha, const float* a, int lda, const float* b, int ldb,
-                    const float* beta, float* c, int ldc) {
-  return cublasSgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const double* alpha, const double* a, int lda, const double* b, int ldb,
-                    const double* beta, double* c, int ldc) {
-  return cublasDgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const std::complex<float>* alpha, const std::complex<float>* a, int lda,
-                    const std::complex<float>* b, int ldb, const std::complex<float>* beta,
-                    std::complex<float>* c, int ldc) {
-  return cublasCgemm(
-      h, ta, tb, m, n, k, reinterpret_cast<const cuComplex*>(alpha),
-      reinterpret_cast<const cuComplex*>(a), lda, reinterpret_cast<const cuComplex*>(b), ldb,
-      reinterpret_cast<const cuComplex*>(beta), reinterpret_cast<cuComplex*>(c), ldc);
-}
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const std::complex<double>* alpha, const std::complex<double>* a,
-                    int lda, const std::complex<double>* b, int ldb,
-                    const std::complex<double>* beta, std::complex<double>* c, int ldc) {
-  return cublasZgemm(h, ta, tb, m, n, k, reinterpret_cast<const cuDoubleComplex*>(alpha),
-                     reinterpret_cast<const cuDoubleComplex*>(a), lda,
-                     reinterpret_cast<const cuDoubleComplex*>(b), ldb,
-                     reinterpret_cast<const cuDoubleComplex*>(beta),
-                     reinterpret_cast<cuDoubleComplex*>(c), ldc);
-}
 
 int to_int(Index v, const char* what) {
   require<DeviceError>(v >= 0 && v <= INT_MAX, "kron shuffle (cuBLAS): ", what, " = ", v,
