@@ -353,10 +353,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blast_converges_for_every_scalar_type, T, ScalarTy
   // A rectangular grid of exact BLAST structure: a wrong conjugate in any step would stall
   // the descent for complex scalars.
   const Index M = 48, N = 72, rb = 3, cb = 4, r = 4;
+  // The descent is non-convex: from one initialization it can stall in a local minimum
+  // (0.1-0.2 relative error seen on such instances), so the best of three initializations
+  // must converge.
   const HostMatrix<T> W = Blast<T>::random(M, N, rb, cb, r, rng()).to_dense();
-  const auto f = factorize_blast(W, rb, cb, r, {.steps = 200});
-  BOOST_TEST(f.history.back() < 0.1 * f.history.front(), ScalarTraits<T>::name);
-  BOOST_TEST(relative_error(f.blast.to_dense(), W) <= 1.0001 * f.report.relative_error + 1e-6);
+  double best = 1;
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const auto f = factorize_blast(W, rb, cb, r, {.steps = 200, .seed = seed});
+    best = std::min(best, f.history.back() / f.history.front());
+    BOOST_TEST(relative_error(f.blast.to_dense(), W) <= 1.0001 * f.report.relative_error + 1e-6);
+  }
+  BOOST_TEST(best < 1e-2, ScalarTraits<T>::name << ": best final error " << best);
 }
 
 BOOST_AUTO_TEST_CASE(blast_progress_can_stop_and_seed_repeats) {
