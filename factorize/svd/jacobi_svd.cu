@@ -11,7 +11,6 @@
 // butterflies and Monarch matrices needs.
 #include <cfloat>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "factorize/svd/jacobi_svd.hpp"
@@ -26,7 +25,7 @@ constexpr int kMaxSweeps = 40;
 constexpr int kScratch = 32;  // doubles for block-wide reductions (one per warp)
 
 struct Shape {
-  long long count, rows, cols, rank;
+  long long rows, cols, rank;
   long long p, q;  // the factored orientation: p x q, p >= q
   int team;        // threads per column pair (a power of two <= 32)
   bool adjoint;    // G = A^H (the block is wide)
@@ -58,14 +57,6 @@ __device__ __forceinline__ R norm2(R a) {
 template <class R>
 __device__ __forceinline__ R norm2(DeviceComplex<R> a) {
   return a.re * a.re + a.im * a.im;
-}
-template <class R>
-__device__ __forceinline__ R real_part(R a) {
-  return a;
-}
-template <class R>
-__device__ __forceinline__ R real_part(DeviceComplex<R> a) {
-  return a.re;
 }
 template <class R>
 __device__ __forceinline__ R scale(R a, R s) {
@@ -386,7 +377,7 @@ class JacobiRun {
     const long long m = out.rows, n = out.cols;
     require<DeviceError>(jacobi_svd_fits(m, n, sizeof(T)), "jacobi_block_svd: ", m, "x", n,
                          " blocks do not fit in shared memory");
-    shape_ = {out.count, m, n, out.rank, std::max(m, n), std::min(m, n), 0, m < n};
+    shape_ = {m, n, out.rank, std::max(m, n), std::min(m, n), 0, m < n};
     threads_ = threads_for(shape_.q);
     shape_.team = team_for(shape_.q, threads_);
     bytes_ = shared_bytes(shape_.p, shape_.q, sizeof(D));

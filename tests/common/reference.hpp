@@ -86,6 +86,16 @@ HostMatrix<T> hadamard_matrix(Index n) {
   return h;
 }
 
+// The Kronecker product a ⊗ b, formed densely.
+template <class T>
+HostMatrix<T> kron_dense(const HostMatrix<T>& a, const HostMatrix<T>& b) {
+  HostMatrix<T> k(a.rows() * b.rows(), a.cols() * b.cols());
+  for (Index i = 0; i < a.rows(); ++i)
+    for (Index j = 0; j < a.cols(); ++j)
+      k.block(i * b.rows(), j * b.cols(), b.rows(), b.cols()) = a(i, j) * b;
+  return k;
+}
+
 // op(D) for a dense matrix.
 template <class T>
 HostMatrix<T> op_of(const HostMatrix<T>& d, Op op) {

@@ -7,22 +7,6 @@ using namespace strop::testing;
 
 namespace {
 
-template <class T>
-HostMatrix<T> dense_kron(const HostMatrix<T>& a, const HostMatrix<T>& b) {
-  HostMatrix<T> out(a.rows() * b.rows(), a.cols() * b.cols());
-  for (Index i = 0; i < a.rows(); ++i)
-    for (Index j = 0; j < a.cols(); ++j)
-      out.block(i * b.rows(), j * b.cols(), b.rows(), b.cols()) = a(i, j) * b;
-  return out;
-}
-
-template <class T>
-HostMatrix<T> apply_op(Op op, const HostMatrix<T>& a) {
-  if (op == Op::Trans) return a.transpose();
-  if (op == Op::Adjoint) return a.adjoint();
-  return a;
-}
-
 using Shapes = std::vector<std::pair<Index, Index>>;  // (rows, cols) of each factor
 
 // Mixed shapes, 1 to 8 factors, small (fused) and large (chunked P) factors.
@@ -48,11 +32,11 @@ void check_shapes(const Shapes& shapes, const std::vector<Index>& batches) {
   for (auto [r, c] : shapes) {
     const HostMatrix<T> f = random_matrix<T>(r, c);
     factors.emplace_back(Dense<T>(f));
-    dense = dense_kron(dense, f);
+    dense = kron_dense(dense, f);
   }
   const Kron<T> A(factors);
   for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
-    const HostMatrix<T> G = apply_op(op, dense);
+    const HostMatrix<T> G = op_of(dense, op);
     for (Index batch : batches) {
       // One CPU reference per form and batch, shared by every algorithm and layout pair.
       const T alpha = random_scalar<T>(), beta = random_scalar<T>();
@@ -103,7 +87,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(transposed_and_identity_factors, T, ScalarTypes) {
                                               AnyOperator<T>(Dense<T>(b).adjoint())});
   const HostMatrix<T> eye = HostMatrix<T>::Identity(3, 3);
   const HostMatrix<T> dense =
-      dense_kron(dense_kron(HostMatrix<T>(a.transpose()), eye), HostMatrix<T>(b.adjoint()));
+      kron_dense(kron_dense(HostMatrix<T>(a.transpose()), eye), HostMatrix<T>(b.adjoint()));
   BOOST_TEST(relative_error(A.to_dense(), dense) <= tolerance<T>(16));
   for (KronAlgorithm algorithm : kAlgorithms) {
     KronAlgorithmGuard guard(algorithm);
@@ -116,7 +100,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(workspace_and_beta_zero, T, ScalarTypes) {
   Context ctx;
   const HostMatrix<T> f1 = random_matrix<T>(8, 8), f2 = random_matrix<T>(6, 4),
                       f3 = random_matrix<T>(8, 8);
-  const HostMatrix<T> dense = dense_kron(dense_kron(f1, f2), f3);
+  const HostMatrix<T> dense = kron_dense(kron_dense(f1, f2), f3);
   const DeviceMatrix<T> d1 = to_device(f1, Layout::ColMajor, ctx),
                         d2 = to_device(f2, Layout::ColMajor, ctx),
                         d3 = to_device(f3, Layout::ColMajor, ctx);

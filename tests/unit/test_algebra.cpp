@@ -4,17 +4,6 @@
 using namespace strop;
 using namespace strop::testing;
 
-namespace {
-template <class T>
-HostMatrix<T> kron_dense(const HostMatrix<T>& a, const HostMatrix<T>& b) {
-  HostMatrix<T> k(a.rows() * b.rows(), a.cols() * b.cols());
-  for (Index i = 0; i < a.rows(); ++i)
-    for (Index j = 0; j < a.cols(); ++j)
-      k.block(i * b.rows(), j * b.cols(), b.rows(), b.cols()) = a(i, j) * b;
-  return k;
-}
-}  // namespace
-
 BOOST_AUTO_TEST_SUITE(algebra)
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(products_sums_and_scaling, T, ScalarTypes) {

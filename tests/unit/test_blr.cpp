@@ -85,15 +85,6 @@ Blast<T> make_blast(const Grid& g, std::vector<T> left, std::vector<T> diag, std
                   std::move(diag), std::move(right));
 }
 
-template <class T>
-HostMatrix<T> kron_dense(const HostMatrix<T>& a, const HostMatrix<T>& b) {
-  HostMatrix<T> out(a.rows() * b.rows(), a.cols() * b.cols());
-  for (Index i = 0; i < a.rows(); ++i)
-    for (Index j = 0; j < a.cols(); ++j)
-      out.block(i * b.rows(), j * b.cols(), b.rows(), b.cols()) = a(i, j) * b;
-  return out;
-}
-
 // Every stored scalar is used in one multiply-add per signal.
 template <class T>
 double expected_flops(Index parameters, Index batch) {
