@@ -6,7 +6,6 @@
 
 #include "factorize/svd/jacobi_svd.hpp"
 #include "factorize/svd/leading_svd.hpp"
-#include "strop/core/buffer.hpp"
 #include "strop/core/error.hpp"
 
 namespace strop::detail {
@@ -78,18 +77,7 @@ std::optional<BlockSvd<T>> block_svd_in_place(const StridedBlocks<T>& blocks, In
   if (!jacobi_svd_fits(blocks.rows, blocks.cols, sizeof(T))) return std::nullopt;
   const Index count = static_cast<Index>(blocks.row0.size());
   BlockSvd<T> out = empty_block_svd<T>(count, blocks.rows, blocks.cols, rank);
-  const Index size = blocks.matrix_rows * blocks.matrix_cols;
-  Buffer<T> matrix(size, MemorySpace::Device, ctx);
-  Buffer<Index> row0(count, MemorySpace::Device, ctx), col0(count, MemorySpace::Device, ctx);
-  copy_bytes(matrix.data(), MemorySpace::Device, blocks.matrix, MemorySpace::Host, sizeof(T) * size,
-             ctx);
-  copy_bytes(row0.data(), MemorySpace::Device, blocks.row0.data(), MemorySpace::Host,
-             sizeof(Index) * count, ctx);
-  copy_bytes(col0.data(), MemorySpace::Device, blocks.col0.data(), MemorySpace::Host,
-             sizeof(Index) * count, ctx);
-  covered = jacobi_block_svd_cuda<T>({matrix.data(), blocks.matrix_rows, row0.data(), col0.data(),
-                                      blocks.row_stride, blocks.col_stride},
-                                     out, ctx);
+  covered = jacobi_block_svd_from_host(blocks, out, ctx);
   return out;
 #else
   (void)blocks;

@@ -34,5 +34,11 @@ struct DeviceBlocks {
 template <class T>
 double jacobi_block_svd_cuda(const DeviceBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx);
 
+// The same for blocks read in place from a column-major host matrix: the matrix goes up
+// in column panels on a second stream, and the blocks of a panel are factored (on the
+// context's stream) as soon as their last column is there.
+template <class T>
+double jacobi_block_svd_from_host(const StridedBlocks<T>& blocks, BlockSvd<T>& out, Context& ctx);
+
 }  // namespace strop::detail
 #endif

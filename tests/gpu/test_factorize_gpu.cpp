@@ -148,6 +148,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(monarch_matches_cpu, T, ScalarTypes) {
   BOOST_CHECK_THROW(factorize_monarch(W, 4, 4, 2, {.device = Device::cuda}), NumericalError);
 }
 
+// Matrices above 32 MB go to the device in column panels on a second stream, each panel's
+// blocks factored as soon as it is there (the tests above fit one panel): about 75 MB here,
+// four panels, blocks ordered by their last column.
+BOOST_AUTO_TEST_CASE_TEMPLATE(large_matrices_upload_in_panels, T, ScalarTypes) {
+  const Index rows = 2048, cols = 9216 * Index(sizeof(float)) / Index(sizeof(T));
+  const Index rb = 16, cb = 36, r = 3;
+  const HostMatrix<T> exact = Monarch<T>::random(rows, cols, rb, cb, r, rng()).to_dense();
+  const auto f = factorize_monarch(exact, rb, cb, r, {.device = Device::cuda});
+  BOOST_TEST(f.report.relative_error <= 100 * exact_tolerance<T>());
+  const HostMatrix<T> W = random_matrix<T>(rows, cols);
+  const auto cpu = factorize_monarch(W, rb, cb, r);
+  const auto gpu = factorize_monarch(W, rb, cb, r, {.device = Device::cuda});
+  BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
+             1e-4 * cpu.report.relative_error);
+  // The butterfly's blocks are strided rectangles whose last columns spread over the panels.
+  if constexpr (!is_complex_v<T>) {
+    const Index n = 4096 * Index(sizeof(float)) / Index(sizeof(T));
+    const auto b =
+        factorize_ks_chain(hadamard_matrix<T>(n), butterfly_patterns(n), {.device = Device::cuda});
+    BOOST_TEST(b.report.relative_error <= exact_tolerance<T>(), "n=" << n);
+  }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(lowrank_and_kron_match_cpu, T, ScalarTypes) {
   const HostMatrix<T> W = random_matrix<T>(200, 120);
   for (Index rank : {1, 10, 60}) {
