@@ -68,6 +68,16 @@ template <class R>
 __device__ __forceinline__ DeviceComplex<R> scale(DeviceComplex<R> a, R s) {
   return {a.re * s, a.im * s};
 }
+// a / g, componentwise: gamma / |gamma| this way stays finite when |gamma| is subnormal,
+// where gamma * (1 / |gamma|) overflows (1 / 2e-41 is beyond the float range).
+template <class R>
+__device__ __forceinline__ R divide(R a, R g) {
+  return a / g;
+}
+template <class R>
+__device__ __forceinline__ DeviceComplex<R> divide(DeviceComplex<R> a, R g) {
+  return {a.re / g, a.im / g};
+}
 template <class R>
 __device__ __forceinline__ R magnitude(R a) {
   return fabs(a);
@@ -227,7 +237,9 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, const Index* slo
           const R zeta = (beta - alpha) / (2 * g);
           const R t = copysign(R(1), zeta) / (fabs(zeta) + hypot(R(1), zeta));
           const R c = R(1) / sqrt(R(1) + t * t), s = c * t;
-          const D se = scale(gamma, s / g), sec = conjugate(se);
+          // Not gamma * (s / g): two residual columns of a rank-deficient float block meet
+          // with |gamma| ~ 1e-41 and s = 0.7, and s / g overflows to Inf (then NaN in G).
+          const D se = scale(divide(gamma, g), s), sec = conjugate(se);
           D* gi = G + i * ldg;
           D* gj = G + j * ldg;
           for (long long r = lane; r < p; r += team) {
@@ -257,6 +269,10 @@ __global__ void jacobi_svd_kernel(Shape sh, DeviceBlocks<D> in, const Index* slo
       sum += double(norm2(G[r + j * ldg]));
     norms[j] = sqrt(sum);
   }
+  // Identity first, so that order[] holds valid columns even if the ranking below had ties
+  // it cannot break (NaN norms): a garbage index would read outside shared memory.
+  for (long long j = tid; j < q; j += blockDim.x)
+    order[j] = int(j);
   __syncthreads();
   for (long long j = tid; j < q; j += blockDim.x) {
     int position = 0;

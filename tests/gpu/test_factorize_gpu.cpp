@@ -15,8 +15,9 @@ BOOST_AUTO_TEST_SUITE(gpu_factorize, *utf::precondition(HasDevice()))
 
 namespace {
 
-// `count` random rows x cols blocks, with a few special ones: zero, exactly rank 2, and
-// (when square) a scaled unitary matrix whose singular values are all equal.
+// `count` random rows x cols blocks, with a few special ones: zero, exactly rank 2,
+// (when square) a scaled unitary matrix whose singular values are all equal, and a rank-one
+// block of +-1.
 template <class T>
 std::vector<T> special_blocks(Index count, Index rows, Index cols) {
   std::vector<T> blocks(static_cast<std::size_t>(count * rows * cols));
@@ -26,6 +27,15 @@ std::vector<T> special_blocks(Index count, Index rows, Index cols) {
       block.setZero();
     } else if (q == 2) {
       block = random_matrix<T>(rows, 2) * random_matrix<T>(2, cols);
+    } else if (q == 4) {
+      // Rank one with entries +-1, as in a Hadamard matrix's butterfly split: the rotations
+      // leave residual columns of 1e-22 whose products are subnormal in float (an Inf/NaN
+      // once came from there).
+      const HostMatrix<T> u =
+          random_matrix<T>(rows, 1).unaryExpr([](T x) { return T(std::real(x) < 0 ? -1 : 1); });
+      const HostMatrix<T> v =
+          random_matrix<T>(1, cols).unaryExpr([](T x) { return T(std::real(x) < 0 ? -1 : 1); });
+      block = u * v;
     } else if (q == 3 && rows == cols) {
       const HostMatrix<T> unitary =
           Eigen::HouseholderQR<HostMatrix<T>>(random_matrix<T>(rows, rows)).householderQ();
