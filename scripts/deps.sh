@@ -10,6 +10,7 @@ packages=(
   libhdf5-dev            # operator persistence
   python3-h5py           # the test that reads our HDF5 files from Python
   libcli11-dev           # command-line parsing for the strop tool
+  libfftw3-dev           # optional: FFTW, the CPU reference of the transform tests
   clang-format
 )
 

@@ -26,3 +26,4 @@
 #include "strop/operators/lowrank.hpp"
 #include "strop/operators/monarch.hpp"
 #include "strop/operators/permutation.hpp"
+#include "strop/operators/transforms.hpp"

@@ -4,10 +4,7 @@
 // a single element is allocated.
 #include "strop/io/npy.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdint>
@@ -19,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/atomic_file.hpp"
 #include "strop/core/error.hpp"
 #include "strop/core/scalar.hpp"
 
@@ -481,19 +479,7 @@ HostMatrix<T> load_npy(const std::string& path) {
 
 template <class T>
 void save_npy(const std::string& path, const HostMatrix<T>& m) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path target(path);
-  // Beside the target, so that the rename stays within one file system. (Built with
-  // concat rather than "." + string: GCC 12 at -O3 warns falsely about the latter.)
-  const fs::path temp = target.parent_path() / detail::concat(".", target.filename().string(),
-                                                              ".tmp-", ::getpid(), "-", counter++);
-  std::error_code ec;
-  try {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      fail(path, "cannot create a temporary file in '",
-           target.parent_path().empty() ? "." : target.parent_path().string(),
-           "': ", std::strerror(errno));
+  write_file_atomically(path, [&](std::ostream& out) {
     out << prefix_and_header(little_endian_descr<T>(), m.rows(), m.cols());
     // C order: one row of the (column-major) matrix at a time.
     // An empty matrix has no data; its other dimension may be huge (0 x 2^40 is valid),
@@ -505,14 +491,7 @@ void save_npy(const std::string& path, const HostMatrix<T>& m) {
         store_little_endian(m(i, j), &row[j * sizeof(T)]);
       out.write(reinterpret_cast<const char*>(row.data()), std::streamsize(row.size()));
     }
-    out.close();
-    if (!out) fail(path, "cannot write the temporary file (disk full?)");
-    fs::rename(temp, target, ec);
-    if (ec) fail(path, "cannot replace the file: ", ec.message());
-  } catch (...) {
-    fs::remove(temp, ec);
-    throw;
-  }
+  });
 }
 
 std::string npy_scalar_type(const std::string& path) {

@@ -1,0 +1,365 @@
+// Fast transforms (Hadamard, DFT, DCT) as KS chains: against naive O(n^2) transforms in
+// double precision built from their definitions, against FFTW when it was found at build
+// time, as inverses of each other, and as ordinary operators inside expressions.
+#include <Eigen/LU>
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+
+#include "reference.hpp"
+#include "strop/io/hdf5.hpp"
+
+#if STROP_HAVE_FFTW
+#include <fftw3.h>
+#endif
+
+namespace {
+
+using namespace strop;
+using namespace strop::testing;
+using ComplexTypes = boost::mpl::list<std::complex<float>, std::complex<double>>;
+
+// Factor counts every test runs through: default, 1..4 fused factors, the full radix-2 chain.
+const int kFactorChoices[] = {0, 1, 2, 3, 4, kFullRadix2Chain};
+
+// Sizes: powers of two, and m 2^k with odd m (dft, dct) or m in {12, 20, 28} (Hadamard).
+const Index kFourierSizes[] = {1, 2, 4, 8, 32, 256, 3, 12, 20, 28, 96, 160, 7 * 16};
+const Index kHadamardSizes[] = {1, 2, 4, 16, 128, 12, 24, 20, 80, 28, 112};
+
+// X_k = sum_j x_j cos(pi k (2j + 1) / 2n), the plain DCT-II sums, in double.
+HostMatrix<double> dct_sums(Index n) {
+  HostMatrix<double> c(n, n);
+  for (Index k = 0; k < n; ++k)
+    for (Index j = 0; j < n; ++j)
+      c(k, j) = std::cos(std::numbers::pi * double(k * (2 * j + 1) % (4 * n)) / double(2 * n));
+  return c;
+}
+
+// The normalized DCT-II as Normalization describes it.
+HostMatrix<double> dct_reference(Index n, Normalization norm) {
+  HostMatrix<double> c = dct_sums(n);
+  if (norm != Normalization::Orthonormal) return 2.0 * c;
+  for (Index k = 0; k < n; ++k)
+    c.row(k) *= std::sqrt((k == 0 ? 1.0 : 2.0) / double(n));
+  return c;
+}
+
+template <class T>
+HostMatrix<T> cast_to(const HostMatrix<double>& m) {
+  return m.cast<T>();
+}
+template <class T>
+HostMatrix<T> cast_to(const HostMatrix<std::complex<double>>& m) {
+  if constexpr (is_complex_v<T>) {
+    return m.cast<T>();
+  } else {
+    return m.real().cast<T>();
+  }
+}
+
+// H_m ⊗ H_{2^k}, the definition hadamard(n) follows, with Sylvester's H_{2^k}.
+HostMatrix<double> hadamard_reference(Index n) {
+  for (Index m : {Index(12), Index(20), Index(28)})
+    if (n % m == 0 && ((n / m) & (n / m - 1)) == 0)
+      return kron_dense(small_hadamard_matrix<double>(m), hadamard_matrix<double>(n / m));
+  return hadamard_matrix<double>(n);
+}
+
+template <class T>
+double dense_error(const HostMatrix<T>& got, const HostMatrix<double>& expected) {
+  return relative_error<std::complex<double>>(got.template cast<std::complex<double>>(),
+                                              expected.cast<std::complex<double>>());
+}
+template <class T>
+double dense_error(const HostMatrix<T>& got, const HostMatrix<std::complex<double>>& expected) {
+  return relative_error<std::complex<double>>(got.template cast<std::complex<double>>(), expected);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(transforms)
+
+// ---- Hadamard ----
+
+BOOST_AUTO_TEST_CASE(small_hadamard_matrices_are_orthogonal) {
+  for (Index m : {1, 2, 4, 8, 12, 20, 28}) {
+    const HostMatrix<double> h = small_hadamard_matrix<double>(m);
+    BOOST_TEST_CONTEXT("m = " << m) {
+      BOOST_TEST((h.array().abs() == 1.0).all());
+      BOOST_TEST((h * h.transpose() - double(m) * HostMatrix<double>::Identity(m, m)).norm() ==
+                 0.0);
+    }
+  }
+  BOOST_CHECK_THROW(small_hadamard_matrix<double>(36), PatternError);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_matches_its_definition, T, ScalarTypes) {
+  for (Index n : kHadamardSizes)
+    for (int factors : kFactorChoices) {
+      const KSChain<T> h = hadamard<T>(n, {Normalization::Backward, factors});
+      BOOST_TEST_CONTEXT("n = " << n << ", factors = " << factors) {
+        // Exact: every product is a sum of +-1 values.
+        BOOST_TEST(dense_error(h.to_dense(), hadamard_reference(n)) == 0.0);
+      }
+    }
+  // Every op and layout, with the orthonormal scaling.
+  const Index n = 48;
+  const HostMatrix<double> expected = hadamard_reference(n) / std::sqrt(double(n));
+  check_against_dense(hadamard<T>(n, {Normalization::Orthonormal, 2}), cast_to<T>(expected));
+}
+
+BOOST_AUTO_TEST_CASE(hadamard_factor_counts) {
+  BOOST_TEST(hadamard<float>(1024, {Normalization::Backward, kFullRadix2Chain}).size() == 10u);
+  BOOST_TEST(hadamard<float>(1024, {Normalization::Backward, 3}).size() == 3u);
+  BOOST_TEST(hadamard<float>(1024).size() == std::size_t(default_transform_factors(1024)));
+  // The H_m factor stands alone, in front: pattern (1, m, m, 2^k).
+  const KSChain<float> h = hadamard<float>(12 * 64, {Normalization::Backward, 2});
+  BOOST_TEST(h.size() == 3u);
+  BOOST_TEST(h.factors().front().pattern() == (KSPattern{1, 12, 12, 64}));
+}
+
+BOOST_AUTO_TEST_CASE(grouped_chain_is_the_fused_full_chain) {
+  // Grouping radix-2 stages = fusing consecutive factors of the full chain (for Hadamard
+  // the factor values agree too, not only the products).
+  const KSChain<double> full = hadamard<double>(64, {Normalization::Backward, kFullRadix2Chain});
+  const KSChain<double> grouped = hadamard<double>(64, {Normalization::Backward, 2});
+  const KSChain<double> fused = full.fused(0).fused(0).fused(1).fused(1);
+  BOOST_REQUIRE(fused.patterns() == grouped.patterns());
+  for (std::size_t f = 0; f < fused.size(); ++f)
+    BOOST_TEST(fused.factors()[f].values() == grouped.factors()[f].values());
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_inverts, T, ScalarTypes) {
+  for (Index n : {Index(16), Index(24), Index(20 * 8), Index(28 * 4)})
+    for (Normalization norm :
+         {Normalization::Backward, Normalization::Orthonormal, Normalization::None}) {
+      const HostMatrix<T> x = random_matrix<T>(n, 3);
+      const HostMatrix<T> back = inverse_hadamard<T>(n, {norm, 2}) * (hadamard<T>(n, {norm}) * x);
+      const double gain = norm == Normalization::None ? double(n) : 1.0;
+      BOOST_TEST_CONTEXT("n = " << n << ", " << to_string(norm)) {
+        BOOST_TEST(relative_error<T>(back, HostMatrix<T>(T(RealOf<T>(gain)) * x)) <=
+                   exact_tolerance<T>());
+      }
+    }
+}
+
+// ---- DFT ----
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(dft_matches_the_naive_transform, T, ComplexTypes) {
+  for (Index n : kFourierSizes)
+    for (int factors : kFactorChoices) {
+      BOOST_TEST_CONTEXT("n = " << n << ", factors = " << factors) {
+        const auto f = dft<T>(n, {Normalization::Backward, factors});
+        BOOST_TEST(dense_error(f.to_dense(), dft_matrix<std::complex<double>>(n)) <=
+                   exact_tolerance<T>());
+        const auto g = inverse_dft<T>(n, {Normalization::None, factors});
+        const HostMatrix<std::complex<double>> conj_f =
+            dft_matrix<std::complex<double>>(n).conjugate();
+        BOOST_TEST(dense_error(g.to_dense(), conj_f) <= exact_tolerance<T>());
+      }
+    }
+  // Every op and layout on one mixed-radix size.
+  const Index n = 40;
+  check_against_dense(dft<T>(n, {Normalization::Orthonormal, 2}),
+                      cast_to<T>(HostMatrix<std::complex<double>>(
+                          dft_matrix<std::complex<double>>(n) / std::sqrt(double(n)))));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(dft_chain_structure, T, ComplexTypes) {
+  // 2^10: the full chain is the square dyadic butterfly with the bit reversal.
+  const auto f = dft<T>(1024, {Normalization::Backward, kFullRadix2Chain});
+  BOOST_TEST(f.lhs().patterns() == butterfly_patterns(1024));
+  BOOST_TEST(f.rhs().indices() == Permutation<T>::bit_reversal(1024).indices());
+  // 12 * 2^6 = 3 * 2^8 in 3 + 1 factors: (1,3,3,256), then radices 8, 8, 4.
+  const auto g = dft<T>(12 * 64, {Normalization::Backward, 3});
+  const std::vector<KSPattern> expected = {
+      {1, 3, 3, 256}, {3, 8, 8, 32}, {24, 8, 8, 4}, {192, 4, 4, 1}};
+  BOOST_TEST(g.lhs().patterns() == expected);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(dft_inverts_under_each_normalization, T, ComplexTypes) {
+  for (Index n : {Index(64), Index(48), Index(7 * 32)})
+    for (Normalization norm :
+         {Normalization::Backward, Normalization::Orthonormal, Normalization::None}) {
+      const HostMatrix<T> x = random_matrix<T>(n, 4);
+      const HostMatrix<T> back = inverse_dft<T>(n, {norm, 3}) * (dft<T>(n, {norm}) * x);
+      const double gain = norm == Normalization::None ? double(n) : 1.0;
+      BOOST_TEST_CONTEXT("n = " << n << ", " << to_string(norm)) {
+        BOOST_TEST(relative_error<T>(back, HostMatrix<T>(T(RealOf<T>(gain)) * x)) <=
+                   exact_tolerance<T>());
+      }
+    }
+  // Orthonormal: the inverse is the adjoint.
+  const Index n = 32;
+  const HostMatrix<T> f = dft<T>(n, {Normalization::Orthonormal}).to_dense();
+  BOOST_TEST(relative_error<T>(HostMatrix<T>(f.adjoint()),
+                               inverse_dft<T>(n, {Normalization::Orthonormal}).to_dense()) <=
+             exact_tolerance<T>());
+}
+
+// ---- DCT ----
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(dct_matches_the_naive_transform, T, ScalarTypes) {
+  for (Index n : kFourierSizes)
+    for (int factors : kFactorChoices)
+      for (Normalization norm : {Normalization::Backward, Normalization::Orthonormal}) {
+        BOOST_TEST_CONTEXT("n = " << n << ", factors = " << factors << ", " << to_string(norm)) {
+          const TransformOptions options{norm, factors};
+          const HostMatrix<double> c = dct_reference(n, norm);
+          BOOST_TEST(dense_error(dct<T>(n, options).to_dense(), c) <= exact_tolerance<T>());
+          BOOST_TEST(dense_error(inverse_dct<T>(n, options).to_dense(),
+                                 HostMatrix<double>(c.inverse())) <= exact_tolerance<T>());
+        }
+      }
+  const Index n = 24;
+  check_against_dense(dct<T>(n), cast_to<T>(dct_reference(n, Normalization::Backward)));
+  check_against_dense(
+      inverse_dct<T>(n, {Normalization::Orthonormal, 2}),
+      cast_to<T>(HostMatrix<double>(dct_reference(n, Normalization::Orthonormal).transpose())));
+}
+
+BOOST_AUTO_TEST_CASE(dct_inverse_without_scaling_is_redft01) {
+  // y_j = X_0 + 2 sum_{k>0} X_k cos(pi k (2j+1) / 2n): dct then this gives 2n x.
+  const Index n = 20;
+  HostMatrix<double> redft01 = 2.0 * dct_sums(n).transpose();
+  redft01.col(0) /= 2.0;
+  BOOST_TEST(dense_error(inverse_dct<double>(n, {Normalization::None}).to_dense(), redft01) <=
+             1e-12);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(dct_inverts_under_each_normalization, T, ScalarTypes) {
+  for (Index n : {Index(128), Index(40), Index(5 * 64)})
+    for (Normalization norm :
+         {Normalization::Backward, Normalization::Orthonormal, Normalization::None}) {
+      const HostMatrix<T> x = random_matrix<T>(n, 3);
+      const HostMatrix<T> back = inverse_dct<T>(n, {norm, 2}) * (dct<T>(n, {norm, 4}) * x);
+      const double gain = norm == Normalization::None ? 2.0 * double(n) : 1.0;
+      BOOST_TEST_CONTEXT("n = " << n << ", " << to_string(norm)) {
+        BOOST_TEST(relative_error<T>(back, HostMatrix<T>(T(RealOf<T>(gain)) * x)) <=
+                   exact_tolerance<T>());
+      }
+    }
+}
+
+// ---- in expressions ----
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(transforms_compose_like_any_operator, T, ComplexTypes) {
+  // dft * inverse_dft = I; kron(H_4, DCT_8); a run-time AnyOperator; a scaled sum.
+  const Index n = 24;
+  const AnyOperator<T> round_trip = dft<T>(n) * inverse_dft<T>(n);
+  check_against_dense(round_trip, HostMatrix<T>(HostMatrix<T>::Identity(n, n)));
+  const HostMatrix<double> k =
+      kron_dense(hadamard_matrix<double>(4), dct_reference(8, Normalization::Backward));
+  check_against_dense(kron(hadamard<T>(4), dct<T>(8)), cast_to<T>(k));
+  const AnyOperator<T> any = make_transform<T>(TransformKind::Dft, n, false);
+  const HostMatrix<std::complex<double>> f2 = dft_matrix<std::complex<double>>(n) * 2.0 -
+                                              hadamard_reference(n).cast<std::complex<double>>();
+  check_against_dense(T(2) * any - hadamard<T>(n), cast_to<T>(f2));
+}
+
+BOOST_AUTO_TEST_CASE(transforms_save_and_load) {
+  const std::string path = "transforms_save_and_load.h5";
+  const AnyOperator<std::complex<double>> f =
+      dft<std::complex<double>>(96, {Normalization::Orthonormal, 2});
+  io::save(path, f, "dft96");
+  const AnyOperator<std::complex<double>> back = io::load<std::complex<double>>(path, "dft96");
+  BOOST_TEST(relative_error<std::complex<double>>(back.to_dense(), f.to_dense()) == 0.0);
+  std::remove(path.c_str());
+}
+
+// ---- bad input ----
+
+BOOST_AUTO_TEST_CASE(unsupported_sizes_and_names_are_typed_errors) {
+  BOOST_CHECK_THROW(hadamard<float>(0), PatternError);
+  BOOST_CHECK_THROW(hadamard<float>(36), PatternError);
+  BOOST_CHECK_THROW(hadamard<float>(12 * 3), PatternError);
+  BOOST_CHECK_THROW(dft<std::complex<float>>(0), PatternError);
+  BOOST_CHECK_THROW(dft<std::complex<float>>(65 * 4), PatternError);  // odd part 65 > 63
+  BOOST_CHECK_THROW(dct<float>(-8), PatternError);
+  BOOST_CHECK_THROW(dct<float>(8, {Normalization::Backward, -1}), PatternError);
+  BOOST_CHECK_THROW(make_transform<float>(TransformKind::Dft, 8, false), PatternError);
+  BOOST_CHECK_THROW(parse_transform_kind("fft"), PatternError);
+  BOOST_CHECK_THROW(parse_normalization("unitary"), PatternError);
+  BOOST_TEST((parse_transform_kind("dct") == TransformKind::Dct));
+  BOOST_TEST((parse_normalization("ortho") == Normalization::Orthonormal));
+  BOOST_TEST(hadamard_size_supported(28 * 1024));
+  BOOST_TEST(!hadamard_size_supported(9 * 1024));  // 3 * 1024 = 12 * 256 is supported
+  BOOST_TEST(fourier_size_supported(3 * 1024));
+  // A wrong signal length is the usual ShapeError of any operator.
+  const HostMatrix<float> x = HostMatrix<float>::Ones(7, 2);
+  HostMatrix<float> y(8, 2);
+  BOOST_CHECK_THROW(dct<float>(8).apply(Op::NoTrans, view(x), view(y)), ShapeError);
+}
+
+// ---- FFTW ----
+#if STROP_HAVE_FFTW
+
+namespace {
+// FFTW's unnormalized transforms of each column, in double.
+enum class FftwKind { Forward, Backward, Redft10, Redft01 };
+HostMatrix<std::complex<double>> fftw_columns(const HostMatrix<std::complex<double>>& x,
+                                              FftwKind kind) {
+  const int n = int(x.rows());
+  HostMatrix<std::complex<double>> y(x.rows(), x.cols());
+  std::vector<double> in(std::size_t(2 * n)), out(std::size_t(2 * n));
+  for (Index s = 0; s < x.cols(); ++s) {
+    fftw_plan plan;
+    if (kind == FftwKind::Forward || kind == FftwKind::Backward) {
+      auto* i = reinterpret_cast<fftw_complex*>(in.data());
+      auto* o = reinterpret_cast<fftw_complex*>(out.data());
+      plan = fftw_plan_dft_1d(n, i, o, kind == FftwKind::Forward ? FFTW_FORWARD : FFTW_BACKWARD,
+                              FFTW_ESTIMATE);
+      for (int t = 0; t < n; ++t) {
+        in[2 * t] = x(t, s).real();
+        in[2 * t + 1] = x(t, s).imag();
+      }
+      fftw_execute(plan);
+      for (int t = 0; t < n; ++t)
+        y(t, s) = {out[2 * t], out[2 * t + 1]};
+    } else {
+      plan =
+          fftw_plan_r2r_1d(n, in.data(), out.data(),
+                           kind == FftwKind::Redft10 ? FFTW_REDFT10 : FFTW_REDFT01, FFTW_ESTIMATE);
+      for (int t = 0; t < n; ++t)
+        in[t] = x(t, s).real();
+      fftw_execute(plan);
+      for (int t = 0; t < n; ++t)
+        y(t, s) = out[t];
+    }
+    fftw_destroy_plan(plan);
+  }
+  return y;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(dft_matches_fftw, T, ComplexTypes) {
+  for (Index n : {Index(1024), Index(4096), Index(12 * 256), Index(28 * 128), Index(5 * 512)})
+    for (int factors : {0, 2, kFullRadix2Chain}) {
+      const HostMatrix<T> x = random_matrix<T>(n, 3);
+      const HostMatrix<std::complex<double>> xd = x.template cast<std::complex<double>>();
+      BOOST_TEST_CONTEXT("n = " << n << ", factors = " << factors) {
+        const HostMatrix<T> y = dft<T>(n, {Normalization::Backward, factors}) * x;
+        BOOST_TEST(dense_error(y, fftw_columns(xd, FftwKind::Forward)) <= exact_tolerance<T>());
+        const HostMatrix<T> z = inverse_dft<T>(n, {Normalization::None, factors}) * x;
+        BOOST_TEST(dense_error(z, fftw_columns(xd, FftwKind::Backward)) <= exact_tolerance<T>());
+      }
+    }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(dct_matches_fftw, T, RealTypes) {
+  for (Index n : {Index(1024), Index(2048), Index(20 * 64), Index(3 * 256)})
+    for (int factors : {0, 3, kFullRadix2Chain}) {
+      const HostMatrix<T> x = random_matrix<T>(n, 3);
+      const HostMatrix<std::complex<double>> xd = x.template cast<std::complex<double>>();
+      BOOST_TEST_CONTEXT("n = " << n << ", factors = " << factors) {
+        const HostMatrix<T> y = dct<T>(n, {Normalization::Backward, factors}) * x;
+        BOOST_TEST(dense_error(y, fftw_columns(xd, FftwKind::Redft10)) <= exact_tolerance<T>());
+        const HostMatrix<T> z = inverse_dct<T>(n, {Normalization::None, factors}) * x;
+        BOOST_TEST(dense_error(z, fftw_columns(xd, FftwKind::Redft01)) <= exact_tolerance<T>());
+      }
+    }
+}
+
+#endif  // STROP_HAVE_FFTW
+
+BOOST_AUTO_TEST_SUITE_END()
