@@ -18,5 +18,6 @@ Subcommand add_factorize_command(CLI::App& parent);
 Subcommand add_apply_command(CLI::App& parent);
 Subcommand add_info_command(CLI::App& parent);
 Subcommand add_bench_command(CLI::App& parent);
+Subcommand add_transform_command(CLI::App& parent);
 
 }  // namespace strop::cli

@@ -18,9 +18,9 @@ int main(int argc, char** argv) {
   app.footer("Run 'strop COMMAND --help' for the options of a command.");
 
   const std::vector<strop::cli::Subcommand> commands = {
-      strop::cli::add_demo_command(app), strop::cli::add_factorize_command(app),
+      strop::cli::add_demo_command(app),  strop::cli::add_factorize_command(app),
       strop::cli::add_apply_command(app), strop::cli::add_info_command(app),
-      strop::cli::add_bench_command(app)};
+      strop::cli::add_bench_command(app), strop::cli::add_transform_command(app)};
 
   CLI11_PARSE(app, argc, argv);
   try {
