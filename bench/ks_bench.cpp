@@ -3,7 +3,12 @@
 // memory-traffic and arithmetic bounds measured in the same run.
 //
 //   ks_bench [--stride S] [--batch B] [--reps R] [--csv FILE] [--json FILE] [--quick]
-//            [--layout row|col]
+//            [--layout row|col] [--chains [--chain-csv FILE]]
+//
+// --chains measures square-dyadic butterfly chains instead (n = 256 ... 16384, B = 4096,
+// float and complex<float>): the fused multi-factor kernel (what Auto runs) against the
+// best factor-by-factor path and against a copy of the same data, and writes
+// chain_fusion_speedup_<n> (float, the smaller of the two layouts) to the JSON.
 //
 // Every row: pattern, dtype, layout, B, the median time of each algorithm (our Auto
 // choice, fused kernel, strided GEMM, bmm, dense), the roofline time max(bytes / copy
@@ -29,6 +34,8 @@ struct Options {
   std::string csv = "ks-bench.csv";
   std::string json = "ks-summary.json";
   std::vector<Layout> layouts = {Layout::RowMajor, Layout::ColMajor};
+  bool chains = false;
+  std::string chain_csv = "ks-chain-bench.csv";
 };
 
 // Figure 7 of the ICML paper: (a, b, c, d) with b = c, b = 4c or c = 4b.
@@ -153,6 +160,85 @@ double best_baseline(const Row& r) {
   return best;
 }
 
+// One butterfly chain: the fused chain kernel (Auto) against the factors one by one with
+// the best single-factor algorithm, and against copying X to Y.
+struct ChainRow {
+  Index n, batch, factors;
+  std::string dtype, layout, best_per_factor;
+  double t_chain, t_per_factor, t_copy, error;
+};
+
+template <class T>
+ChainRow run_chain(Index n, Layout layout, Index batch, const Ceilings& ceil, const Options& opt,
+                   Context& ctx) {
+  std::mt19937 gen(static_cast<unsigned>(n));
+  const auto K = KSChain<T>::random(butterfly_patterns(n), gen);
+  DeviceMatrix<T> x(n, batch, layout, ctx), y(n, batch, layout, ctx);
+  fill_random_device(x.view(), 7, ctx);
+  auto time_with = [&](KSAlgorithm algorithm) {
+    KSAlgorithmGuard guard(algorithm);
+    try {
+      return median_device_seconds(
+          ctx, [&] { apply(K, x.view(), y.view(), T(1), T(0), ctx); }, opt.reps, 3);
+    } catch (const DeviceError&) {
+      return -1.0;
+    }
+  };
+  ChainRow row{
+      n, batch, Index(K.size()), std::string(ScalarTraits<T>::name), to_string(layout), "", 0, -1,
+      0, 0};
+  row.t_chain = time_with(KSAlgorithm::Auto);
+  for (KSAlgorithm a : {KSAlgorithm::Fused, KSAlgorithm::StridedGemm, KSAlgorithm::Bmm}) {
+    const double t = time_with(a);
+    if (t > 0 && (row.t_per_factor < 0 || t < row.t_per_factor)) {
+      row.t_per_factor = t;
+      row.best_per_factor = std::string(to_string(a));
+    }
+  }
+  row.t_copy = 2.0 * double(sizeof(T)) * double(n) * double(batch) / ceil.bandwidth;
+  // Error on a 64-signal sample against the CPU chain, through the same (Auto) path.
+  const HostMatrix<T> xs = HostMatrix<T>::Random(n, 64);
+  HostMatrix<T> expected(n, 64);
+  apply(K, view(xs), view(expected));
+  const DeviceMatrix<T> xd = to_device(xs, layout, ctx);
+  DeviceMatrix<T> yd(n, 64, layout, ctx);
+  apply(K, xd.view(), yd.view(), T(1), T(0), ctx);
+  row.error = double((yd.to_host(ctx) - expected).norm() / expected.norm());
+  return row;
+}
+
+void write_chain_row(std::ofstream& csv, const ChainRow& r) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%lld,%lld,%s,%s,%lld,%.6e,%.6e,%s,%.6e,%.3f,%.3f,%.3e\n",
+                (long long)r.n, (long long)r.factors, r.dtype.c_str(), r.layout.c_str(),
+                (long long)r.batch, r.t_chain, r.t_per_factor, r.best_per_factor.c_str(), r.t_copy,
+                r.t_per_factor / r.t_chain, r.t_chain / r.t_copy, r.error);
+  csv << line;
+  std::fputs(line, stdout);
+}
+
+void run_chains(const Options& opt, const Ceilings& ceil, Context& ctx) {
+  std::ofstream csv(opt.chain_csv);
+  csv << "# device=" << device_name(0) << " bandwidth_Bps=" << ceil.bandwidth << "\n";
+  csv << "n,factors,dtype,layout,batch,t_fused_chain,t_per_factor,best_per_factor,t_copy,"
+         "speedup,chain_over_copy,rel_error\n";
+  std::map<Index, double> speedup;  // float, the smaller over the layouts
+  for (Index n : {256, 1024, 4096, 16384}) {
+    for (Layout layout : opt.layouts) {
+      const ChainRow f = run_chain<float>(n, layout, 4096, ceil, opt, ctx);
+      write_chain_row(csv, f);
+      const double s = f.t_per_factor / f.t_chain;
+      speedup[n] = speedup.count(n) ? std::min(speedup[n], s) : s;
+      write_chain_row(csv, run_chain<std::complex<float>>(n, layout, 4096, ceil, opt, ctx));
+    }
+  }
+  std::ofstream json(opt.json);
+  json << "{\"device\": \"" << device_name(0) << "\"";
+  for (const auto& [n, s] : speedup)
+    json << ", \"chain_fusion_speedup_" << n << "\": " << s;
+  json << "}\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,6 +258,10 @@ int main(int argc, char** argv) {
       opt.json = next();
     else if (arg == "--quick")
       opt.quick = true;
+    else if (arg == "--chains")
+      opt.chains = true;
+    else if (arg == "--chain-csv")
+      opt.chain_csv = next();
     else if (arg == "--layout") {
       const std::string l = next();
       opt.layouts = {l == "col" ? Layout::ColMajor : Layout::RowMajor};
@@ -190,6 +280,10 @@ int main(int argc, char** argv) {
               device_name(0), ceil.bandwidth * 1e-9, ceil.peak["float32"] * 1e-12,
               ceil.peak["float64"] * 1e-12);
 
+  if (opt.chains) {
+    run_chains(opt, ceil, ctx);
+    return 0;
+  }
   std::ofstream csv(opt.csv);
   csv << "# device=" << device_name(0) << " bandwidth_Bps=" << ceil.bandwidth
       << " fp32_peak=" << ceil.peak["float32"] << "\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "operators/ks/ks_device.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
 
@@ -73,6 +74,24 @@ void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
   const std::vector<KSFactor<T>>& fs = factors();
   const std::size_t count = fs.size();
   if (count == 1) return fs.front().apply_unchecked(op, X, Y, alpha, beta, ctx);
+#if STROP_HAVE_CUDA
+  if (X.space == MemorySpace::Device && ks_algorithm() == KSAlgorithm::Auto) {
+    const std::vector<KSPattern> chain = patterns();
+    if (detail::ks_chain_fusable(chain, sizeof(T))) {
+      Index total = 0;
+      for (const KSFactor<T>& f : fs)
+        total += f.nnz();
+      const T* w = packed_values_->get_or_make(total, ctx, [&] {
+        std::vector<T> packed;
+        packed.reserve(static_cast<std::size_t>(total));
+        for (const KSFactor<T>& f : fs)
+          packed.insert(packed.end(), f.values().begin(), f.values().end());
+        return packed;
+      });
+      return detail::ks_chain_fused_apply(chain, w, op, X, Y, alpha, beta, ctx);
+    }
+  }
+#endif
   // K_1 ... K_L X runs right to left; op(K_1 ... K_L) X = op(K_L) ... op(K_1) X runs left
   // to right. Step s applies factor order[s].
   const bool forward = op != Op::NoTrans;

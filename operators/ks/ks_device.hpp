@@ -1,5 +1,8 @@
 #pragma once
-// Internal: the GPU paths of KSFactor (operators/ks/*.cu, *_cuda.cpp).
+// Internal: the GPU paths of KSFactor and KSChain (operators/ks/*.cu, *_cuda.cpp).
+#include <cstddef>
+#include <vector>
+
 #include "strop/core/context.hpp"
 #include "strop/core/op.hpp"
 #include "strop/core/view.hpp"
@@ -23,5 +26,17 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
 template <class T>
 void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X,
                            MatrixView<T> Y, T alpha, T beta, bool permute, Context& ctx);
+
+// The fused multi-factor kernel (ks_chain_fused.cu): chains of at most kMaxChainFactors
+// square-block factors (b = c <= kMaxChainRadix, all n x n) whose tile of signals fits in
+// shared memory, with the chain's weights not much more traffic than the signals.
+inline constexpr int kMaxChainFactors = 32;
+inline constexpr int kMaxChainRadix = 16;
+bool ks_chain_fusable(const std::vector<KSPattern>& patterns, std::size_t scalar_bytes);
+// Y = alpha op(K_1 ... K_L) X + beta Y in one kernel; w_packed holds the factors' values
+// one after the other, each in its (a, b, c, d) storage order. DeviceError unless fusable.
+template <class T>
+void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_packed, Op op,
+                          ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx);
 
 }  // namespace strop::detail

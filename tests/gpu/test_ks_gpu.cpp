@@ -1,6 +1,7 @@
 // KS factors and chains on the GPU, every algorithm, against the CPU application (itself
 // tested against the dense matrix in tests/unit/test_ks.cpp).
 #include "gpu_reference.hpp"
+#include "operators/ks/ks_device.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -84,6 +85,33 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(chains_and_expressions_on_the_device, T, ScalarTyp
   check_gpu_against_cpu(monarch, 5);
   const Dense<T> D(random_matrix<T>(64, 32));
   check_gpu_against_cpu(random_scalar<T>() * monarch + D, 6);
+}
+
+// The fused multi-factor kernel (what Auto runs for chains of square-block factors):
+// radix 2, 4 and mixed radix, a > 1 and d > 1 factors, batch tails of every tile size,
+// every op, both layouts of X and Y, alpha and beta.
+BOOST_AUTO_TEST_CASE_TEMPLATE(fused_chain_kernel, T, ScalarTypes) {
+  std::mt19937 gen(17);
+  const std::vector<std::vector<KSPattern>> chains = {
+      butterfly_patterns(16),
+      butterfly_patterns(1024),
+      {{1, 4, 4, 64}, {4, 4, 4, 16}, {16, 4, 4, 4}, {64, 4, 4, 1}},
+      {{1, 2, 2, 128}, {2, 8, 8, 16}, {16, 16, 16, 1}},
+      {{3, 2, 2, 5}, {6, 5, 5, 1}}};
+  for (const auto& patterns : chains) {
+    const auto chain = KSChain<T>::random(patterns, gen);
+    BOOST_TEST_CONTEXT("chain of " << patterns.size() << " factors, n = " << chain.rows()) {
+      BOOST_TEST(detail::ks_chain_fusable(patterns, sizeof(T)));
+      for (Index batch : {1, 7, 37, 300})
+        check_gpu_against_cpu(chain, batch, 50 * tolerance<T>(chain.rows()));
+    }
+  }
+  // Square dyadic of 4096: the largest butterfly that fuses in single precision.
+  if constexpr (std::is_same_v<T, float>) {
+    const auto patterns = butterfly_patterns(4096);
+    BOOST_TEST(detail::ks_chain_fusable(patterns, sizeof(T)));
+    check_gpu_against_cpu(KSChain<T>::random(patterns, gen), 45, 50 * tolerance<T>(4096));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,12 @@
 #pragma once
 // KSChain<T>: the product K_1 K_2 ... K_L of Kronecker-sparse factors (K_1 leftmost,
 // applied last). A leaf for AnyOperator: the chain is one node, so a fused kernel can take
-// it whole. Products of KS factors and chains join one chain at compile time, and a
-// chain's transpose is the reversed chain of transposed factors (NOTES.md).
+// it whole: on the GPU, with KSAlgorithm::Auto, a chain of square-block factors whose
+// signals fit in shared memory (a butterfly up to n = 4096 in float, for example) runs as
+// one kernel that reads X once and writes Y once; other algorithms, or other chains, apply
+// the factors one by one through a ping-pong workspace. Products of KS factors and chains join one
+// chain at compile time, and a chain's transpose is the reversed chain of transposed factors
+// (NOTES.md).
 #include <cstddef>
 #include <memory>
 #include <random>
@@ -43,6 +47,9 @@ class KSChain : public OperatorBase<KSChain<T>> {
 
  private:
   std::shared_ptr<const std::vector<KSFactor<T>>> factors_;
+  // All factors' values one after the other on the device, for the fused chain kernel
+  // (made on its first use; the chain is immutable).
+  std::shared_ptr<DeviceCache<T>> packed_values_ = std::make_shared<DeviceCache<T>>();
 };
 
 extern template class KSChain<float>;

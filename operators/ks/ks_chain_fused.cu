@@ -1,0 +1,221 @@
+// The fused multi-factor KS kernel: a whole chain K_1 ... K_L of square-block factors
+// (b = c, so every factor is n x n) applied in one kernel. A thread block loads a tile of S
+// signals (n values each) into shared memory once, applies the L factors there one after
+// the other, and writes the S results once: one global read and one global write for the
+// whole chain, instead of L of each for the factor-by-factor path.
+//
+// A factor with pattern (a, b, b, d) maps each group {i*b*d + k*d + j : k < b} onto itself
+// through the b x b block w[i,:,:,j]; groups are disjoint, so a thread that holds one
+// group of one signal in registers can overwrite it in place, and the factors need no
+// second buffer. The weights are read from global memory (L1/L2: each is shared by the S
+// signals of the tile and by every thread block).
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "operators/ks/ks_device.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_scalar.cuh"
+
+namespace strop::detail {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxSignals = 32;
+// Shared memory a tile may take: two thread blocks per multiprocessor, so that one block's
+// load or store overlaps the other's factors.
+constexpr std::size_t kTileBytes = 100 * 1024;
+
+struct Step {
+  int a, g, d;  // pattern (a, g, g, d)
+  long long w;  // offset of its values in the packed chain
+};
+
+template <class D>
+struct ChainArgs {
+  const D* x;
+  Index x_rs, x_cs;
+  D* y;
+  Index y_rs, y_cs;
+  const D* w;
+  Index n, batch;
+  int signals, ld;  // signals per tile; shared-memory stride of a feature (signals, or + 1)
+  int steps;
+  bool transposed, conjugate_w;
+  D alpha, beta;
+  Step step[kMaxChainFactors];
+};
+
+template <class D, int MaxRadix, bool BatchContiguous>
+__global__ void __launch_bounds__(kThreads) ks_chain_fused_kernel(const ChainArgs<D> p) {
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  D* xs = reinterpret_cast<D*>(shared_raw);  // xs[feature * ld + signal]
+  const Index s0 = Index(blockIdx.x) * p.signals;
+  const Index left = p.batch - s0;
+  const int tile = left < p.signals ? int(left) : p.signals;
+  const Index elements = p.n * p.signals;
+
+  // Load in the memory order of X: signals fastest when each feature's batch is
+  // contiguous, features fastest otherwise. Signals past the batch read as zero.
+  for (Index e = threadIdx.x; e < elements; e += blockDim.x) {
+    const Index f = BatchContiguous ? e / p.signals : e % p.n;
+    const int s = int(BatchContiguous ? e % p.signals : e / p.n);
+    xs[f * p.ld + s] = s < tile ? p.x[f * p.x_rs + (s0 + s) * p.x_cs] : D{};
+  }
+  __syncthreads();
+
+  // Indices within a tile fit an int (n * signals <= kTileBytes), which keeps the
+  // divisions cheap.
+  for (int t = 0; t < p.steps; ++t) {
+    const Step st = p.step[t];
+    const int groups = st.a * st.d;
+    const D* w = p.w + st.w;
+    for (int item = threadIdx.x; item < groups * p.signals; item += blockDim.x) {
+      const int s = item % p.signals;
+      const int group = item / p.signals;
+      const int i = group / st.d, j = group % st.d;
+      const int first = i * st.g * st.d + j;  // feature of the group's element 0
+      D v[MaxRadix];
+#pragma unroll
+      for (int l = 0; l < MaxRadix; ++l)
+        if (l < st.g) v[l] = xs[(first + l * st.d) * p.ld + s];
+      // Output k: the sum over l of w[i,k,l,j] v[l] (transposed: w[i,l,k,j]).
+      const D* wi = w + i * st.g * st.g * st.d + j;
+      D out[MaxRadix];
+#pragma unroll
+      for (int k = 0; k < MaxRadix; ++k) {
+        if (k < st.g) {
+          D acc{};
+#pragma unroll
+          for (int l = 0; l < MaxRadix; ++l) {
+            if (l < st.g) {
+              const int at = p.transposed ? l * st.g + k : k * st.g + l;
+              D wv = wi[at * st.d];
+              if (p.conjugate_w) wv = conjugate(wv);
+              multiply_add(acc, wv, v[l]);
+            }
+          }
+          out[k] = acc;
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < MaxRadix; ++k)
+        if (k < st.g) xs[(first + k * st.d) * p.ld + s] = out[k];
+    }
+    __syncthreads();
+  }
+
+  const bool accumulate = !is_zero(p.beta);
+  for (Index e = threadIdx.x; e < elements; e += blockDim.x) {
+    const Index f = BatchContiguous ? e / p.signals : e % p.n;
+    const int s = int(BatchContiguous ? e % p.signals : e / p.n);
+    if (s >= tile) continue;
+    D* out = p.y + f * p.y_rs + (s0 + s) * p.y_cs;
+    D v = mul(p.alpha, xs[f * p.ld + s]);
+    if (accumulate) v = add(v, mul(p.beta, *out));
+    *out = v;
+  }
+}
+
+// Signals per tile for n features of `bytes` each, with room for the odd stride
+// (0: not even one fits).
+int tile_signals(Index n, std::size_t bytes) {
+  const std::size_t per_signal = static_cast<std::size_t>(n) * bytes;
+  const std::size_t fit = kTileBytes / per_signal;
+  return int(std::min<std::size_t>(kMaxSignals, fit > 0 ? fit - 1 : 0));
+}
+int odd_stride(int signals) {
+  return signals + (signals % 2 == 0 ? 1 : 0);
+}
+
+template <class D, int MaxRadix, bool BatchContiguous>
+void launch(const ChainArgs<D>& args, Index tiles, std::size_t shared, cudaStream_t stream) {
+  auto kernel = ks_chain_fused_kernel<D, MaxRadix, BatchContiguous>;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(shared)),
+             "cudaFuncSetAttribute(ks_chain_fused_kernel)");
+  kernel<<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(args);
+  check_launch("ks_chain_fused_kernel");
+}
+
+}  // namespace
+
+bool ks_chain_fusable(const std::vector<KSPattern>& patterns, std::size_t scalar_bytes) {
+  if (patterns.size() < 2 || patterns.size() > std::size_t(kMaxChainFactors)) return false;
+  const Index n = patterns.front().rows();
+  double weights = 0;
+  for (const KSPattern& p : patterns) {
+    if (p.b != p.c || p.b > kMaxChainRadix || p.rows() != n) return false;
+    weights += double(p.nnz());
+  }
+  const int signals = tile_signals(n, scalar_bytes);
+  if (signals < 2) return false;
+  // Each tile reads the whole chain's weights (from L2, shared by all tiles): worth it
+  // while that stays within a few times the tile's own traffic (one read, one write).
+  return weights <= 4 * 2.0 * double(n) * signals;
+}
+
+template <class T>
+void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_packed, Op op,
+                          ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) {
+  using D = DeviceScalar<T>;
+  require<DeviceError>(ks_chain_fusable(patterns, sizeof(T)),
+                       "ks_chain_fused_apply: this chain does not fit the fused kernel");
+  ChainArgs<D> args{};
+  args.x = reinterpret_cast<const D*>(X.data);
+  args.x_rs = X.row_stride;
+  args.x_cs = X.col_stride;
+  args.y = reinterpret_cast<D*>(Y.data);
+  args.y_rs = Y.row_stride;
+  args.y_cs = Y.col_stride;
+  args.w = reinterpret_cast<const D*>(w_packed);
+  args.n = patterns.front().rows();
+  args.batch = X.cols;
+  args.signals = tile_signals(args.n, sizeof(T));
+  // An odd stride spreads a tile's features over the banks when signals vary slowest.
+  args.ld = odd_stride(args.signals);
+  args.transposed = op != Op::NoTrans;
+  args.conjugate_w = op == Op::Adjoint && is_complex_v<T>;
+  args.alpha = to_device_scalar(alpha);
+  args.beta = to_device_scalar(beta);
+  // K_1 ... K_L X applies K_L first; op(K_1 ... K_L) = op(K_L) ... op(K_1) applies K_1 first.
+  const int count = static_cast<int>(patterns.size());
+  std::vector<long long> offset(patterns.size() + 1, 0);
+  for (int f = 0; f < count; ++f)
+    offset[f + 1] = offset[f] + patterns[f].nnz();
+  int radix = 1;
+  for (int t = 0; t < count; ++t) {
+    const int f = args.transposed ? t : count - 1 - t;
+    const KSPattern& p = patterns[f];
+    args.step[t] = {int(p.a), int(p.b), int(p.d), offset[f]};
+    radix = std::max(radix, int(p.b));
+  }
+  args.steps = count;
+  if (X.cols == 0) return;
+  const Index tiles = (X.cols + args.signals - 1) / args.signals;
+  const std::size_t shared = sizeof(D) * static_cast<std::size_t>(args.n * args.ld);
+  const auto stream = static_cast<cudaStream_t>(ctx.stream());
+  // Batch-contiguous loads coalesce along signals; the others along features.
+  const bool batch_contiguous = X.col_stride == 1;
+  auto go = [&](auto max_radix) {
+    constexpr int R = decltype(max_radix)::value;
+    if (batch_contiguous) {
+      launch<D, R, true>(args, tiles, shared, stream);
+    } else {
+      launch<D, R, false>(args, tiles, shared, stream);
+    }
+  };
+  // Radix-2 chains (butterflies, Hadamard, DFT) get their own registers-light kernel.
+  if (radix <= 2) {
+    go(std::integral_constant<int, 2>{});
+  } else {
+    go(std::integral_constant<int, kMaxChainRadix>{});
+  }
+}
+
+#define STROP_INSTANTIATE(T)                                                                    \
+  template void ks_chain_fused_apply(const std::vector<KSPattern>&, const T*, Op, ConstView<T>, \
+                                     MatrixView<T>, T, T, Context&);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+
+}  // namespace strop::detail
