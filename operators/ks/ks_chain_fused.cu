@@ -53,62 +53,94 @@ __global__ void __launch_bounds__(kThreads) ks_chain_fused_kernel(const ChainArg
   const Index s0 = Index(blockIdx.x) * p.signals;
   const Index left = p.batch - s0;
   const int tile = left < p.signals ? int(left) : p.signals;
-  const Index elements = p.n * p.signals;
+  const int elements = int(p.n) * p.signals;  // fits an int: n * signals <= kTileBytes
 
   // Load in the memory order of X: signals fastest when each feature's batch is
   // contiguous, features fastest otherwise. Signals past the batch read as zero.
-  for (Index e = threadIdx.x; e < elements; e += blockDim.x) {
-    const Index f = BatchContiguous ? e / p.signals : e % p.n;
-    const int s = int(BatchContiguous ? e % p.signals : e / p.n);
+  for (int e = threadIdx.x; e < elements; e += blockDim.x) {
+    const Index f = BatchContiguous ? e / p.signals : e % int(p.n);
+    const int s = BatchContiguous ? e % p.signals : e / int(p.n);
     xs[f * p.ld + s] = s < tile ? p.x[f * p.x_rs + (s0 + s) * p.x_cs] : D{};
   }
   __syncthreads();
 
-  // Indices within a tile fit an int (n * signals <= kTileBytes), which keeps the
-  // divisions cheap.
+  // Work item = (group, chunk of the tile's signals), groups fastest so that adjacent
+  // threads read adjacent weights. A thread reads its group's weights once for the whole
+  // chunk (radix 2: the four weights in registers; larger radix: again per signal, from
+  // L1): the weight loads were the bottleneck when each signal reloaded them from L2.
+  // Indices within a tile fit an int (n * signals <= kTileBytes): cheap divisions.
   for (int t = 0; t < p.steps; ++t) {
     const Step st = p.step[t];
     const int groups = st.a * st.d;
+    const int chunk =
+        max(1, min(p.signals, (groups * p.signals + int(blockDim.x) - 1) / int(blockDim.x)));
+    const int chunks = (p.signals + chunk - 1) / chunk;
     const D* w = p.w + st.w;
-    for (int item = threadIdx.x; item < groups * p.signals; item += blockDim.x) {
-      const int s = item % p.signals;
-      const int group = item / p.signals;
+    for (int item = threadIdx.x; item < groups * chunks; item += blockDim.x) {
+      const int group = item % groups;
+      const int c0 = (item / groups) * chunk, c1 = min(c0 + chunk, p.signals);
       const int i = group / st.d, j = group % st.d;
-      const int first = i * st.g * st.d + j;  // feature of the group's element 0
-      D v[MaxRadix];
+      const int first = i * st.g * st.d + j;         // feature of the group's element 0
+      const D* wi = w + i * st.g * st.g * st.d + j;  // w[i,k,l,j] at (k g + l) d
+      if constexpr (MaxRadix == 2) {
+        D w00 = wi[0], w01 = wi[st.d], w10 = wi[2 * st.d], w11 = wi[3 * st.d];
+        if (p.transposed) {
+          const D swap = w01;
+          w01 = w10;
+          w10 = swap;
+        }
+        if (p.conjugate_w) {
+          w00 = conjugate(w00);
+          w01 = conjugate(w01);
+          w10 = conjugate(w10);
+          w11 = conjugate(w11);
+        }
+        D* x0 = xs + first * p.ld;
+        D* x1 = xs + (first + st.d) * p.ld;
+        for (int s = c0; s < c1; ++s) {
+          const D a = x0[s], b = x1[s];
+          D y0 = mul(w00, a), y1 = mul(w10, a);
+          multiply_add(y0, w01, b);
+          multiply_add(y1, w11, b);
+          x0[s] = y0;
+          x1[s] = y1;
+        }
+      } else {
+        for (int s = c0; s < c1; ++s) {
+          D v[MaxRadix];
 #pragma unroll
-      for (int l = 0; l < MaxRadix; ++l)
-        if (l < st.g) v[l] = xs[(first + l * st.d) * p.ld + s];
-      // Output k: the sum over l of w[i,k,l,j] v[l] (transposed: w[i,l,k,j]).
-      const D* wi = w + i * st.g * st.g * st.d + j;
-      D out[MaxRadix];
+          for (int l = 0; l < MaxRadix; ++l)
+            if (l < st.g) v[l] = xs[(first + l * st.d) * p.ld + s];
+          D out[MaxRadix];
 #pragma unroll
-      for (int k = 0; k < MaxRadix; ++k) {
-        if (k < st.g) {
-          D acc{};
+          for (int k = 0; k < MaxRadix; ++k) {
+            if (k < st.g) {
+              D acc{};
 #pragma unroll
-          for (int l = 0; l < MaxRadix; ++l) {
-            if (l < st.g) {
-              const int at = p.transposed ? l * st.g + k : k * st.g + l;
-              D wv = wi[at * st.d];
-              if (p.conjugate_w) wv = conjugate(wv);
-              multiply_add(acc, wv, v[l]);
+              for (int l = 0; l < MaxRadix; ++l) {
+                if (l < st.g) {
+                  const int at = p.transposed ? l * st.g + k : k * st.g + l;
+                  D wv = wi[at * st.d];
+                  if (p.conjugate_w) wv = conjugate(wv);
+                  multiply_add(acc, wv, v[l]);
+                }
+              }
+              out[k] = acc;
             }
           }
-          out[k] = acc;
+#pragma unroll
+          for (int k = 0; k < MaxRadix; ++k)
+            if (k < st.g) xs[(first + k * st.d) * p.ld + s] = out[k];
         }
       }
-#pragma unroll
-      for (int k = 0; k < MaxRadix; ++k)
-        if (k < st.g) xs[(first + k * st.d) * p.ld + s] = out[k];
     }
     __syncthreads();
   }
 
   const bool accumulate = !is_zero(p.beta);
-  for (Index e = threadIdx.x; e < elements; e += blockDim.x) {
-    const Index f = BatchContiguous ? e / p.signals : e % p.n;
-    const int s = int(BatchContiguous ? e % p.signals : e / p.n);
+  for (int e = threadIdx.x; e < elements; e += blockDim.x) {
+    const Index f = BatchContiguous ? e / p.signals : e % int(p.n);
+    const int s = BatchContiguous ? e % p.signals : e / int(p.n);
     if (s >= tile) continue;
     D* out = p.y + f * p.y_rs + (s0 + s) * p.y_cs;
     D v = mul(p.alpha, xs[f * p.ld + s]);
@@ -123,6 +155,13 @@ int tile_signals(Index n, std::size_t bytes) {
   const std::size_t per_signal = static_cast<std::size_t>(n) * bytes;
   const std::size_t fit = kTileBytes / per_signal;
   return int(std::min<std::size_t>(kMaxSignals, fit > 0 ? fit - 1 : 0));
+}
+int multiprocessors() {
+  int device = 0, count = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  return count;
 }
 int odd_stride(int signals) {
   return signals + (signals % 2 == 0 ? 1 : 0);
@@ -171,7 +210,12 @@ void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_pac
   args.w = reinterpret_cast<const D*>(w_packed);
   args.n = patterns.front().rows();
   args.batch = X.cols;
+  // As many signals as fit, but enough tiles for two thread blocks on every multiprocessor
+  // (a butterfly of 256 would otherwise make 128 tiles of 32 signals for 4096 signals).
   args.signals = tile_signals(args.n, sizeof(T));
+  const Index wanted_tiles = 2 * Index(multiprocessors());
+  while (args.signals > 8 && (X.cols + args.signals - 1) / args.signals < wanted_tiles)
+    args.signals /= 2;
   // An odd stride spreads a tile's features over the banks when signals vary slowest.
   args.ld = odd_stride(args.signals);
   args.transposed = op != Op::NoTrans;
