@@ -4,10 +4,10 @@
 // times a Permutation where the algorithm reorders its input) that composes with everything
 // else in an expression and applies on any batch, layout and op like any KSChain.
 //
-//   hadamard(n)      KSChain              n = 2^k, or m 2^k with m in {12, 20, 28}
-//   dft(n)           KSChain * Permutation  complex T; n = m 2^k with odd m <= kMaxOddRadix
-//   dct(n)           KSChain * Permutation  DCT-II;  n as for dft
-//   inverse_dct(n)   Permutation * KSChain  DCT-III scaled to invert dct(n)
+//   hadamard(n), inverse_hadamard(n)  KSChain                n = 2^k, or m 2^k, m in {12, 20, 28}
+//   dft(n), inverse_dft(n)            KSChain * Permutation  complex T; n = m 2^k, odd m <= 63
+//   dct(n)                            KSChain * Permutation  DCT-II; n as for dft
+//   inverse_dct(n)                    Permutation * KSChain  DCT-III scaled to invert dct(n)
 //
 // Sizes without such a chain throw PatternError naming n (as butterfly_patterns does).
 //
@@ -17,9 +17,11 @@
 // twiddles, or a small Hadamard matrix) repeated over the other digits. The permutation is
 // the mixed-radix digit reversal (the bit reversal when every radix is 2). The odd part m of
 // n (or H_m for Hadamard) is radix r_1; the power-of-two part is split into
-// `TransformOptions::factors` radices 2^g of near-equal g, which is the same as fusing runs of
-// consecutive radix-2 factors into one KS factor each. Fewer factors mean fewer passes over
-// the signals but larger blocks; the GPU side picks by measurement, so it is a parameter.
+// `TransformOptions::factors` radices 2^g of near-equal g: each such factor is the product of
+// g consecutive radix-2 KS factors (fuse(p, q) patterns; for Hadamard value for value, for the
+// DFT up to the order of the 2^g block's rows and columns, which the digit reversal absorbs).
+// Fewer factors mean fewer passes over the signals but larger blocks; the GPU side picks by
+// measurement, so it is a parameter.
 //
 // Real signals and the DFT: dft<T> needs a complex T. Promote real signals to complex
 // (imaginary part zero), e.g. X.cast<std::complex<float>>(); `strop transform --kind dft`
@@ -27,7 +29,7 @@
 //
 // The DCT is real: its chain is the complex DFT chain of Makhoul's algorithm (even samples
 // forward, odd samples backward, DFT, twiddle, real part) written over the reals: every
-// complex factor becomes a real factor with 2 r_l x 2 r_l blocks, the real/imaginary index
+// complex factor (a, r, r, d) becomes a real factor (a, 2r, 2r, d), the real/imaginary index
 // moving one digit per factor so that each stays Kronecker-sparse; the real part and the real
 // input are row/column selections of the first and last factors. Same flops as the complex
 // DFT chain, in real arithmetic. For complex T it applies to the real and imaginary parts.
@@ -76,8 +78,10 @@ struct TransformOptions {
   int factors = 0;
 };
 
-// The default of TransformOptions::factors: radix-4 stages (log2(n)/2 rounded up, at least 1),
-// the fastest grouping of the CPU path in our measurements (operators/transforms/README).
+// The default of TransformOptions::factors: radix-4 stages (log2 of the power-of-two part
+// over 2, rounded up, at least 1). On the CPU path (2 cores, one thread, B = 256 batch-last,
+// n = 1024 ... 16384) it was within the noise of the best of {2, 3, 4, 5, 7, full chain}
+// factors, and 2 or 3 factors (blocks of 64-128) were 2-4x slower; the GPU choice is its own.
 int default_transform_factors(Index n);
 
 // Whether n has a chain (without throwing).
