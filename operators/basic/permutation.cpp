@@ -1,5 +1,6 @@
 #include "strop/operators/permutation.hpp"
 
+#include "strop/expr/elementwise.hpp"
 #include "strop/operators/leaf_support.hpp"
 
 namespace strop {
@@ -37,11 +38,29 @@ Permutation<T> Permutation<T>::bit_reversal(Index n) {
 
 template <class T>
 void Permutation<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                                     Context&) const {
-  detail::require_host("permutation", X.space);
+                                     Context& ctx) const {
+  const auto& perm = *perm_;
+  if (X.space == MemorySpace::Device) {
+#if STROP_HAVE_CUDA
+    // P gathers rows with perm; P^T (the inverse) gathers with the inverse permutation.
+    const Index n = rows();
+    const Index* from =
+        op == Op::NoTrans
+            ? device_perm_->get(perm.data(), n, ctx)
+            : device_inverse_->get_or_make(n, ctx, [&] {
+                std::vector<Index> inverse(perm.size());
+                for (Index i = 0; i < n; ++i)
+                  inverse[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = i;
+                return inverse;
+              });
+    return detail::device_gather_rows(alpha, X, from, beta, Y, ctx);
+#else
+    (void)ctx;
+    detail::require_host("permutation", X.space);
+#endif
+  }
   auto x = eigen_map(X);
   auto y = eigen_map(Y);
-  const auto& perm = *perm_;
   for (Index i = 0; i < rows(); ++i) {
     // P: row i of Y is row perm[i] of X; P^T scatters instead.
     const Index dst = op == Op::NoTrans ? i : perm[i];

@@ -20,11 +20,14 @@
 namespace strop::detail {
 namespace {
 
-constexpr int kThreads = 256;
+// Threads per block: radix-2 steps are latency-bound (a weight load, then a few FMAs), so
+// their kernel runs more warps; the larger radix needs up to 246 registers per thread.
+template <int MaxRadix>
+constexpr int kThreads = MaxRadix == 2 ? 512 : 256;
 constexpr int kMaxSignals = 32;
 // Shared memory a tile may take: two thread blocks per multiprocessor, so that one block's
 // load or store overlaps the other's factors.
-constexpr std::size_t kTileBytes = 100 * 1024;
+constexpr std::size_t kTileBytes = 110 * 1024;
 
 struct Step {
   int a, g, d;  // pattern (a, g, g, d)
@@ -47,7 +50,7 @@ struct ChainArgs {
 };
 
 template <class D, int MaxRadix, bool BatchContiguous>
-__global__ void __launch_bounds__(kThreads) ks_chain_fused_kernel(const ChainArgs<D> p) {
+__global__ void __launch_bounds__(kThreads<MaxRadix>) ks_chain_fused_kernel(const ChainArgs<D> p) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   D* xs = reinterpret_cast<D*>(shared_raw);  // xs[feature * ld + signal]
   const Index s0 = Index(blockIdx.x) * p.signals;
@@ -173,7 +176,7 @@ void launch(const ChainArgs<D>& args, Index tiles, std::size_t shared, cudaStrea
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(shared)),
              "cudaFuncSetAttribute(ks_chain_fused_kernel)");
-  kernel<<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(args);
+  kernel<<<static_cast<unsigned>(tiles), kThreads<MaxRadix>, shared, stream>>>(args);
   check_launch("ks_chain_fused_kernel");
 }
 

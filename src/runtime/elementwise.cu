@@ -10,14 +10,16 @@
 namespace strop::detail {
 namespace {
 
+// Row r of Y takes row from[r] of X (row r without `from`).
 template <class D>
 __global__ void axpby_kernel(D alpha, const D* x, Index x_rs, Index x_cs, D beta, D* y, Index y_rs,
-                             Index y_cs, Index rows, Index cols, bool conjugate_x) {
+                             Index y_cs, Index rows, Index cols, bool conjugate_x,
+                             const Index* from) {
   const Index total = rows * cols;
   for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < total;
        i += Index(gridDim.x) * blockDim.x) {
     const auto [r, c] = element_in_memory_order(i, rows, cols, y_rs);  // stores coalesce
-    D xv = x[r * x_rs + c * x_cs];
+    D xv = x[(from ? from[r] : r) * x_rs + c * x_cs];
     if (conjugate_x) xv = conjugate(xv);
     D& yv = y[r * y_rs + c * y_cs];
     const D ax = is_zero(alpha) ? D{} : mul(alpha, xv);
@@ -25,11 +27,9 @@ __global__ void axpby_kernel(D alpha, const D* x, Index x_rs, Index x_cs, D beta
   }
 }
 
-}  // namespace
-
 template <class T>
-void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x,
-                  Context& ctx) {
+void launch_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x,
+                  const Index* from, Context& ctx) {
   using D = DeviceScalar<T>;
   const Index total = Y.rows * Y.cols;
   if (total == 0) return;
@@ -39,13 +39,30 @@ void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjuga
   axpby_kernel<D>
       <<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
           a, reinterpret_cast<const D*>(X.data), X.row_stride, X.col_stride, b,
-          reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.rows, Y.cols, conjugate_x);
+          reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.rows, Y.cols, conjugate_x,
+          from);
   check_launch("axpby_kernel");
+}
+
+}  // namespace
+
+template <class T>
+void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x,
+                  Context& ctx) {
+  launch_axpby(alpha, X, beta, Y, conjugate_x, nullptr, ctx);
+}
+
+template <class T>
+void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta, MatrixView<T> Y,
+                        Context& ctx) {
+  launch_axpby(alpha, X, beta, Y, false, from, ctx);
 }
 
 #define STROP_INSTANTIATE(T)                                                                     \
   template void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, \
-                             Context& ctx);
+                             Context& ctx);                                                      \
+  template void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta,           \
+                                   MatrixView<T> Y, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

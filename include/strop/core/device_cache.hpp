@@ -32,9 +32,11 @@ class DeviceCache {
       std::vector<T> host = make();
       require<ShapeError>(Index(host.size()) == count, "DeviceCache: made ", host.size(),
                           " values, expected ", count);
-      if (conjugate) {
-        for (auto& v : host)
-          v = strop::conj(v);
+      if constexpr (Scalar<T>) {  // also caches index arrays, which have no conjugate
+        if (conjugate) {
+          for (auto& v : host)
+            v = strop::conj(v);
+        }
       }
       auto buffer = std::make_unique<Buffer<T>>(count, MemorySpace::Device, ctx);
       detail::copy_bytes(buffer->data(), MemorySpace::Device, host.data(), MemorySpace::Host,

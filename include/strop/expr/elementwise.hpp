@@ -11,6 +11,14 @@ namespace strop::detail {
 template <class T>
 void axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, Context& ctx);
 
+#if STROP_HAVE_CUDA
+// Y[i, :] = alpha X[from[i], :] + beta Y[i, :] on device views, `from` a device array of
+// Y.rows row indices of X (a permutation's gather).
+template <class T>
+void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta, MatrixView<T> Y,
+                        Context& ctx);
+#endif
+
 // Y = beta * Y (beta == 0 writes zeros).
 template <class T>
 void scale(T beta, MatrixView<T> Y, Context& ctx);

@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "strop/core/device_cache.hpp"
 #include "strop/expr/operator_base.hpp"
 
 namespace strop {
@@ -28,6 +29,10 @@ class Permutation : public OperatorBase<Permutation<T>> {
 
  private:
   std::shared_ptr<const std::vector<Index>> perm_;
+  // Device copies of perm and of its inverse (P^T gathers with the inverse), made on the
+  // first GPU application.
+  std::shared_ptr<DeviceCache<Index>> device_perm_ = std::make_shared<DeviceCache<Index>>();
+  std::shared_ptr<DeviceCache<Index>> device_inverse_ = std::make_shared<DeviceCache<Index>>();
 };
 
 extern template class Permutation<float>;
