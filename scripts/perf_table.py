@@ -30,8 +30,11 @@ ROWS = {
         ("fp16_median_speedup", "KS fused kernel, fp16: median speedup", "x"),
         ("bf16_win_rate", "KS fused kernel, bf16: cases faster than min(bmm, dense)", "pct"),
         ("bf16_median_speedup", "KS fused kernel, bf16: median speedup", "x"),
-        ("chain_fusion_speedup_1024", "fused butterfly chain n = 1024 vs factor by factor", "x"),
-        ("chain_fusion_speedup_4096", "fused butterfly chain n = 4096 vs factor by factor", "x"),
+    ],
+    # ks_bench --chains (its own run: possibly another device than the grid's)
+    "ks-chain-summary.json": [
+        ("chain_fusion_speedup_1024", "fused butterfly chain n = 1024, fp32, B = 4096 vs factor by factor", "x"),
+        ("chain_fusion_speedup_4096", "fused butterfly chain n = 4096, fp32, B = 4096 vs factor by factor", "x"),
     ],
     "kron-summary.json": [
         ("float32_median_time_over_roofline", "Kron-matmul (Auto), fp32, FastKron Tables 1+3: median time / roofline", "x"),
