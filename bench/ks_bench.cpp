@@ -101,6 +101,20 @@ double sample_error(const KSFactor<T>& K, Layout layout, Context& ctx) {
   return double((yd.to_host(ctx) - expected).norm() / expected.norm());
 }
 
+// Median time of Y = K X with `algorithm` forced (3 warm-up runs); -1 where that algorithm
+// does not apply (layout, size).
+template <class Operator, class T>
+double time_forced(const Operator& K, KSAlgorithm algorithm, DeviceMatrix<T>& x, DeviceMatrix<T>& y,
+                   int reps, Context& ctx) {
+  KSAlgorithmGuard guard(algorithm);
+  try {
+    return median_device_seconds(
+        ctx, [&] { apply(K, x.view(), y.view(), T(1), T(0), ctx); }, reps, 3);
+  } catch (const DeviceError&) {
+    return -1.0;
+  }
+}
+
 struct Row {
   KSPattern p;
   std::string dtype, layout;
@@ -117,13 +131,7 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
   DeviceMatrix<T> x(K.cols(), batch, layout, ctx), y(K.rows(), batch, layout, ctx);
   fill_random_device(x.view(), 42, ctx);
   auto time_with = [&](KSAlgorithm algorithm) {
-    KSAlgorithmGuard guard(algorithm);
-    try {
-      return median_device_seconds(
-          ctx, [&] { apply(K, x.view(), y.view(), T(1), T(0), ctx); }, opt.reps, 3);
-    } catch (const DeviceError&) {
-      return -1.0;  // not supported for this layout / too large
-    }
+    return time_forced(K, algorithm, x, y, opt.reps, ctx);
   };
   Row row{p, std::string(ScalarTraits<T>::name), to_string(layout), batch, 0, 0, 0, 0, 0, 0, 0, ""};
   row.t_fused = time_with(KSAlgorithm::Fused);
@@ -176,13 +184,7 @@ ChainRow run_chain(Index n, Layout layout, Index batch, const Ceilings& ceil, co
   DeviceMatrix<T> x(n, batch, layout, ctx), y(n, batch, layout, ctx);
   fill_random_device(x.view(), 7, ctx);
   auto time_with = [&](KSAlgorithm algorithm) {
-    KSAlgorithmGuard guard(algorithm);
-    try {
-      return median_device_seconds(
-          ctx, [&] { apply(K, x.view(), y.view(), T(1), T(0), ctx); }, opt.reps, 3);
-    } catch (const DeviceError&) {
-      return -1.0;
-    }
+    return time_forced(K, algorithm, x, y, opt.reps, ctx);
   };
   ChainRow row{
       n, batch, Index(K.size()), std::string(ScalarTraits<T>::name), to_string(layout), "", 0, -1,

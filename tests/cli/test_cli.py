@@ -24,36 +24,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import strop_h5  # noqa: E402
 
-STROP, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
-failures = []
+from cli_harness import Harness, rel  # noqa: E402
 
-
-def path(name):
-    return os.path.join(WORK, name)
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what)
-    if not condition:
-        failures.append(what)
-    return condition
-
-
-def strop(*args, ok=True):
-    """Runs strop; checks the exit status (ok=True: 0, ok=False: not 0) and returns it."""
-    r = subprocess.run([STROP, *map(str, args)], capture_output=True, text=True, cwd=WORK,
-                       timeout=300)
-    good = (r.returncode == 0) == ok
-    check(good, f"strop {' '.join(map(str, args))} -> exit {r.returncode}")
-    if not good or os.environ.get("VERBOSE"):
-        print(r.stdout, r.stderr, sep="\n")
-    return r
-
-
-def rel(a, b):
-    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)
+harness = Harness(sys.argv)
+STROP, WORK = harness.exe, harness.work
+path, check, strop = harness.path, harness.check, harness.strop
 
 
 def operator_matrix(file, name):
@@ -244,7 +219,4 @@ if shutil.which("gnuplot"):
     check(os.path.exists(path("ks.png")) and os.path.getsize(path("ks.png")) > 1000,
           "bench --plot writes a PNG")
 
-print(f"\n{len(failures)} failure(s)")
-for f in failures:
-    print("  " + f)
-sys.exit(1 if failures else 0)
+harness.finish()

@@ -7,9 +7,7 @@ Python's own `wave` module writing the 16-bit PCM input; then the error cases.
 Exit 77 (skipped) without numpy/h5py.
 """
 import os
-import shutil
 import struct
-import subprocess
 import sys
 import wave
 
@@ -20,36 +18,11 @@ except ImportError as e:
     print(f"skipped: {e} (scripts/deps.sh installs python3-numpy and python3-h5py)")
     sys.exit(77)
 
-STROP, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
-failures = []
+from cli_harness import Harness, rel  # noqa: E402
+
+harness = Harness(sys.argv)
+path, check, strop = harness.path, harness.check, harness.strop
 rng = np.random.default_rng(7)
-
-
-def path(name):
-    return os.path.join(WORK, name)
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what)
-    if not condition:
-        failures.append(what)
-    return condition
-
-
-def strop(*args, ok=True):
-    r = subprocess.run([STROP, *map(str, args)], capture_output=True, text=True, cwd=WORK,
-                       timeout=300)
-    good = (r.returncode == 0) == ok
-    check(good, f"strop {' '.join(map(str, args))} -> exit {r.returncode}")
-    if not good or os.environ.get("VERBOSE"):
-        print(r.stdout, r.stderr, sep="\n")
-    return r
-
-
-def rel(a, b):
-    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)
 
 
 def sylvester(n):
@@ -181,5 +154,4 @@ check("longer than the signals" in r.stderr, "a frame longer than the signal is 
 r = strop("transform", "--kind", "dct", "missing.npy", "-o", "e.npy", ok=False)
 check("missing.npy" in r.stderr, "a missing input names the file")
 
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+harness.finish()
