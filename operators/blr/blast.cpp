@@ -1,5 +1,6 @@
 #include "strop/operators/blast.hpp"
 
+#include "operators/blr/blr_ks_form.hpp"
 #include "operators/blr/blr_support.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
@@ -73,10 +74,13 @@ void diagonal_product(const D& d, const Z& z, W w, bool first) {
 template <class T>
 void Blast<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                                Context& ctx) const {
-  detail::require_host("blast", X.space);
   const BlockGrid& g = state_->grid;
   const Index r = g.rank;
   if (r == 0) return detail::scale(beta, Y, ctx);
+  if (X.space == MemorySpace::Device) {
+    const KSChain<T>& chain = device_form_->get([&] { return detail::blast_ks_form(*this); });
+    return chain.apply_unchecked(op, X, Y, alpha, beta, ctx);
+  }
   // A:        Z_l = V_l X_l,      W_k = sum_l diag(s_{k,l}) Z_l,        Y_k = U_k W_k.
   // A^T, A^H: Z_k = op(U_k) X_k,  W_l = sum_k op(diag(s_{k,l})) Z_k,    Y_l = op(V_l) W_l.
   // Input blocks are indexed i, output blocks o.

@@ -1,5 +1,6 @@
 #include "strop/operators/lowrank.hpp"
 
+#include "operators/blr/blr_ks_form.hpp"
 #include "operators/blr/blr_support.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
@@ -30,8 +31,12 @@ LowRank<T> LowRank<T>::random(Index rows, Index cols, Index rank, std::mt19937& 
 template <class T>
 void LowRank<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                                  Context& ctx) const {
-  detail::require_host("lowrank", X.space);
   if (rank() == 0) return detail::scale(beta, Y, ctx);
+  if (X.space == MemorySpace::Device) {
+    const KSChain<T>& chain =
+        device_form_->get([&] { return detail::lowrank_ks_form(state_->left, state_->right); });
+    return chain.apply_unchecked(op, X, Y, alpha, beta, ctx);
+  }
   // op(left * right) = op(right) op(left): the factor next to the input goes first.
   const bool transposed = op != Op::NoTrans;
   const HostMatrix<T>& first = transposed ? state_->left : state_->right;

@@ -1,5 +1,6 @@
 #include "strop/operators/monarch.hpp"
 
+#include "operators/blr/blr_ks_form.hpp"
 #include "operators/blr/blr_support.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
@@ -53,10 +54,23 @@ typename Monarch<T>::ConstBlock Monarch<T>::right_block(Index k, Index l) const 
 template <class T>
 void Monarch<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                                  Context& ctx) const {
-  detail::require_host("monarch", X.space);
   const BlockGrid& g = state_->grid;
   const Index r = g.rank;
   if (r == 0) return detail::scale(beta, Y, ctx);
+  if (X.space == MemorySpace::Device) {
+    // op(left shuffle right) = op(right) shuffle^T op(left): two KS factors and a row
+    // gather, through two device temporaries of K L r rows.
+    const KSForm& f = device_form_->get([&] { return detail::monarch_ks_form(*this); });
+    const bool transposed = op != Op::NoTrans;
+    const Index middle = g.row_blocks * g.col_blocks * r;
+    TempMatrix<T> z1(middle, X.cols, layout_of(Y), MemorySpace::Device, ctx);
+    TempMatrix<T> z2(middle, X.cols, layout_of(Y), MemorySpace::Device, ctx);
+    (transposed ? f.left : f.right).apply_unchecked(op, X, z1.view, T(1), T(0), ctx);
+    f.shuffle.apply_unchecked(transposed ? Op::Trans : Op::NoTrans, ConstView<T>(z1.view), z2.view,
+                              T(1), T(0), ctx);
+    (transposed ? f.right : f.left).apply_unchecked(op, ConstView<T>(z2.view), Y, alpha, beta, ctx);
+    return;
+  }
   // A: Y_k = sum_l L_{k,l} (R_{k,l} X_l). A^T, A^H: Y_l = sum_k op(R_{k,l}) (op(L_{k,l}) X_k).
   // Both read input block i and write output block o; block (o, i) of op(A) is
   // second(o, i) * first(o, i).

@@ -3,6 +3,7 @@
 #include <limits>
 #include <vector>
 
+#include "operators/blr/blr_ks_form.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -331,3 +332,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_applications, T, ScalarTypes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The Kronecker-sparse forms that the GPU path applies (operators/blr/blr_ks_form.hpp) are
+// the operators: checked here on the CPU, densely, for every grid shape.
+BOOST_AUTO_TEST_CASE_TEMPLATE(gpu_ks_forms_equal_the_operators, T, ScalarTypes) {
+  std::mt19937 gen(29);
+  for (const Grid& g : grids) {
+    if (g.rank == 0) continue;  // rank 0 never reaches the KS form
+    BOOST_TEST_CONTEXT("grid " << g.rows << "x" << g.cols << " in " << g.row_blocks << "x"
+                               << g.col_blocks << " rank " << g.rank) {
+      const auto M = Monarch<T>::random(g.rows, g.cols, g.row_blocks, g.col_blocks, g.rank, gen);
+      const auto m = detail::monarch_ks_form(M);
+      const HostMatrix<T> shuffled = m.left.to_dense() * m.shuffle.to_dense() * m.right.to_dense();
+      BOOST_TEST(relative_error(shuffled, M.to_dense()) <= tolerance<T>());
+      const auto B = Blast<T>::random(g.rows, g.cols, g.row_blocks, g.col_blocks, g.rank, gen);
+      BOOST_TEST(relative_error(detail::blast_ks_form(B).to_dense(), B.to_dense()) <=
+                 tolerance<T>());
+      const auto L = LowRank<T>::random(g.rows, g.cols, g.rank, gen);
+      BOOST_TEST(relative_error(detail::lowrank_ks_form(L.left(), L.right()).to_dense(),
+                                L.to_dense()) <= tolerance<T>());
+    }
+  }
+}

@@ -12,8 +12,10 @@
 #include <random>
 #include <vector>
 
+#include "strop/core/lazy.hpp"
 #include "strop/expr/operator_base.hpp"
 #include "strop/operators/block_grid.hpp"
+#include "strop/operators/ks_chain.hpp"
 
 namespace strop {
 
@@ -59,6 +61,9 @@ class Blast : public OperatorBase<Blast<T>> {
     std::vector<T> right;
   };
   std::shared_ptr<const State> state_;
+  // The GPU applies A as the KS chain (K, h, r, 1) (1, K, L, r) (L, r, w, 1): the U_k,
+  // the couplings s_{k,l} (a diagonal per block, d = r), the V_l (blr_ks_form.cpp).
+  std::shared_ptr<Lazy<KSChain<T>>> device_form_ = std::make_shared<Lazy<KSChain<T>>>();
 };
 
 extern template class Blast<float>;

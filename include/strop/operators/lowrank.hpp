@@ -4,7 +4,9 @@
 #include <memory>
 #include <random>
 
+#include "strop/core/lazy.hpp"
 #include "strop/expr/operator_base.hpp"
+#include "strop/operators/ks_chain.hpp"
 
 namespace strop {
 
@@ -36,6 +38,8 @@ class LowRank : public OperatorBase<LowRank<T>> {
     HostMatrix<T> right;
   };
   std::shared_ptr<const State> state_;
+  // The GPU applies left * right as a chain of two dense KS factors (cuBLAS GEMMs).
+  std::shared_ptr<Lazy<KSChain<T>>> device_form_ = std::make_shared<Lazy<KSChain<T>>>();
 };
 
 extern template class LowRank<float>;

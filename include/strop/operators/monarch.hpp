@@ -11,8 +11,11 @@
 #include <random>
 #include <vector>
 
+#include "strop/core/lazy.hpp"
 #include "strop/expr/operator_base.hpp"
 #include "strop/operators/block_grid.hpp"
+#include "strop/operators/ks_factor.hpp"
+#include "strop/operators/permutation.hpp"
 
 namespace strop {
 
@@ -53,6 +56,20 @@ class Monarch : public OperatorBase<Monarch<T>> {
     std::vector<T> right;
   };
   std::shared_ptr<const State> state_;
+
+ public:
+  // What the GPU applies: A = left * shuffle * right, with right = the R_{k,l} as the KS
+  // factor (L, K r, w, 1) (its output in (l, k, t) order), shuffle the permutation to
+  // (k, l, t) order, left = the L_{k,l} as (K, h, L r, 1) (blr_ks_form.cpp). The
+  // permute + batched GEMM form of the Monarch papers.
+  struct KSForm {
+    KSFactor<T> left;
+    Permutation<T> shuffle;
+    KSFactor<T> right;
+  };
+
+ private:
+  std::shared_ptr<Lazy<KSForm>> device_form_ = std::make_shared<Lazy<KSForm>>();
 };
 
 extern template class Monarch<float>;

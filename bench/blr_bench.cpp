@@ -1,0 +1,134 @@
+// bench/blr_bench: block low-rank layers on the GPU, the layer shapes of the BLR paper's
+// Table 3 (Llama-7B, Llama-3.2-1B, GPT2-S, ViT-B, DiT-XL/2 with their (r, b)), against dense
+// cuBLAS on the equivalent dense matrix and the memory-traffic bound measured in the same run.
+//
+//   blr_bench [--reps R] [--csv FILE] [--batches 1,16,...]
+//
+// "ours" is what strop runs today: each operator's Kronecker-sparse form (LowRank: two
+// GEMMs; Monarch: a batched GEMM, the shuffle as a row gather, a batched GEMM; BLAST: the
+// three stages U, diag(s), V) through the KS kernels and cuBLAS: the unfused design. fp32,
+// signals contiguous (PyTorch's (B, features) row-major = our ColMajor). The bound counts
+// the weights, one read of X, one write of Y and one write and read of each intermediate.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "strop/strop.hpp"
+
+using namespace strop;
+
+namespace {
+
+struct Layer {
+  std::string model, name;
+  Index in, out;
+  Index lowrank_r, monarch_r, monarch_b, blast_r, blast_b;  // 0: not in the table
+};
+
+// Table 3 of the BLR paper: i -> o, (r, b) for low-rank / Monarch / BLAST.
+const std::vector<Layer> kLayers = {
+    {"Llama-7B", "qkvo", 4096, 4096, 1024, 1024, 16, 1024, 16},
+    {"Llama-7B", "gate_up", 4096, 11008, 1488, 1536, 16, 1488, 16},
+    {"Llama-7B", "down", 11008, 4096, 1488, 1536, 16, 1488, 16},
+    {"Llama-3.2-1B", "qo", 2048, 2048, 256, 256, 16, 256, 16},
+    {"Llama-3.2-1B", "gate", 2048, 8192, 512, 512, 16, 512, 16},
+    {"Llama-3.2-1B", "up", 2048, 8192, 768, 768, 16, 768, 16},
+    {"Llama-3.2-1B", "down", 8192, 2048, 768, 768, 16, 768, 16},
+    {"GPT2-S", "c_attn", 768, 2304, 192, 192, 4, 192, 6},
+    {"GPT2-S", "c_fc", 768, 3072, 192, 192, 4, 192, 6},
+    {"GPT2-S", "c_proj", 3072, 768, 192, 192, 4, 192, 6},
+    {"ViT-B", "qkv", 768, 2304, 128, 128, 4, 128, 3},
+    {"ViT-B", "fc1", 768, 3072, 128, 128, 4, 128, 3},
+    {"ViT-B", "fc2", 3072, 768, 128, 128, 4, 128, 3},
+    {"DiT-XL/2", "qkv", 1152, 3456, 384, 0, 0, 384, 9},
+    {"DiT-XL/2", "fc1", 1152, 4608, 256, 0, 0, 256, 9},
+};
+
+struct Options {
+  int reps = 20;
+  std::string csv = "blr-bench.csv";
+  std::vector<Index> batches = {1, 16, 128, 1024, 4096};
+};
+
+template <class Operator>
+double time_apply(const Operator& A, Index batch, int reps, Context& ctx) {
+  DeviceMatrix<float> x(A.cols(), batch, Layout::ColMajor, ctx);
+  DeviceMatrix<float> y(A.rows(), batch, Layout::ColMajor, ctx);
+  fill_random_device(x.view(), 3, ctx);
+  return median_device_seconds(
+      ctx, [&] { apply(A, x.view(), y.view(), 1.0f, 0.0f, ctx); }, reps, 3);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (arg == "--reps") {
+      opt.reps = std::stoi(next());
+    } else if (arg == "--csv") {
+      opt.csv = next();
+    } else if (arg == "--batches") {
+      opt.batches.clear();
+      std::stringstream list(next());
+      for (std::string b; std::getline(list, b, ',');)
+        opt.batches.push_back(std::stoll(b));
+    }
+  }
+  if (!cuda_available()) {
+    std::printf("blr_bench: no CUDA device visible, nothing to measure\n");
+    return 0;
+  }
+  Context& ctx = default_context();
+  const double bandwidth = measure_copy_bandwidth(ctx);
+  std::printf("# device %s, copy bandwidth %.0f GB/s\n", device_name(0), bandwidth * 1e-9);
+  std::ofstream csv(opt.csv);
+  csv << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << "\n";
+  csv << "model,layer,in,out,structure,r,b,batch,t_ours,t_dense,t_bound,dense_over_ours,"
+         "ours_over_bound\n";
+  std::mt19937 gen(1);
+  for (const Layer& l : kLayers) {
+    const Dense<float> dense(HostMatrix<float>::Random(l.out, l.in));
+    const auto lowrank = LowRank<float>::random(l.out, l.in, l.lowrank_r, gen);
+    // Monarch's r is the rank of a block row: r / b per block of its b x b grid.
+    const Index mb = std::max<Index>(l.monarch_b, 1), per_block = l.monarch_r / mb;
+    const std::optional<Monarch<float>> monarch =
+        l.monarch_b > 0 ? std::optional(Monarch<float>::random(l.out, l.in, mb, mb, per_block, gen))
+                        : std::nullopt;
+    const auto blast = Blast<float>::random(l.out, l.in, l.blast_b, l.blast_b, l.blast_r, gen);
+    for (Index batch : opt.batches) {
+      const double t_dense = time_apply(dense, batch, opt.reps, ctx);
+      // intermediate: rows of the temporaries between the stages, each written and read once.
+      auto row = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
+                     double t) {
+        const double bytes =
+            4.0 * (double(params) + double(batch) * double(l.in + l.out + 2 * intermediate));
+        const double bound = bytes / bandwidth;
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%.6e,%.6e,%.6e,%.3f,%.3f\n",
+                      l.model.c_str(), l.name.c_str(), (long long)l.in, (long long)l.out, structure,
+                      (long long)r, (long long)b, (long long)batch, t, t_dense, bound, t_dense / t,
+                      t / bound);
+        csv << line;
+        std::fputs(line, stdout);
+      };
+      row("lowrank", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r,
+          time_apply(lowrank, batch, opt.reps, ctx));
+      if (monarch) {
+        row("monarch", l.monarch_r, mb, monarch->parameter_count(), 2 * mb * mb * per_block,
+            time_apply(*monarch, batch, opt.reps, ctx));
+      }
+      row("blast", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
+          time_apply(blast, batch, opt.reps, ctx));
+    }
+  }
+  return 0;
+}
