@@ -4,25 +4,6 @@
 
 namespace strop::detail {
 
-namespace {
-// The entries of a column-major rows x cols matrix in row-major order: the (1, rows, cols, 1)
-// KS factor's value order.
-template <class T>
-std::vector<T> row_major(const HostMatrix<T>& m) {
-  std::vector<T> out(static_cast<std::size_t>(m.size()));
-  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-      out.data(), m.rows(), m.cols()) = m;
-  return out;
-}
-}  // namespace
-
-template <class T>
-KSChain<T> lowrank_ks_form(const HostMatrix<T>& left, const HostMatrix<T>& right) {
-  const Index M = left.rows(), r = left.cols(), N = right.cols();
-  return KSChain<T>(
-      {KSFactor<T>({1, M, r, 1}, row_major(left)), KSFactor<T>({1, r, N, 1}, row_major(right))});
-}
-
 template <class T>
 KSChain<T> blast_ks_form(const Blast<T>& A) {
   const BlockGrid& g = A.grid();
@@ -70,9 +51,8 @@ typename Monarch<T>::KSForm monarch_ks_form(const Monarch<T>& A) {
           KSFactor<T>({L, K * r, w, 1}, std::move(right))};
 }
 
-#define STROP_INSTANTIATE(T)                                                       \
-  template KSChain<T> lowrank_ks_form(const HostMatrix<T>&, const HostMatrix<T>&); \
-  template KSChain<T> blast_ks_form(const Blast<T>&);                              \
+#define STROP_INSTANTIATE(T)                          \
+  template KSChain<T> blast_ks_form(const Blast<T>&); \
   template typename Monarch<T>::KSForm monarch_ks_form(const Monarch<T>&);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 

@@ -1,17 +1,13 @@
 #pragma once
-// The block low-rank leaves as Kronecker-sparse factors (internal): the form their GPU path
-// applies through the KS kernels and cuBLAS (papers/NOTES.md, paper 004: Monarch's
-// permute + batched GEMM, BLAST's three stages). K x L grid, blocks h x w, rank r.
+// Monarch and BLAST as Kronecker-sparse factors (internal): the form their GPU path applies
+// through the KS kernels and cuBLAS (papers/NOTES.md, paper 004: Monarch's permute +
+// batched GEMM, BLAST's three stages). K x L grid, blocks h x w, rank r. (LowRank's GPU
+// path is two Dense GEMMs.)
 #include "strop/operators/blast.hpp"
 #include "strop/operators/ks_chain.hpp"
-#include "strop/operators/lowrank.hpp"
 #include "strop/operators/monarch.hpp"
 
 namespace strop::detail {
-
-// left * right as (1, M, r, 1) (1, r, N, 1): two dense factors.
-template <class T>
-KSChain<T> lowrank_ks_form(const HostMatrix<T>& left, const HostMatrix<T>& right);
 
 // U_k: (K, h, r, 1); s_{k,l}: (1, K, L, r) (block (k, l) is diag(s_{k,l})); V_l: (L, r, w, 1).
 template <class T>

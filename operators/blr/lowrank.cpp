@@ -1,6 +1,5 @@
 #include "strop/operators/lowrank.hpp"
 
-#include "operators/blr/blr_ks_form.hpp"
 #include "operators/blr/blr_support.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
@@ -33,9 +32,14 @@ void LowRank<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
                                  Context& ctx) const {
   if (rank() == 0) return detail::scale(beta, Y, ctx);
   if (X.space == MemorySpace::Device) {
-    const KSChain<T>& chain =
-        device_form_->get([&] { return detail::lowrank_ks_form(state_->left, state_->right); });
-    return chain.apply_unchecked(op, X, Y, alpha, beta, ctx);
+    const DenseFactors& f = device_form_->get([&] {
+      return DenseFactors{Dense<T>(state_->left), Dense<T>(state_->right)};
+    });
+    const bool transposed = op != Op::NoTrans;
+    TempMatrix<T> z(rank(), X.cols, layout_of(Y), MemorySpace::Device, ctx);
+    (transposed ? f.left : f.right).apply_unchecked(op, X, z.view, T(1), T(0), ctx);
+    (transposed ? f.right : f.left).apply_unchecked(op, ConstView<T>(z.view), Y, alpha, beta, ctx);
+    return;
   }
   // op(left * right) = op(right) op(left): the factor next to the input goes first.
   const bool transposed = op != Op::NoTrans;

@@ -348,9 +348,6 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gpu_ks_forms_equal_the_operators, T, ScalarTypes) 
       const auto B = Blast<T>::random(g.rows, g.cols, g.row_blocks, g.col_blocks, g.rank, gen);
       BOOST_TEST(relative_error(detail::blast_ks_form(B).to_dense(), B.to_dense()) <=
                  tolerance<T>());
-      const auto L = LowRank<T>::random(g.rows, g.cols, g.rank, gen);
-      BOOST_TEST(relative_error(detail::lowrank_ks_form(L.left(), L.right()).to_dense(),
-                                L.to_dense()) <= tolerance<T>());
     }
   }
 }

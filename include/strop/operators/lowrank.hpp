@@ -6,7 +6,7 @@
 
 #include "strop/core/lazy.hpp"
 #include "strop/expr/operator_base.hpp"
-#include "strop/operators/ks_chain.hpp"
+#include "strop/operators/dense.hpp"
 
 namespace strop {
 
@@ -38,8 +38,11 @@ class LowRank : public OperatorBase<LowRank<T>> {
     HostMatrix<T> right;
   };
   std::shared_ptr<const State> state_;
-  // The GPU applies left * right as a chain of two dense KS factors (cuBLAS GEMMs).
-  std::shared_ptr<Lazy<KSChain<T>>> device_form_ = std::make_shared<Lazy<KSChain<T>>>();
+  // The GPU applies left and right as two Dense operators: two cuBLAS GEMMs.
+  struct DenseFactors {
+    Dense<T> left, right;
+  };
+  std::shared_ptr<Lazy<DenseFactors>> device_form_ = std::make_shared<Lazy<DenseFactors>>();
 };
 
 extern template class LowRank<float>;
