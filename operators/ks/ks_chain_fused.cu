@@ -20,10 +20,10 @@
 namespace strop::detail {
 namespace {
 
-// Threads per block: radix-2 steps are latency-bound (a weight load, then a few FMAs), so
-// their kernel runs more warps; the larger radix needs up to 246 registers per thread.
+// Threads per block: radix-2 and radix-4 steps are latency-bound (weight loads, then a few
+// FMAs), so their kernels run more warps; radix 16 needs up to 246 registers per thread.
 template <int MaxRadix>
-constexpr int kThreads = MaxRadix == 2 ? 512 : 256;
+constexpr int kThreads = MaxRadix <= 4 ? 512 : 256;
 constexpr int kMaxSignals = 32;
 // Shared memory a tile may take: two thread blocks per multiprocessor, so that one block's
 // load or store overlaps the other's factors.
@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kThreads<MaxRadix>) ks_chain_fused_kernel(cons
 
   // Work item = (group, chunk of the tile's signals), groups fastest so that adjacent
   // threads read adjacent weights. A thread reads its group's weights once for the whole
-  // chunk (radix 2: the four weights in registers; larger radix: again per signal, from
+  // chunk (radix <= 4: all of them in registers; larger radix: again per signal, from
   // L1): the weight loads were the bottleneck when each signal reloaded them from L2.
   // Indices within a tile fit an int (n * signals <= kTileBytes): cheap divisions.
   for (int t = 0; t < p.steps; ++t) {
@@ -85,28 +85,36 @@ __global__ void __launch_bounds__(kThreads<MaxRadix>) ks_chain_fused_kernel(cons
       const int i = group / st.d, j = group % st.d;
       const int first = i * st.g * st.d + j;         // feature of the group's element 0
       const D* wi = w + i * st.g * st.g * st.d + j;  // w[i,k,l,j] at (k g + l) d
-      if constexpr (MaxRadix == 2) {
-        D w00 = wi[0], w01 = wi[st.d], w10 = wi[2 * st.d], w11 = wi[3 * st.d];
-        if (p.transposed) {
-          const D swap = w01;
-          w01 = w10;
-          w10 = swap;
+      if constexpr (MaxRadix <= 4) {
+        // All g x g weights in registers, read once for the whole chunk.
+        D wr[MaxRadix][MaxRadix];
+#pragma unroll
+        for (int k = 0; k < MaxRadix; ++k) {
+#pragma unroll
+          for (int l = 0; l < MaxRadix; ++l) {
+            D wv{};
+            if (k < st.g && l < st.g) {
+              wv = wi[(p.transposed ? l * st.g + k : k * st.g + l) * st.d];
+              if (p.conjugate_w) wv = conjugate(wv);
+            }
+            wr[k][l] = wv;
+          }
         }
-        if (p.conjugate_w) {
-          w00 = conjugate(w00);
-          w01 = conjugate(w01);
-          w10 = conjugate(w10);
-          w11 = conjugate(w11);
-        }
-        D* x0 = xs + first * p.ld;
-        D* x1 = xs + (first + st.d) * p.ld;
         for (int s = c0; s < c1; ++s) {
-          const D a = x0[s], b = x1[s];
-          D y0 = mul(w00, a), y1 = mul(w10, a);
-          multiply_add(y0, w01, b);
-          multiply_add(y1, w11, b);
-          x0[s] = y0;
-          x1[s] = y1;
+          D v[MaxRadix];
+#pragma unroll
+          for (int l = 0; l < MaxRadix; ++l)
+            v[l] = l < st.g ? xs[(first + l * st.d) * p.ld + s] : D{};
+#pragma unroll
+          for (int k = 0; k < MaxRadix; ++k) {
+            if (k < st.g) {
+              D acc = mul(wr[k][0], v[0]);
+#pragma unroll
+              for (int l = 1; l < MaxRadix; ++l)
+                multiply_add(acc, wr[k][l], v[l]);  // zero weights past g
+              xs[(first + k * st.d) * p.ld + s] = acc;
+            }
+          }
         }
       } else {
         for (int s = c0; s < c1; ++s) {
@@ -252,9 +260,12 @@ void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_pac
       launch<D, R, false>(args, tiles, shared, stream);
     }
   };
-  // Radix-2 chains (butterflies, Hadamard, DFT) get their own registers-light kernel.
+  // Radix-2 and radix-4 chains (butterflies, the transforms' default grouping) keep their
+  // weights in registers.
   if (radix <= 2) {
     go(std::integral_constant<int, 2>{});
+  } else if (radix <= 4) {
+    go(std::integral_constant<int, 4>{});
   } else {
     go(std::integral_constant<int, kMaxChainRadix>{});
   }
