@@ -2,7 +2,11 @@
 // chains: the fused chain kernel where the chain fits, the digit reversal as a row gather)
 // against cuFFT (C2C and R2C) and against a copy of the same data, all in one run.
 //
-//   transform_bench [--batch B] [--reps R] [--csv FILE] [--json FILE]
+//   transform_bench [--batch B] [--reps R] [--csv FILE] [--json FILE] [--cpu]
+//
+// --cpu measures on the host instead: our chains (Eigen, OpenMP) against FFTW's C2C and R2C
+// with as many threads (fftw3f_omp), n = 256 ... 16384, B = 256 by default; JSON keys
+// dft_c64_cpu_over_fftw and hadamard_cpu_seconds.
 //
 // Rows: kind, n, dtype, batch, seconds, the copy time of the same data (read + write at the
 // copy bandwidth measured in this run), time / copy, cuFFT C2C and R2C times where they
@@ -21,6 +25,15 @@
 #if STROP_HAVE_CUFFT
 #include <cufft.h>
 #endif
+#if STROP_HAVE_FFTWF
+#include <fftw3.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <algorithm>
+#include <chrono>
+#include <vector>
 
 using namespace strop;
 
@@ -31,7 +44,102 @@ struct Options {
   int reps = 20;
   std::string csv = "transform-bench.csv";
   std::string json = "transform-summary.json";
+  bool cpu = false;
 };
+
+int omp_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// Median wall-clock seconds of `reps` runs of work() after one warm-up run.
+template <class Work>
+double median_host_seconds(const Work& work, int reps) {
+  work();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+// FFTW's time for `batch` float transforms of n points (C2C, or R2C when real_input),
+// planned with FFTW_MEASURE on all OpenMP threads; -1 without FFTW.
+double time_fftw(Index n, Index batch, bool real_input, int reps) {
+#if STROP_HAVE_FFTWF
+  static const bool threads_ready = fftwf_init_threads() != 0;
+  if (threads_ready) fftwf_plan_with_nthreads(omp_threads());
+  const int size = static_cast<int>(n), count = static_cast<int>(batch);
+  auto* in = fftwf_alloc_complex(static_cast<std::size_t>(n * batch));
+  auto* out = fftwf_alloc_complex(static_cast<std::size_t>(n * batch));
+  fftwf_plan plan =
+      real_input ? fftwf_plan_many_dft_r2c(1, &size, count, reinterpret_cast<float*>(in), nullptr,
+                                           1, size, out, nullptr, 1, size / 2 + 1, FFTW_MEASURE)
+                 : fftwf_plan_many_dft(1, &size, count, in, nullptr, 1, size, out, nullptr, 1, size,
+                                       FFTW_FORWARD, FFTW_MEASURE);
+  for (Index i = 0; i < n * batch; ++i)
+    in[i][0] = in[i][1] = float(i % 7) - 3.0f;  // planning may have overwritten the input
+  const double t = median_host_seconds([&] { fftwf_execute(plan); }, reps);
+  fftwf_destroy_plan(plan);
+  fftwf_free(in);
+  fftwf_free(out);
+  return t;
+#else
+  (void)n, (void)batch, (void)real_input, (void)reps;
+  return -1;
+#endif
+}
+
+// The host rows: our chains against FFTW, written to csv and json.
+void run_cpu(const Options& opt, Index batch) {
+  std::ofstream csv(opt.csv);
+  csv << "# device=cpu threads=" << omp_threads() << "\n";
+  csv << "kind,n,dtype,batch,seconds,t_fftw_c2c,t_fftw_r2c,over_fftw_c2c\n";
+  std::map<Index, double> over_fftw, hadamard_seconds;
+  for (Index n = 256; n <= 16384; n *= 2) {
+    const HostMatrix<float> xr = HostMatrix<float>::Random(n, batch);
+    HostMatrix<float> yr(n, batch);
+    const auto h = hadamard<float>(n);
+    const double th = median_host_seconds([&] { apply(h, view(xr), view(yr)); }, opt.reps);
+    hadamard_seconds[n] = th;
+    const HostMatrix<std::complex<float>> xc = HostMatrix<std::complex<float>>::Random(n, batch);
+    HostMatrix<std::complex<float>> yc(n, batch);
+    const auto f = dft<std::complex<float>>(n);
+    const double td = median_host_seconds([&] { apply(f, view(xc), view(yc)); }, opt.reps);
+    const double c2c = time_fftw(n, batch, false, opt.reps);
+    const double r2c = time_fftw(n, batch, true, opt.reps);
+    if (c2c > 0) over_fftw[n] = td / c2c;
+    char line[256];
+    std::snprintf(line, sizeof line, "hadamard,%lld,float32,%lld,%.6e,-1,-1,-1\n", (long long)n,
+                  (long long)batch, th);
+    csv << line;
+    std::fputs(line, stdout);
+    std::snprintf(line, sizeof line, "dft,%lld,complex64,%lld,%.6e,%.6e,%.6e,%.3f\n", (long long)n,
+                  (long long)batch, td, c2c, r2c, c2c > 0 ? td / c2c : -1.0);
+    csv << line;
+    std::fputs(line, stdout);
+  }
+  std::ofstream json(opt.json);
+  json << "{\"device\": \"cpu\", \"threads\": " << omp_threads() << ", \"batch\": " << batch;
+  for (const auto& [key, values] :
+       {std::pair<const char*, const std::map<Index, double>*>{"dft_c64_cpu_over_fftw", &over_fftw},
+        {"hadamard_cpu_seconds", &hadamard_seconds}}) {
+    json << ", \"" << key << "\": {";
+    bool first = true;
+    for (const auto& [n, v] : *values) {
+      json << (first ? "" : ", ") << "\"" << n << "\": " << v;
+      first = false;
+    }
+    json << "}";
+  }
+  json << "}\n";
+}
 
 template <class Operator, class T>
 double time_transform(const Operator& A, Index batch, int reps, Context& ctx) {
@@ -90,7 +198,13 @@ int main(int argc, char** argv) {
       opt.csv = next();
     } else if (arg == "--json") {
       opt.json = next();
+    } else if (arg == "--cpu") {
+      opt.cpu = true;
     }
+  }
+  if (opt.cpu) {
+    run_cpu(opt, opt.batch == 4096 ? 256 : opt.batch);
+    return 0;
   }
   if (!cuda_available()) {
     std::printf("transform_bench: no CUDA device visible, nothing to measure\n");
