@@ -1,7 +1,7 @@
-// A fast Walsh-Hadamard transform of noisy signals, built as a butterfly chain by hand:
-// every factor holds 2x2 blocks [[1, 1], [1, -1]] / sqrt(2). Applying it costs
-// 2 n log2(n) multiply-adds per signal instead of n^2; it is orthogonal, so its transpose
-// inverts it.
+// A fast Walsh-Hadamard transform of noisy signals: strop::hadamard(n) is a KS chain of
+// log2(n) / 2 radix-4 factors (or, with TransformOptions::factors = kFullRadix2Chain, the
+// butterfly of 2 x 2 blocks [[1, 1], [1, -1]] / sqrt(2)). Applying it costs O(n log n)
+// multiply-adds per signal instead of n^2; orthonormal, its transpose inverts it.
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -10,21 +10,6 @@
 #include "strop/strop.hpp"
 
 using namespace strop;
-
-KSChain<double> hadamard(Index n) {
-  const double s = 1 / std::sqrt(2.0);
-  std::vector<KSFactor<double>> factors;
-  for (const KSPattern& p : butterfly_patterns(n)) {
-    std::vector<double> values(p.nnz());  // values[((i*2 + k)*2 + l)*d + j]
-    for (Index i = 0; i < p.a; ++i)
-      for (Index k = 0; k < 2; ++k)
-        for (Index l = 0; l < 2; ++l)
-          for (Index j = 0; j < p.d; ++j)
-            values[((i * 2 + k) * 2 + l) * p.d + j] = (k && l) ? -s : s;
-    factors.emplace_back(p, std::move(values));
-  }
-  return KSChain<double>(std::move(factors));
-}
 
 int main() {
   const Index n = 1024, signals = 16;
@@ -35,7 +20,7 @@ int main() {
     for (Index i = 0; i < n; ++i)
       x(i, s) = ((i / (16 << (s % 4))) % 2 ? 1.0 : -1.0) + noise(rng);
 
-  const KSChain<double> H = hadamard(n);
+  const KSChain<double> H = hadamard<double>(n, {Normalization::Orthonormal});
   const HostMatrix<double> spectrum = H * x;
   const HostMatrix<double> back = H.transpose() * spectrum;
 
