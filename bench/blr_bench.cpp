@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "strop/strop.hpp"
 
 using namespace strop;
@@ -54,15 +55,6 @@ struct Options {
   std::string csv = "blr-bench.csv";
   std::vector<Index> batches = {1, 16, 128, 1024, 4096};
 };
-
-template <class Operator>
-double time_apply(const Operator& A, Index batch, int reps, Context& ctx) {
-  DeviceMatrix<float> x(A.cols(), batch, Layout::ColMajor, ctx);
-  DeviceMatrix<float> y(A.rows(), batch, Layout::ColMajor, ctx);
-  fill_random_device(x.view(), 3, ctx);
-  return median_device_seconds(
-      ctx, [&] { apply(A, x.view(), y.view(), 1.0f, 0.0f, ctx); }, reps, 3);
-}
 
 }  // namespace
 
@@ -104,7 +96,8 @@ int main(int argc, char** argv) {
                         : std::nullopt;
     const auto blast = Blast<float>::random(l.out, l.in, l.blast_b, l.blast_b, l.blast_r, gen);
     for (Index batch : opt.batches) {
-      const double t_dense = time_apply(dense, batch, opt.reps, ctx);
+      const double t_dense =
+          bench::time_apply_device<float>(dense, batch, Layout::ColMajor, opt.reps, ctx);
       // intermediate: rows of the temporaries between the stages, each written and read once.
       auto row = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
                      double t) {
@@ -121,13 +114,13 @@ int main(int argc, char** argv) {
         std::fputs(line, stdout);
       };
       row("lowrank", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r,
-          time_apply(lowrank, batch, opt.reps, ctx));
+          bench::time_apply_device<float>(lowrank, batch, Layout::ColMajor, opt.reps, ctx));
       if (monarch) {
         row("monarch", l.monarch_r, mb, monarch->parameter_count(), 2 * mb * mb * per_block,
-            time_apply(*monarch, batch, opt.reps, ctx));
+            bench::time_apply_device<float>(*monarch, batch, Layout::ColMajor, opt.reps, ctx));
       }
       row("blast", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
-          time_apply(blast, batch, opt.reps, ctx));
+          bench::time_apply_device<float>(blast, batch, Layout::ColMajor, opt.reps, ctx));
     }
   }
   return 0;

@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 
+#include "bench_support.hpp"
 #include "strop/strop.hpp"
 
 #if STROP_HAVE_CUFFT
@@ -31,9 +32,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#include <algorithm>
-#include <chrono>
-#include <vector>
 
 using namespace strop;
 
@@ -55,20 +53,6 @@ int omp_threads() {
 #endif
 }
 
-// Median wall-clock seconds of `reps` runs of work() after one warm-up run.
-template <class Work>
-double median_host_seconds(const Work& work, int reps) {
-  work();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    work();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
-}
-
 // FFTW's time for `batch` float transforms of n points (C2C, or R2C when real_input),
 // planned with FFTW_MEASURE on all OpenMP threads; -1 without FFTW.
 double time_fftw(Index n, Index batch, bool real_input, int reps) {
@@ -85,7 +69,7 @@ double time_fftw(Index n, Index batch, bool real_input, int reps) {
                                        FFTW_FORWARD, FFTW_MEASURE);
   for (Index i = 0; i < n * batch; ++i)
     in[i][0] = in[i][1] = float(i % 7) - 3.0f;  // planning may have overwritten the input
-  const double t = median_host_seconds([&] { fftwf_execute(plan); }, reps);
+  const double t = median_host_seconds([&] { fftwf_execute(plan); }, reps, 1);
   fftwf_destroy_plan(plan);
   fftwf_free(in);
   fftwf_free(out);
@@ -106,12 +90,12 @@ void run_cpu(const Options& opt, Index batch) {
     const HostMatrix<float> xr = HostMatrix<float>::Random(n, batch);
     HostMatrix<float> yr(n, batch);
     const auto h = hadamard<float>(n);
-    const double th = median_host_seconds([&] { apply(h, view(xr), view(yr)); }, opt.reps);
+    const double th = median_host_seconds([&] { apply(h, view(xr), view(yr)); }, opt.reps, 1);
     hadamard_seconds[n] = th;
     const HostMatrix<std::complex<float>> xc = HostMatrix<std::complex<float>>::Random(n, batch);
     HostMatrix<std::complex<float>> yc(n, batch);
     const auto f = dft<std::complex<float>>(n);
-    const double td = median_host_seconds([&] { apply(f, view(xc), view(yc)); }, opt.reps);
+    const double td = median_host_seconds([&] { apply(f, view(xc), view(yc)); }, opt.reps, 1);
     const double c2c = time_fftw(n, batch, false, opt.reps);
     const double r2c = time_fftw(n, batch, true, opt.reps);
     if (c2c > 0) over_fftw[n] = td / c2c;
@@ -139,15 +123,6 @@ void run_cpu(const Options& opt, Index batch) {
     json << "}";
   }
   json << "}\n";
-}
-
-template <class Operator, class T>
-double time_transform(const Operator& A, Index batch, int reps, Context& ctx) {
-  DeviceMatrix<T> x(A.cols(), batch, Layout::ColMajor, ctx),
-      y(A.rows(), batch, Layout::ColMajor, ctx);
-  fill_random_device(x.view(), 5, ctx);
-  return median_device_seconds(
-      ctx, [&] { apply(A, x.view(), y.view(), T(1), T(0), ctx); }, reps, 3);
 }
 
 // cuFFT's time for `batch` transforms of n points (C2C, or R2C when real_input); -1 without
@@ -231,20 +206,23 @@ int main(int argc, char** argv) {
   std::map<Index, double> hadamard_over_copy, dft_over_cufft, hadamard_per_element;
   double over12 = 0, over28 = 0;
   for (Index n = 256; n <= 32768; n *= 2) {
-    const double th = time_transform<KSChain<float>, float>(hadamard<float>(n), B, opt.reps, ctx);
+    const double th =
+        bench::time_apply_device<float>(hadamard<float>(n), B, Layout::ColMajor, opt.reps, ctx);
     hadamard_over_copy[n] = row("hadamard", n, "float32", sizeof(float), th, -1, -1);
     hadamard_per_element[n] = th / double(n);
     const double c2c = time_cufft(n, B, false, opt.reps, ctx);
     const double r2c = time_cufft(n, B, true, opt.reps, ctx);
     const auto f = dft<std::complex<float>>(n);
-    const double td = time_transform<decltype(f), std::complex<float>>(f, B, opt.reps, ctx);
+    const double td =
+        bench::time_apply_device<std::complex<float>>(f, B, Layout::ColMajor, opt.reps, ctx);
     row("dft", n, "complex64", sizeof(std::complex<float>), td, c2c, r2c);
     if (c2c > 0) dft_over_cufft[n] = td / c2c;
   }
   // 12 x 2^k and 28 x 2^k (no zero padding) against the power of two just above.
   for (auto [m, pow2] : {std::pair<Index, Index>{12, 16}, {28, 32}}) {
     const Index n = m * 4096 / pow2;  // 3072 and 3584, against 4096
-    const double t = time_transform<KSChain<float>, float>(hadamard<float>(n), B, opt.reps, ctx);
+    const double t =
+        bench::time_apply_device<float>(hadamard<float>(n), B, Layout::ColMajor, opt.reps, ctx);
     row(m == 12 ? "hadamard_12x2^k" : "hadamard_28x2^k", n, "float32", sizeof(float), t, -1, -1);
     (m == 12 ? over12 : over28) = (t / double(n)) / hadamard_per_element[4096];
   }

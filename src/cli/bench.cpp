@@ -22,7 +22,6 @@
 #include "cli/device_choice.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
-#include "cli/timing.hpp"
 #include "strop/strop.hpp"
 
 namespace strop::cli {
@@ -108,7 +107,7 @@ void skipped(const std::string& name, const DeviceError& e) {
 }
 
 double time_host(const std::function<void()>& work, int repeats) {
-  return median_seconds(work, repeats, 1);
+  return median_host_seconds(work, repeats, 1);
 }
 
 // Structured vs dense application, for each size and candidate.

@@ -21,7 +21,6 @@
 #include "cli/gpu_apply.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
-#include "cli/timing.hpp"
 #include "strop/io/hdf5.hpp"
 #include "strop/strop.hpp"
 
@@ -178,8 +177,8 @@ CaseResult run_case(const std::string& name, const std::string& h5_name, const H
   Measurement cpu{"cpu"};
   const BatchLast<T> xr = x;
   BatchLast<T> y_dense(n, x.cols()), y(n, x.cols());
-  cpu.dense_seconds = median_seconds([&] { y_dense.noalias() = dense * xr; }, 3, 1);
-  cpu.structured_seconds = median_seconds([&] { apply(loaded, view(xr), view(y)); }, 9, 2);
+  cpu.dense_seconds = median_host_seconds([&] { y_dense.noalias() = dense * xr; }, 3, 1);
+  cpu.structured_seconds = median_host_seconds([&] { apply(loaded, view(xr), view(y)); }, 9, 2);
   cpu.apply_error = relative_error(y, y_dense);
   result.measurements.push_back(cpu);
   if (structured_output) *structured_output = y;

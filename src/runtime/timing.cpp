@@ -1,12 +1,27 @@
 #include "strop/core/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "runtime/cuda_check.hpp"
 #include "strop/core/buffer.hpp"
 
 namespace strop {
+
+double median_host_seconds(const std::function<void()>& work, int repeats, int warmup) {
+  for (int i = 0; i < warmup; ++i)
+    work();
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
 
 #if STROP_HAVE_CUDA
 double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats,

@@ -12,6 +12,10 @@ namespace strop {
 double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats = 20,
                              int warmup = 3);
 
+// Median wall-clock seconds of `repeats` runs of `work` after `warmup` unmeasured runs (host
+// work, or device work that synchronises itself).
+double median_host_seconds(const std::function<void()>& work, int repeats = 7, int warmup = 2);
+
 // Fills a device view with uniform values in [-1, 1) from a counter-based hash of `seed`
 // (benchmarks need non-zero data of many gigabytes without a host round trip).
 template <class T>
