@@ -1,8 +1,13 @@
 #pragma once
 // Device-side arithmetic for the four scalar types. std::complex<R> is passed to kernels
 // as DeviceComplex<R>, which has the same layout (two R, real first).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <complex>
 #include <cstring>
+
+#include "strop/core/reduced_precision.hpp"
 
 namespace strop::detail {
 
@@ -18,6 +23,16 @@ struct DeviceScalarOf {
 template <class R>
 struct DeviceScalarOf<std::complex<R>> {
   using type = DeviceComplex<R>;
+};
+// half and bfloat16 storage (strop/core/reduced_precision.hpp) is CUDA's __half and
+// __nv_bfloat16, the same 16 bits.
+template <>
+struct DeviceScalarOf<half> {
+  using type = __half;
+};
+template <>
+struct DeviceScalarOf<bfloat16> {
+  using type = __nv_bfloat16;
 };
 template <class T>
 using DeviceScalar = typename DeviceScalarOf<T>::type;

@@ -87,6 +87,12 @@ __device__ __forceinline__ void set_random(detail::DeviceComplex<R>& v, unsigned
   v.re = R(hash_uniform(2 * key));
   v.im = R(hash_uniform(2 * key + 1));
 }
+__device__ __forceinline__ void set_random(__half& v, unsigned long long key) {
+  v = __float2half_rn(hash_uniform(key));
+}
+__device__ __forceinline__ void set_random(__nv_bfloat16& v, unsigned long long key) {
+  v = __float2bfloat16_rn(hash_uniform(key));
+}
 template <class D>
 __global__ void fill_random_kernel(D* data, Index rs, Index cs, Index rows, Index cols,
                                    unsigned long long seed) {
@@ -114,4 +120,6 @@ void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ct
 #define STROP_INSTANTIATE_FILL(T) \
   template void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE_FILL)
+STROP_INSTANTIATE_FILL(half)
+STROP_INSTANTIATE_FILL(bfloat16)
 }  // namespace strop

@@ -6,6 +6,7 @@
 
 #include "runtime/cuda_check.hpp"
 #include "strop/core/buffer.hpp"
+#include "strop/core/reduced_precision.hpp"
 
 namespace strop {
 
@@ -73,6 +74,8 @@ void fill_random_device(MatrixView<T>, unsigned long long, Context&) {
 #define STROP_INSTANTIATE(T) \
   template void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+STROP_INSTANTIATE(half)
+STROP_INSTANTIATE(bfloat16)
 #endif
 
 }  // namespace strop

@@ -22,6 +22,7 @@ struct AnyNode {
                                Context& ctx) const = 0;
   virtual double flops(Index batch) const = 0;
   virtual Index parameter_count() const = 0;
+  virtual bool acts_per_signal() const = 0;
   virtual const char* type_name() const = 0;
   virtual std::vector<AnyOperator<T>> children() const = 0;
   // The concrete operator if it is of type `type`, else nullptr.
@@ -39,6 +40,7 @@ struct AnyNodeModel final : AnyNode<T> {
   }
   double flops(Index batch) const override { return op.flops(batch); }
   Index parameter_count() const override { return op.parameter_count(); }
+  bool acts_per_signal() const override { return detail::acts_per_signal(op); }
   const char* type_name() const override { return E::type_name; }
   std::vector<AnyOperator<T>> children() const override {
     if constexpr (requires { op.children(); }) {
@@ -85,6 +87,8 @@ class AnyOperator : public OperatorBase<AnyOperator<T>> {
   }
   double flops(Index batch) const { return node_->flops(batch); }
   Index parameter_count() const { return node_->parameter_count(); }
+  // False when some node mixes the signals of a batch (see detail::acts_per_signal).
+  bool acts_per_signal() const { return node_->acts_per_signal(); }
 
   // What the node is: "dense", "product", ... (the HDF5 strop_type).
   const char* node_type() const { return node_->type_name(); }

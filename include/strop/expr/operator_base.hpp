@@ -44,6 +44,22 @@ void check_application(const char* name, Index rows, Index cols, Op op, ConstVie
   require<NumericalError>(is_finite(alpha) && is_finite(beta), name,
                           ": alpha and beta must be finite");
 }
+// False when some part of the expression mixes the signals of a batch (a Strassen-Tile
+// operator is linear in the whole batch, not column by column): such an operator has no
+// dense matrix. Leaves say so through acts_per_signal(); nodes ask their children.
+template <class E>
+bool acts_per_signal(const E& e) {
+  if constexpr (requires { e.acts_per_signal(); }) {
+    return e.acts_per_signal();
+  } else if constexpr (requires { e.children(); }) {
+    for (const auto& child : e.children())
+      if (!child.acts_per_signal()) return false;
+    return true;
+  } else {
+    return true;
+  }
+}
+
 }  // namespace detail
 
 template <class Derived>
@@ -68,6 +84,10 @@ class OperatorBase {
   template <class D = Derived>
   HostMatrix<typename D::Scalar> to_dense() const {
     using T = typename D::Scalar;
+    require<ShapeError>(detail::acts_per_signal(derived()), D::type_name,
+                        ": to_dense() needs an operator that acts on each signal separately;",
+                        " this one mixes the signals of a batch (a Strassen-Tile operator with",
+                        " inexact encoders), so it has no dense matrix");
     const HostMatrix<T> eye = HostMatrix<T>::Identity(derived().cols(), derived().cols());
     HostMatrix<T> out(derived().rows(), derived().cols());
     apply(Op::NoTrans, view(eye), view(out));

@@ -1,0 +1,99 @@
+#pragma once
+// The GPU side of StrassenTile (internal header): the cached device copies of an operator
+// and the three-step application (operators/stl/strassen_tile_cuda.cpp).
+#include <cstdint>
+#include <vector>
+
+#include "operators/stl/stl_kernels.hpp"
+#include "operators/stl/stl_steps.hpp"
+#include "strop/core/device_cache.hpp"
+#include "strop/operators/strassen_tile.hpp"
+
+namespace strop {
+
+template <class T>
+struct StrassenTile<T>::DeviceForm {
+  DeviceCache<T> weight;                   // Ŵ, colour-major as on the host (and conjugated)
+  DeviceCache<RealOf<T>> coders;           // E_X then D, each r x t^2 row-major
+  DeviceCache<std::uint16_t> weight_half;  // Ŵ as half (float operators only)
+  DeviceCache<std::uint16_t> weight_bf16;  // Ŵ as bfloat16 (float operators only)
+};
+
+template <class T>
+const typename StrassenTile<T>::DeviceForm& StrassenTile<T>::device_form(Context&) const {
+  return *device_->get([] { return std::make_shared<DeviceForm>(); });
+}
+
+template <class T>
+struct StrassenTileChain<T>::DeviceForm {
+  // The mixing matrices of all layer boundaries one after the other (column-major), for A
+  // (forward roles) and for A^T, A^H (adjoint roles), in T and as half/bfloat16 bits.
+  DeviceCache<T> forward, adjoint;
+  DeviceCache<std::uint16_t> forward_half, adjoint_half, forward_bf16, adjoint_bf16;
+};
+
+template <class T>
+const typename StrassenTileChain<T>::DeviceForm& StrassenTileChain<T>::device_form(Context&) const {
+  return *device_->get([] { return std::make_shared<DeviceForm>(); });
+}
+
+namespace detail {
+
+// Device pointers of one stage (one operator) of an application.
+template <class Storage>
+struct StlOperands {
+  using Coef = StlCoef<Storage>;
+  const Coef* encoder = nullptr;  // r x t^2 row-major
+  const Coef* decoder = nullptr;
+  const Storage* weight = nullptr;       // Ŵ colour-major
+  const Storage* weight_conj = nullptr;  // conj(Ŵ), only for A^H into a feature-fast Y
+};
+
+// A stage of a device application: its steps, operands, and the mixing into the next stage
+// (r_next x r column-major, stl_mixing), null for the last.
+template <class Storage>
+struct StlDeviceStage {
+  StlSteps steps;
+  StlOperands<Storage> operands;
+  const Storage* mix_to_next = nullptr;
+};
+
+#if STROP_HAVE_CUDA
+// Y = alpha (stage_last ... stage_0)(X) + beta Y on device views, the colours kept encoded
+// between stages (strassen_tile_cuda.cpp).
+template <class Storage>
+void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstView<Storage> X,
+                    MatrixView<Storage> Y, StlCompute<Storage> alpha, StlCompute<Storage> beta,
+                    Context& ctx);
+// The device operands of one operator in one application (cached device copies).
+template <class Storage>
+StlOperands<Storage> stl_operands(const StrassenTile<StlCompute<Storage>>& A, const StlSteps& steps,
+                                  Context& ctx);
+// op(A) X on device views: Storage is A's scalar type, or half/bfloat16 for a float A.
+template <class Storage>
+void stl_apply_device(const StrassenTile<StlCompute<Storage>>& A, const StlSteps& steps,
+                      ConstView<Storage> X, MatrixView<Storage> Y, StlCompute<Storage> alpha,
+                      StlCompute<Storage> beta, Context& ctx);
+// op(A_1 ... A_L) X on device views with the activations kept encoded; B a multiple of t.
+template <class Storage>
+void stl_chain_apply_device(const StrassenTileChain<StlCompute<Storage>>& A,
+                            const std::vector<StlSteps>& stages, ConstView<Storage> X,
+                            MatrixView<Storage> Y, StlCompute<Storage> alpha,
+                            StlCompute<Storage> beta, Context& ctx);
+#endif
+
+// The stages of op(A_1 ... A_L) in the order they run (A_L first for A; A_1 first for A^T
+// and A^H, whose encoders are the layers' decoders).
+template <class T>
+std::vector<StlSteps> stl_chain_stages(const StrassenTileChain<T>& A, Op op, Index batch) {
+  std::vector<StlSteps> stages;
+  const auto& layers = A.layers();
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    const auto& layer = op == Op::NoTrans ? layers[layers.size() - 1 - k] : layers[k];
+    stages.push_back(stl_steps(layer.encoders(), layer.rows(), layer.cols(), op, batch));
+  }
+  return stages;
+}
+
+}  // namespace detail
+}  // namespace strop

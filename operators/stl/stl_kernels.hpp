@@ -1,0 +1,46 @@
+#pragma once
+// The encode and decode steps of a Strassen-Tile operator on the GPU (internal header;
+// kernels in stl_kernels.cu). Storage is one of the four scalar types, or half/bfloat16
+// (computed in float).
+#include <complex>
+#include <type_traits>
+
+#include "strop/core/context.hpp"
+#include "strop/core/reduced_precision.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop::detail {
+
+// The arithmetic type of a storage type: itself, or float for half/bfloat16.
+template <class Storage>
+using StlCompute = std::conditional_t<is_reduced_precision_v<Storage>, float, Storage>;
+// The (real) type of the encoder/decoder coefficients.
+template <class Storage>
+using StlCoef = RealOf<StlCompute<Storage>>;
+
+// Where the r colours of one side (input or output) live: colour p of the pair (signal tile
+// I, feature tile F) is element p * pairs + (signal_fast ? I + S F : F + features I), with
+// pairs = S * features. signal_fast matches a batch-last (RowMajor) X or Y, so that the
+// encode and decode kernels read and write both sides with consecutive threads.
+struct StlColourLayout {
+  Index signal_tiles = 0;
+  Index feature_tiles = 0;
+  bool signal_fast = false;
+  Index pairs() const { return signal_tiles * feature_tiles; }
+};
+
+// The largest tile the kernels take (t^2 values per thread in registers).
+inline constexpr Index kStlMaxDeviceTile = 8;
+
+// colours = encoder (r x t^2, row-major, device) applied to every input tile of X (t signals
+// x t features, entry i + t f; signals beyond X.cols are zero).
+template <class Storage>
+void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder, ConstView<Storage> X,
+                Storage* colours, const StlColourLayout& layout, Context& ctx);
+// Y = alpha decode(colours) + beta Y for the signals of Y (a final partial tile is cut).
+template <class Storage>
+void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder, const Storage* colours,
+                const StlColourLayout& layout, MatrixView<Storage> Y, StlCompute<Storage> alpha,
+                StlCompute<Storage> beta, Context& ctx);
+
+}  // namespace strop::detail

@@ -1,0 +1,150 @@
+// Strassen-Tile operators on the GPU (encode kernel, strided-batched colour GEMMs, decode
+// kernel) against the CPU application, itself tested against a naive tile loop and the
+// dense product in tests/unit/test_stl.cpp; half/bfloat16 signals against the float result.
+#include "gpu_reference.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+
+namespace {
+
+stl::Encoders random_encoders(Index t, Index r, std::mt19937& gen) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  stl::Encoders enc;
+  enc.tile = t;
+  for (Eigen::MatrixXd* m : {&enc.encode_signal, &enc.encode_weight, &enc.decode}) {
+    m->resize(r, t * t);
+    for (Index i = 0; i < m->size(); ++i)
+      m->data()[i] = u(gen);
+  }
+  return enc;
+}
+
+template <class T>
+StrassenTile<T> random_stl(Index t, Index r, Index rows, Index cols, std::mt19937& gen) {
+  std::vector<T> w(static_cast<std::size_t>(r * (rows / t) * (cols / t)));
+  for (T& v : w)
+    v = random_scalar<T>();
+  return StrassenTile<T>(random_encoders(t, r, gen), rows, cols, std::move(w));
+}
+
+template <class Storage>
+double reduced_error_vs_float(const StrassenTile<float>& A, Op op, Index batch, Layout lx,
+                              Layout ly) {
+  const Index in = op == Op::NoTrans ? A.cols() : A.rows();
+  const Index out = op == Op::NoTrans ? A.rows() : A.cols();
+  // Inputs exactly representable in the storage type, so only the arithmetic differs.
+  const HostMatrix<Storage> xs = random_matrix<float>(in, batch).cast<Storage>();
+  const HostMatrix<float> x = xs.template cast<float>();
+  const HostMatrix<Storage> y0s = random_matrix<float>(out, batch).cast<Storage>();
+  const HostMatrix<float> y0 = y0s.template cast<float>();
+  HostMatrix<float> expected = y0;
+  A.apply(op, view(x), view(expected), 0.5f, -2.0f);
+  const DeviceMatrix<Storage> xd = to_device(xs, lx);
+  DeviceMatrix<Storage> yd = to_device(y0s, ly);
+  apply_reduced_precision(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+  return relative_error(HostMatrix<float>(yd.to_host().template cast<float>()), expected);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gpu_stl, *utf::precondition(HasDevice()))
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(random_encoders_match_cpu, T, ScalarTypes) {
+  std::mt19937 gen(41);
+  struct Case {
+    Index t, r, rows, cols;
+  };
+  // t = 4 and 2 (compiled tile sizes), 3 and 8 (the generic kernel), rank above and below
+  // t^2, rectangular both ways.
+  for (const Case c : {Case{4, 32, 64, 96}, Case{2, 7, 30, 18}, Case{3, 5, 12, 27},
+                       Case{8, 20, 16, 32}, Case{4, 49, 128, 64}}) {
+    BOOST_TEST_CONTEXT("t=" << c.t << " r=" << c.r << " " << c.rows << "x" << c.cols) {
+      const auto A = random_stl<T>(c.t, c.r, c.rows, c.cols, gen);
+      for (Index batch : {1, 7, 64, 130})
+        check_gpu_against_cpu(A, batch, tolerance<T>(c.r * std::max(c.rows, c.cols)));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(exact_encoders_give_the_dense_product_on_the_device, T, ScalarTypes) {
+  const HostMatrix<T> dense = random_matrix<T>(256, 512);
+  const auto A = StrassenTile<T>::encode(dense, stl::strassen_4x4());
+  const HostMatrix<T> x = random_matrix<T>(512, 37);
+  for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+    const DeviceMatrix<T> xd = to_device(x, layout);
+    DeviceMatrix<T> yd(256, 37, layout);
+    A.apply(Op::NoTrans, xd.view(), yd.view());
+    BOOST_TEST(relative_error(yd.to_host(), HostMatrix<T>(dense * x)) <=
+               100 * exact_tolerance<T>());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(stl_in_an_expression_on_the_device) {
+  std::mt19937 gen(43);
+  const auto A = random_stl<float>(4, 24, 64, 64, gen);
+  const Dense<float> D(random_matrix<float>(64, 64));
+  check_gpu_against_cpu(A * D + 0.5f * A, 20, 1e-4);
+}
+
+BOOST_AUTO_TEST_CASE(half_and_bfloat16_signals_match_the_float_path) {
+  std::mt19937 gen(47);
+  const auto exact =
+      StrassenTile<float>::encode(random_matrix<float>(128, 256), stl::strassen_4x4());
+  const auto learned = random_stl<float>(4, 32, 128, 256, gen);
+  for (const StrassenTile<float>* A : {&exact, &learned}) {
+    for (Op op : {Op::NoTrans, Op::Trans}) {
+      for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
+        for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+          BOOST_TEST_CONTEXT((A == &exact ? "exact" : "learned")
+                             << " " << to_string(op) << " X " << to_string(lx) << " Y "
+                             << to_string(ly)) {
+            // Encoded activations and colours are stored in 16 bits between the steps: a
+            // few roundings of 2^-11 (half) or 2^-8 (bfloat16) through sums of r terms.
+            const double err_half = reduced_error_vs_float<half>(*A, op, 45, lx, ly);
+            const double err_bf16 = reduced_error_vs_float<bfloat16>(*A, op, 45, lx, ly);
+            BOOST_TEST(err_half <= 1e-2);
+            BOOST_TEST(err_bf16 <= 6e-2);
+            BOOST_TEST(err_half < err_bf16);  // more mantissa bits, closer to float
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(chains_match_cpu, T, ScalarTypes) {
+  std::mt19937 gen(59);
+  const StrassenTileChain<T> chain({random_stl<T>(4, 16, 64, 96, gen),
+                                    random_stl<T>(4, 32, 96, 32, gen),
+                                    random_stl<T>(4, 9, 32, 128, gen)});
+  // B = 8, 64: encoded between layers (cuBLAS mixing); B = 7: layer by layer.
+  for (Index batch : {8, 64, 7})
+    check_gpu_against_cpu(chain, batch, tolerance<T>(32 * 128 * 3));
+}
+
+BOOST_AUTO_TEST_CASE(half_chain_matches_the_float_chain) {
+  std::mt19937 gen(61);
+  const StrassenTileChain<float> chain(
+      {random_stl<float>(4, 24, 128, 128, gen), random_stl<float>(4, 32, 128, 128, gen)});
+  const HostMatrix<half> xs = (0.1f * random_matrix<float>(128, 64)).cast<half>();
+  const HostMatrix<float> x = xs.cast<float>();
+  HostMatrix<float> expected(128, 64);
+  chain.apply(Op::NoTrans, view(x), view(expected));
+  for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+    const DeviceMatrix<half> xd = to_device(xs, layout);
+    DeviceMatrix<half> yd(128, 64, layout);
+    apply_reduced_precision(chain, Op::NoTrans, xd.view(), yd.view());
+    BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected) <= 2e-2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(tiles_beyond_the_kernels_are_refused_clearly) {
+  std::mt19937 gen(53);
+  const auto A = random_stl<float>(16, 3, 32, 32, gen);
+  const DeviceMatrix<float> x(32, 16);
+  DeviceMatrix<float> y(32, 16);
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, x.view(), y.view()), DeviceError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,311 @@
+// Strassen-Tile operators against a naive tile loop (the paper's Definition 3.1 written out
+// entry by entry, in double), against the dense product for exact encoders, and the adjoint
+// against the inner-product identity <A X, G> = <X, A^H G>.
+#include "reference.hpp"
+
+using namespace strop;
+using namespace strop::testing;
+
+namespace {
+
+stl::Encoders random_encoders(Index t, Index r) {
+  stl::Encoders enc;
+  enc.tile = t;
+  enc.encode_signal = Eigen::MatrixXd::Random(r, t * t);
+  enc.encode_weight = Eigen::MatrixXd::Random(r, t * t);
+  enc.decode = Eigen::MatrixXd::Random(r, t * t);
+  return enc;
+}
+
+template <class T>
+std::vector<T> random_values(Index count) {
+  std::vector<T> v(static_cast<std::size_t>(count));
+  for (T& x : v)
+    x = random_scalar<T>();
+  return v;
+}
+
+// Y = op(A) X by the definition: for signal tile I, input tile L, output tile J,
+// vec(Y^T_{I,J}) = D^T sum_L (E_X vec(X^T_{I,L}) ⊙ Ŵ_{L,J}) (zero signals pad the last
+// tile). The adjoint follows from the definition entry by entry (no roles swapped here:
+// it sums the forward map's coefficients with the indices exchanged).
+template <class T>
+T from_complex(std::complex<double> v) {
+  if constexpr (is_complex_v<T>) {
+    return T(v);
+  } else {
+    return T(v.real());
+  }
+}
+
+template <class T>
+HostMatrix<T> naive_apply(const StrassenTile<T>& A, Op op, const HostMatrix<T>& X) {
+  using C = std::complex<double>;
+  const stl::Encoders& enc = A.encoders();
+  const Index t = A.tile(), r = A.rank(), B = X.cols();
+  const Index nL = A.cols() / t, nJ = A.rows() / t, nI = (B + t - 1) / t;
+  auto w = [&](Index p, Index L, Index J) {
+    return C(A.encoded_weight()[static_cast<std::size_t>(p * nL * nJ + J * nL + L)]);
+  };
+  auto x = [&](Index feature, Index signal) { return signal < B ? C(X(feature, signal)) : C(0); };
+  // coefficient of x(L t + l, I t + i) in y(J t + j, I t + i') through colour p
+  auto coef = [&](Index p, Index i, Index l, Index i2, Index j) {
+    return enc.encode_signal(p, i + t * l) * enc.decode(p, i2 + t * j);
+  };
+  const bool forward = op == Op::NoTrans;
+  HostMatrix<T> Y = HostMatrix<T>::Zero(forward ? A.rows() : A.cols(), B);
+  for (Index I = 0; I < nI; ++I)
+    for (Index L = 0; L < nL; ++L)
+      for (Index J = 0; J < nJ; ++J)
+        for (Index p = 0; p < r; ++p)
+          for (Index i = 0; i < t; ++i)
+            for (Index l = 0; l < t; ++l)
+              for (Index i2 = 0; i2 < t; ++i2)
+                for (Index j = 0; j < t; ++j) {
+                  const C c = coef(p, i, l, i2, j) * w(p, L, J);
+                  if (forward) {
+                    if (I * t + i2 < B)
+                      Y(J * t + j, I * t + i2) += from_complex<T>(c * x(L * t + l, I * t + i));
+                  } else {
+                    const C ca = op == Op::Adjoint ? std::conj(c) : c;
+                    if (I * t + i < B)
+                      Y(L * t + l, I * t + i) += from_complex<T>(ca * x(J * t + j, I * t + i2));
+                  }
+                }
+  return Y;
+}
+
+template <class T>
+HostMatrix<T> apply_in(const StrassenTile<T>& A, Op op, const HostMatrix<T>& X, Layout layout,
+                       T alpha, T beta, const HostMatrix<T>& Y0) {
+  using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  if (layout == Layout::ColMajor) {
+    HostMatrix<T> Y = Y0;
+    A.apply(op, view(X), view(Y), alpha, beta);
+    return Y;
+  }
+  const RowMajorMatrix xr = X;
+  RowMajorMatrix yr = Y0;
+  A.apply(op, view(xr), view(yr), alpha, beta);
+  return yr;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(stl_operator)
+
+BOOST_AUTO_TEST_CASE(exact_encoders_reproduce_the_tile_product) {
+  BOOST_TEST(stl::product_error(stl::strassen_2x2()) == 0.0);
+  BOOST_TEST(stl::product_error(stl::strassen_4x4()) == 0.0);
+  BOOST_TEST(stl::strassen_4x4().rank() == 49);
+  std::mt19937 gen(5);
+  const stl::Encoders subset = stl::rank49_subset(32, gen);
+  BOOST_TEST(subset.rank() == 32);
+  BOOST_TEST(!stl::is_exact(subset));  // 32 < the tensor rank of 4 x 4 products
+  // Every colour of the subset is a colour of the full rank-49 encoders.
+  const stl::Encoders full = stl::strassen_4x4();
+  for (Index p = 0; p < subset.rank(); ++p) {
+    bool found = false;
+    for (Index q = 0; q < 49 && !found; ++q)
+      found = subset.encode_signal.row(p) == full.encode_signal.row(q) &&
+              subset.encode_weight.row(p) == full.encode_weight.row(q) &&
+              subset.decode.row(p) == full.decode.row(q);
+    BOOST_TEST(found);
+  }
+  BOOST_CHECK_THROW(stl::rank49_subset(50, gen), ShapeError);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(matches_the_naive_tile_loop, T, ScalarTypes) {
+  struct Case {
+    Index t, r, rows, cols;
+  };
+  for (const Case c : {Case{4, 7, 8, 12}, Case{2, 5, 6, 10}, Case{4, 20, 4, 4}, Case{3, 4, 9, 6}}) {
+    const StrassenTile<T> A(random_encoders(c.t, c.r), c.rows, c.cols,
+                            random_values<T>(c.r * (c.rows / c.t) * (c.cols / c.t)));
+    BOOST_TEST(!A.acts_per_signal());
+    for (Index batch : {1, 7, 8, 13}) {
+      for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+        const Index in = op == Op::NoTrans ? c.cols : c.rows;
+        const HostMatrix<T> X = random_matrix<T>(in, batch);
+        const HostMatrix<T> Y0 = random_matrix<T>(op == Op::NoTrans ? c.rows : c.cols, batch);
+        const T alpha = random_scalar<T>(), beta = random_scalar<T>();
+        const HostMatrix<T> expected = alpha * naive_apply(A, op, X) + beta * Y0;
+        for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+          BOOST_TEST_CONTEXT("t=" << c.t << " r=" << c.r << " " << c.rows << "x" << c.cols << " B="
+                                  << batch << " " << to_string(op) << " " << to_string(layout)) {
+            const HostMatrix<T> got = apply_in(A, op, X, layout, alpha, beta, Y0);
+            BOOST_TEST(relative_error(got, expected) <= tolerance<T>(c.r * c.cols));
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(adjoint_is_the_inner_product_adjoint, T, ScalarTypes) {
+  const StrassenTile<T> A(random_encoders(4, 9), 12, 8, random_values<T>(9 * 3 * 2));
+  const Index batch = 11;
+  const HostMatrix<T> X = random_matrix<T>(8, batch), G = random_matrix<T>(12, batch);
+  HostMatrix<T> AX(12, batch), AhG(8, batch), AtG(8, batch);
+  A.apply(Op::NoTrans, view(X), view(AX));
+  A.apply(Op::Adjoint, view(G), view(AhG));
+  A.apply(Op::Trans, view(G), view(AtG));
+  // <A X, G> = <X, A^H G> (Frobenius, linear in the second argument) and A^T G = conj(A^H
+  // conj(G)) for real encoders.
+  const T lhs = (AX.adjoint() * G).trace();
+  const T rhs = (X.adjoint() * AhG).trace();
+  BOOST_TEST(std::abs(lhs - rhs) <= tolerance<T>(200) * (AX.norm() * G.norm()));
+  HostMatrix<T> conj_g = G.conjugate(), AhConjG(8, batch);
+  A.apply(Op::Adjoint, view(conj_g), view(AhConjG));
+  BOOST_TEST(relative_error(AtG, HostMatrix<T>(AhConjG.conjugate())) <= tolerance<T>(200));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(exact_encoders_give_the_dense_product, T, ScalarTypes) {
+  for (const stl::Encoders& enc : {stl::strassen_2x2(), stl::strassen_4x4()}) {
+    const HostMatrix<T> dense = random_matrix<T>(16, 24);
+    const StrassenTile<T> A = StrassenTile<T>::encode(dense, enc);
+    BOOST_TEST(A.acts_per_signal());
+    BOOST_TEST(relative_error(A.to_dense(), dense) <= exact_tolerance<T>());
+    // Also with a batch that is not a multiple of t, in every op and layout.
+    check_against_dense(A, dense, 100 * exact_tolerance<T>(), 7);
+    // And inside expressions with other operators.
+    const Dense<T> D(random_matrix<T>(24, 16));
+    const auto expr = A * D + T(2) * Dense<T>(dense) * D;
+    BOOST_TEST(relative_error(expr.to_dense(), HostMatrix<T>(3 * dense * D.matrix())) <=
+               100 * exact_tolerance<T>());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(inexact_operators_have_no_dense_matrix) {
+  std::mt19937 gen(3);
+  const HostMatrix<double> dense = random_matrix<double>(8, 8);
+  const auto A = StrassenTile<double>::encode(dense, stl::rank49_subset(30, gen));
+  BOOST_TEST(!A.acts_per_signal());
+  BOOST_CHECK_THROW(A.to_dense(), ShapeError);
+  const Dense<double> D(dense);
+  BOOST_CHECK_THROW((D * A).to_dense(), ShapeError);
+  BOOST_CHECK_THROW(AnyOperator<double>(A + D).to_dense(), ShapeError);
+  BOOST_TEST(AnyOperator<double>(D * D).acts_per_signal());
+  // Products with other operators still apply (linear in the batch): D (A X).
+  const HostMatrix<double> X = random_matrix<double>(8, 8);
+  HostMatrix<double> AX(8, 8), expected(8, 8), got(8, 8);
+  A.apply(Op::NoTrans, view(X), view(AX));
+  expected = dense * AX;
+  (D * A).apply(Op::NoTrans, view(X), view(got));
+  BOOST_TEST(relative_error(got, expected) <= tolerance<double>(64));
+}
+
+BOOST_AUTO_TEST_CASE(signals_of_one_tile_mix_and_tiles_stay_independent) {
+  std::mt19937 gen(4);
+  const auto A =
+      StrassenTile<double>::encode(random_matrix<double>(8, 8), stl::rank49_subset(20, gen));
+  HostMatrix<double> X = random_matrix<double>(8, 8), Y1(8, 8), Y2(8, 8);
+  A.apply(Op::NoTrans, view(X), view(Y1));
+  X(0, 1) += 1;  // signal 1: tile 0 changes, tile 1 (signals 4..7) must not
+  A.apply(Op::NoTrans, view(X), view(Y2));
+  BOOST_TEST((Y1.col(0) - Y2.col(0)).norm() > 1e-6);  // signal 0 hears signal 1
+  BOOST_TEST((Y1.rightCols(4) - Y2.rightCols(4)).norm() == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(reduced_precision_on_the_host_rounds_the_float_result) {
+  std::mt19937 gen(6);
+  const auto A = StrassenTile<float>::encode(random_matrix<float>(16, 32), stl::strassen_4x4());
+  const HostMatrix<float> X = random_matrix<float>(32, 10);
+  HostMatrix<float> expected(16, 10);
+  A.apply(Op::NoTrans, view(X), view(expected));
+  const HostMatrix<half> xh = X.cast<half>();
+  HostMatrix<half> yh(16, 10);
+  apply_reduced_precision(A, Op::NoTrans, view(xh), view(yh));
+  // Inputs rounded to half (2^-11) through 49 colours with entries up to 4: a few 1e-3.
+  BOOST_TEST(relative_error(HostMatrix<float>(yh.cast<float>()), expected) <= 5e-3);
+  BOOST_TEST(relative_error(HostMatrix<float>(yh.cast<float>()), expected) > 0.0);
+  HostMatrix<bfloat16> yb(15, 10);
+  const HostMatrix<bfloat16> xb = X.cast<bfloat16>();
+  BOOST_CHECK_THROW(apply_reduced_precision(A, Op::NoTrans, view(xb), view(yb)), ShapeError);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_chain_equals_its_layers_applied_one_by_one, T, ScalarTypes) {
+  // Ranks differ between layers (the mixing matrices are rectangular); shapes rectangular.
+  const StrassenTile<T> A1(random_encoders(4, 9), 8, 12, random_values<T>(9 * 2 * 3));
+  const StrassenTile<T> A2(random_encoders(4, 20), 12, 16, random_values<T>(20 * 3 * 4));
+  const StrassenTile<T> A3(random_encoders(4, 5), 16, 4, random_values<T>(5 * 4 * 1));
+  const StrassenTileChain<T> chain({A1, A2, A3});
+  BOOST_TEST(chain.rows() == 8);
+  BOOST_TEST(chain.cols() == 4);
+  BOOST_TEST(!chain.acts_per_signal());
+  // B = 12: the encoded path (one encode, two mixings, one decode); B = 10: layer by layer.
+  for (Index batch : {12, 10, 4}) {
+    for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+      const bool forward = op == Op::NoTrans;
+      const HostMatrix<T> X = random_matrix<T>(forward ? 4 : 8, batch);
+      const HostMatrix<T> Y0 = random_matrix<T>(forward ? 8 : 4, batch);
+      const T alpha = random_scalar<T>(), beta = random_scalar<T>();
+      HostMatrix<T> z3, z2, z1;
+      if (forward) {
+        z3 = naive_apply(A3, op, X);
+        z2 = naive_apply(A2, op, z3);
+        z1 = naive_apply(A1, op, z2);
+      } else {
+        z3 = naive_apply(A1, op, X);
+        z2 = naive_apply(A2, op, z3);
+        z1 = naive_apply(A3, op, z2);
+      }
+      const HostMatrix<T> expected = alpha * z1 + beta * Y0;
+      for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+        BOOST_TEST_CONTEXT("B=" << batch << " " << to_string(op) << " " << to_string(layout)) {
+          HostMatrix<T> got = Y0;
+          if (layout == Layout::ColMajor) {
+            chain.apply(op, view(X), view(got), alpha, beta);
+          } else {
+            using RowMajorMatrix =
+                Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+            const RowMajorMatrix xr = X;
+            RowMajorMatrix yr = Y0;
+            chain.apply(op, view(xr), view(yr), alpha, beta);
+            got = yr;
+          }
+          BOOST_TEST(relative_error(got, expected) <= tolerance<T>(20 * 16 * 3));
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_chain_of_exact_layers_is_the_product_of_their_matrices) {
+  const HostMatrix<double> a = random_matrix<double>(8, 16), b = random_matrix<double>(16, 12);
+  const StrassenTileChain<double> chain({StrassenTile<double>::encode(a, stl::strassen_4x4()),
+                                         StrassenTile<double>::encode(b, stl::strassen_4x4())});
+  BOOST_TEST(chain.acts_per_signal());
+  BOOST_TEST(relative_error(chain.to_dense(), HostMatrix<double>(a * b)) <= 1e-12);
+  // Mixed tile sizes and shapes that do not multiply are refused.
+  BOOST_CHECK_THROW(
+      StrassenTileChain<double>({StrassenTile<double>::encode(a, stl::strassen_4x4()),
+                                 StrassenTile<double>::encode(b, stl::strassen_2x2())}),
+      ShapeError);
+  BOOST_CHECK_THROW(
+      StrassenTileChain<double>({StrassenTile<double>::encode(a, stl::strassen_4x4()),
+                                 StrassenTile<double>::encode(a, stl::strassen_4x4())}),
+      ShapeError);
+  BOOST_CHECK_THROW(StrassenTileChain<double>(std::vector<StrassenTile<double>>{}), ShapeError);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_rejected) {
+  const stl::Encoders enc = stl::strassen_2x2();
+  BOOST_CHECK_THROW(StrassenTile<float>(enc, 6, 5, std::vector<float>(7 * 3 * 2)), ShapeError);
+  BOOST_CHECK_THROW(StrassenTile<float>(enc, 6, 4, std::vector<float>(7 * 3 * 2 - 1)), ShapeError);
+  std::vector<float> nan_weights(7 * 3 * 2, 1.0f);
+  nan_weights[5] = std::numeric_limits<float>::quiet_NaN();
+  BOOST_CHECK_THROW(StrassenTile<float>(enc, 6, 4, nan_weights), NumericalError);
+  stl::Encoders bad = enc;
+  bad.decode.resize(6, 4);
+  BOOST_CHECK_THROW(StrassenTile<float>(bad, 6, 4, std::vector<float>(7 * 6)), ShapeError);
+  bad = enc;
+  bad.encode_weight(0, 0) = std::numeric_limits<double>::infinity();
+  BOOST_CHECK_THROW(StrassenTile<float>::encode(HostMatrix<float>::Ones(4, 4), bad),
+                    NumericalError);
+  const StrassenTile<float> A(enc, 6, 4, std::vector<float>(7 * 3 * 2, 1.0f));
+  HostMatrix<float> X(5, 3), Y(6, 3);
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, view(X), view(Y)), ShapeError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
