@@ -49,6 +49,13 @@ std::string node_details(const AnyOperator<T>& op) {
                   static_cast<long long>(g.rank));
   }
   if (const auto* l = op.template as<LowRank<T>>()) return "rank " + std::to_string(l->rank());
+  if (const auto* s = op.template as<StrassenTile<T>>()) {
+    // Inexact (learned) encoders in general mix the t signals of a tile.
+    return format("tiles of %lld x %lld, rank %lld (%s encoders)",
+                  static_cast<long long>(s->tile()), static_cast<long long>(s->tile()),
+                  static_cast<long long>(s->rank()),
+                  stl::is_exact(s->encoders()) ? "exact" : "inexact");
+  }
   if (const auto* p = op.template as<Permutation<T>>()) {
     const Index n = p->rows();
     if (n > 1 && std::has_single_bit(std::uint64_t(n)) && p->indices() == bit_reversal_indices(n))

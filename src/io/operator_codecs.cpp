@@ -18,6 +18,7 @@
 #include "strop/operators/lowrank.hpp"
 #include "strop/operators/monarch.hpp"
 #include "strop/operators/permutation.hpp"
+#include "strop/operators/strassen_tile.hpp"
 
 namespace strop::io::codecs {
 
@@ -145,6 +146,18 @@ void write_operator(const Group& g, const Any<T>& op) {
     g.write_dataset("right",
                     blocks_to_row_major(blast->right_values().data(), grid.col_blocks, r, w).data(),
                     {grid.col_blocks, r, w});
+  } else if (const auto* tile = op.template as<StrassenTile<T>>()) {
+    // Encoders row-major (r, t^2) as numpy shows them; the encoded weights in the
+    // operator's own colour-major order, which C-order (r, M/t, N/t) reproduces exactly.
+    const stl::Encoders& enc = tile->encoders();
+    const Index t = enc.tile;
+    g.write_attribute("tile", std::int64_t(t));
+    g.write_attribute("rank", std::int64_t(enc.rank()));
+    write_matrix(g, "encode_signal", enc.encode_signal);
+    write_matrix(g, "encode_weight", enc.encode_weight);
+    write_matrix(g, "decode", enc.decode);
+    g.write_dataset("encoded_weight", tile->encoded_weight().data(),
+                    {enc.rank(), tile->rows() / t, tile->cols() / t});
   } else if (const auto* scaled = op.template as<Scaled<Any<T>>>()) {
     g.write_scalar_attribute("factor", scaled->factor());
     write_children(g, op.children());
@@ -228,6 +241,21 @@ class Reader {
     return {rows, cols, rb, cb, extent(g, "rank", 0)};
   }
 
+  StrassenTile<T> strassen_tile(const Group& g, Index rows, Index cols) const {
+    const Index t = extent(g, "tile", 1);
+    if (t > limits_.max_extent / t) g.fail("tile size ", t, " is absurd (t^2 beyond 2^40)");
+    if (rows % t != 0 || cols % t != 0)
+      g.fail("the tile size t = ", t, " does not divide the shape ", rows, "x", cols);
+    const Index r = extent(g, "rank", 1);
+    stl::Encoders enc;
+    enc.tile = t;
+    enc.encode_signal = read_matrix<double>(g, "encode_signal", r, t * t);
+    enc.encode_weight = read_matrix<double>(g, "encode_weight", r, t * t);
+    enc.decode = read_matrix<double>(g, "decode", r, t * t);
+    std::vector<T> weights = g.read_dataset<T>("encoded_weight", {r, rows / t, cols / t});
+    return StrassenTile<T>(std::move(enc), rows, cols, std::move(weights));
+  }
+
   // Products of child extents for kron, checked against overflow before Kron multiplies.
   void check_kron_extent(const Group& g, const std::vector<Any<T>>& factors) const {
     Index rows = 1, cols = 1;
@@ -281,6 +309,7 @@ class Reader {
                       blocks_to_col_major(left, b.row_blocks, h, r), std::move(diagonals),
                       blocks_to_col_major(right, b.col_blocks, r, w));
     }
+    if (type == "strassen_tile") return strassen_tile(g, rows, cols);
     if (type == "product") {
       auto c = exactly(g, depth, 2);
       return Product<Any<T>, Any<T>>(c[0], c[1]);

@@ -34,6 +34,8 @@ std::vector<std::pair<std::string, AnyOperator<T>>> operator_zoo(std::mt19937& r
   const Any lowrank = LowRank<T>::random(6, 8, 2, rng);
   const Any monarch = Monarch<T>::random(8, 8, 2, 4, 2, rng);
   const Any blast = Blast<T>::random(8, 12, 2, 3, 2, rng);
+  // Exact encoders, so that it acts on each signal separately and has a dense matrix.
+  const Any strassen_tile = StrassenTile<T>::encode(matrix(6, 8), stl::strassen_2x2());
   T s(0.5);  // a complex factor for complex types, to test the {r, i} attribute
   if constexpr (is_complex_v<T>) s = T(0.5, -1.25);
   const Any product = Product<Any, Any>(dense, ks_chain);
@@ -45,11 +47,11 @@ std::vector<std::pair<std::string, AnyOperator<T>>> operator_zoo(std::mt19937& r
   const Any block_diag_op = BlockDiag<T>({identity, lowrank});
   const Any vstack_op = VStack<T>({dense, ks_chain});
   const Any hstack_op = HStack<T>({dense, lowrank});
-  // 2 (V K^T B^H) + D H^T P: every node kind in one 14 x 8 graph.
+  // 2 (V K^T B^H) + D H^T (P + S): every node kind in one 14 x 8 graph.
   const Any everything = Sum<Any, Any>(
       Scaled<Any>(T(2), Product<Any, Any>(Product<Any, Any>(vstack_op, transpose), adjoint)),
       Product<Any, Any>(Product<Any, Any>(block_diag_op, Transposed<Any, false>(hstack_op)),
-                        product));
+                        Sum<Any, Any>(product, strassen_tile)));
   return {{"dense", dense},
           {"identity", identity},
           {"diagonal", diagonal},
@@ -59,6 +61,7 @@ std::vector<std::pair<std::string, AnyOperator<T>>> operator_zoo(std::mt19937& r
           {"lowrank", lowrank},
           {"monarch", monarch},
           {"blast", blast},
+          {"strassen_tile", strassen_tile},
           {"product", product},
           {"sum", sum},
           {"scaled", scaled},

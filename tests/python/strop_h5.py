@@ -1,4 +1,5 @@
-"""Rebuild the dense matrix of a strop operator stored in HDF5, with h5py and numpy only.
+"""Rebuild the dense matrix of a strop operator stored in HDF5, with h5py and numpy only
+(and apply a Strassen-Tile operator, which may have none, to a batch of signals).
 
 This is the reference reader of docs/hdf5-format.md: it follows the written schema, not
 strop's code, so a test that compares its result with strop's own dense matrix checks
@@ -42,6 +43,29 @@ def _ks_factor(g):
     return out
 
 
+def strassen_tile_apply(g, x):
+    """Y = A X for a strassen_tile node g and signals x (N x B), from the schema alone.
+
+    With W = A^T, for signal tile I, input tile L and output tile J (t x t tiles, vec
+    column-major: entry (i, j) at i + t*j), vec(Y^T[I, J]) = D^T sum_L (E_X vec(X^T[I, L])
+    * What[:, J, L]). The t signals of a tile are mixed; a partial last tile is padded with
+    zero signals."""
+    t, r = int(g.attrs["tile"]), int(g.attrs["rank"])
+    rows, cols = int(g.attrs["rows"]), int(g.attrs["cols"])
+    ex, dec = g["encode_signal"][...], g["decode"][...]  # (r, t*t)
+    what = g["encoded_weight"][...]  # (r, M/t, N/t)
+    assert ex.shape == dec.shape == (r, t * t) and what.shape == (r, rows // t, cols // t)
+    batch = x.shape[1]
+    ni = -(-batch // t)
+    xt = np.zeros((ni * t, cols), dtype=np.result_type(x, what))
+    xt[:batch] = x.T
+    # v[I, L, i + t*l] = X^T[I*t + i, L*t + l]
+    v = xt.reshape(ni, t, cols // t, t).transpose(0, 2, 3, 1).reshape(ni, cols // t, t * t)
+    z = np.einsum("ilp,pjl->ijp", v @ ex.T, what)  # the r colour products
+    y = (z @ dec).reshape(ni, rows // t, t, t)  # y[I, J, j, i] = Y^T[I*t + i, J*t + j]
+    return y.transpose(0, 3, 1, 2).reshape(ni * t, rows)[:batch].T
+
+
 def dense(g):
     """The dense matrix of the operator stored in group g."""
     t = g.attrs["strop_type"]
@@ -80,6 +104,10 @@ def dense(g):
         for k in range(rb):
             for l in range(cb):
                 m[k * h:(k + 1) * h, l * w:(l + 1) * w] = u[k] @ np.diag(s[k, l]) @ v[l]
+    elif t == "strassen_tile":
+        # Only when it acts on each signal separately (exact encoders): else there is no
+        # dense matrix, use strassen_tile_apply on a batch.
+        m = strassen_tile_apply(g, np.eye(cols))
     elif t == "product":
         m = kids[0] @ kids[1]
     elif t == "sum":

@@ -227,6 +227,87 @@ BOOST_AUTO_TEST_CASE(inconsistent_shapes_and_invalid_parameters) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(strassen_tile_parameters) {
+  // A valid 4 x 6 node with t = 2 and r = 3, then each piece wrong in turn.
+  auto node = [](CraftedFile& f, std::int64_t tile, std::int64_t rank) {
+    const hid_t g = f.node(f.root(), "op", "strassen_tile", 4, 6);
+    CraftedFile::int_attribute(g, "tile", tile);
+    CraftedFile::int_attribute(g, "rank", rank);
+    return g;
+  };
+  auto encoders = [](hid_t g, double decode_fill = 1.0) {
+    CraftedFile::dataset(g, "encode_signal", {3, 4}, H5T_NATIVE_DOUBLE);
+    CraftedFile::dataset(g, "encode_weight", {3, 4}, H5T_NATIVE_DOUBLE);
+    CraftedFile::dataset(g, "decode", {3, 4}, H5T_NATIVE_DOUBLE, decode_fill);
+  };
+  {
+    CraftedFile f("stl-valid.h5");
+    const hid_t g = node(f, 2, 3);
+    encoders(g);
+    CraftedFile::dataset(g, "encoded_weight", {3, 2, 3}, H5T_NATIVE_DOUBLE);
+    f.close();
+    const AnyOperator<double> op = io::load<double>(f.path(), "op");
+    BOOST_TEST(std::string(op.node_type()) == "strassen_tile");
+  }
+  {
+    CraftedFile f("stl-weight-shape.h5");  // (r, N/t, M/t) instead of (r, M/t, N/t)
+    const hid_t g = node(f, 2, 3);
+    encoders(g);
+    CraftedFile::dataset(g, "encoded_weight", {3, 3, 2}, H5T_NATIVE_DOUBLE);
+    expect_load_error(f, "'encoded_weight' has shape (3, 3, 2), expected (3, 2, 3)");
+  }
+  {
+    CraftedFile f("stl-encoder-shape.h5");  // E_X stored transposed
+    const hid_t g = node(f, 2, 3);
+    CraftedFile::dataset(g, "encode_signal", {4, 3}, H5T_NATIVE_DOUBLE);
+    expect_load_error(f, "'encode_signal' has shape (4, 3), expected (3, 4)");
+  }
+  {
+    CraftedFile f("stl-no-decode.h5");
+    const hid_t g = node(f, 2, 3);
+    CraftedFile::dataset(g, "encode_signal", {3, 4}, H5T_NATIVE_DOUBLE);
+    CraftedFile::dataset(g, "encode_weight", {3, 4}, H5T_NATIVE_DOUBLE);
+    expect_load_error(f, "missing dataset 'decode'");
+  }
+  {
+    CraftedFile f("stl-float-encoders.h5");  // encoders are float64 whatever the operator
+    const hid_t g = node(f, 2, 3);
+    CraftedFile::dataset(g, "encode_signal", {3, 4}, H5T_NATIVE_FLOAT);
+    expect_load_error(f, "does not hold float64");
+  }
+  {
+    CraftedFile f("stl-tile.h5");
+    node(f, 4, 3);
+    expect_load_error(f, "the tile size t = 4 does not divide the shape 4x6");
+  }
+  {
+    CraftedFile f("stl-huge-tile.h5");
+    node(f, std::int64_t(1) << 30, 3);
+    expect_load_error(f, "tile size 1073741824 is absurd");
+  }
+  {
+    CraftedFile f("stl-no-rank.h5");
+    node(f, 2, 0);
+    expect_load_error(f, "attribute 'rank' is 0, outside [1, ");
+  }
+  {
+    CraftedFile f("stl-nan.h5");
+    const hid_t g = node(f, 2, 3);
+    encoders(g, std::nan(""));
+    CraftedFile::dataset(g, "encoded_weight", {3, 2, 3}, H5T_NATIVE_DOUBLE);
+    expect_load_error(f, "invalid strassen_tile");
+  }
+  {
+    CraftedFile f("stl-unstored.h5");  // a large weight tensor declared but never written
+    const hid_t g = f.node(f.root(), "op", "strassen_tile", 1 << 20, 1 << 20);
+    CraftedFile::int_attribute(g, "tile", 2);
+    CraftedFile::int_attribute(g, "rank", 3);
+    encoders(g);
+    CraftedFile::dataset(g, "encoded_weight", {3, 1 << 19, 1 << 19}, H5T_NATIVE_DOUBLE, 0, false);
+    expect_load_error(f, "stores fewer bytes than its shape needs");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(absurd_sizes_allocate_nothing) {
   {
     CraftedFile f("huge-identity.h5");
@@ -337,13 +418,13 @@ BOOST_AUTO_TEST_CASE(files_of_other_programs_and_the_seal) {
 
 // Random mutations of a valid file: byte flips, overwritten runs, truncations. With
 // checksummed metadata (HDF5's v2 headers) and Fletcher-32 on every dataset, each must be
-// detected as an IoError, unless it hit unused bytes and the operator loads unchanged.
-BOOST_AUTO_TEST_CASE(randomly_mutated_files) {
-  std::mt19937 rng(22);
-  const auto zoo = operator_zoo<double>(rng);
-  const AnyOperator<double> op = zoo.back().second;  // "everything": every node kind
-  const HostMatrix<double> dense = op.to_dense();
-  const std::string path = temp_file("fuzz.h5");
+// detected as an IoError, unless it hit unused bytes and the operator loads unchanged
+// (`fingerprint` of the loaded operator equal to the original's).
+template <class Fingerprint>
+void mutate_and_load(const AnyOperator<double>& op, const std::string& name, int cases,
+                     std::mt19937& rng, Fingerprint fingerprint) {
+  const HostMatrix<double> expected = fingerprint(op);
+  const std::string path = temp_file(name);
   io::save(path, op, "op");
   std::string original;
   {
@@ -351,7 +432,6 @@ BOOST_AUTO_TEST_CASE(randomly_mutated_files) {
     original.assign(std::istreambuf_iterator<char>(in), {});
   }
   int rejected = 0, unchanged = 0;
-  const int cases = 400;
   for (int c = 0; c < cases; ++c) {
     std::string bytes = original;
     std::uniform_int_distribution<std::size_t> position(0, bytes.size() - 1);
@@ -371,19 +451,49 @@ BOOST_AUTO_TEST_CASE(randomly_mutated_files) {
         .write(bytes.data(), std::streamsize(bytes.size()));
     try {
       const AnyOperator<double> loaded = io::load<double>(path, "op");
-      const HostMatrix<double> got = loaded.to_dense();
+      const HostMatrix<double> got = fingerprint(loaded);
       BOOST_TEST_INFO("case " << c << " loaded without error");
-      BOOST_TEST_REQUIRE((got.rows() == dense.rows() && got.cols() == dense.cols()));
-      BOOST_TEST(((got.array() == dense.array()).all()));
+      BOOST_TEST_REQUIRE((got.rows() == expected.rows() && got.cols() == expected.cols()));
+      BOOST_TEST(((got.array() == expected.array()).all()));
       ++unchanged;
     } catch (const IoError&) {
       ++rejected;
     }
   }
   fs::remove(path);
-  BOOST_TEST_MESSAGE("mutations: " << rejected << " rejected, " << unchanged << " harmless");
+  BOOST_TEST_MESSAGE(name << " mutations: " << rejected << " rejected, " << unchanged
+                          << " harmless");
   BOOST_TEST(rejected + unchanged == cases);
   BOOST_TEST(rejected > cases / 2);  // most bytes of a compact file matter
+}
+
+BOOST_AUTO_TEST_CASE(randomly_mutated_files) {
+  std::mt19937 rng(22);
+  const auto zoo = operator_zoo<double>(rng);
+  const AnyOperator<double> op = zoo.back().second;  // "everything": every node kind
+  mutate_and_load(op, "fuzz.h5", 400, rng,
+                  [](const AnyOperator<double>& a) { return a.to_dense(); });
+}
+
+// The same for a Strassen-Tile operator with random encoders, which mixes signals and so
+// has no dense matrix: compared by its action on a fixed batch.
+BOOST_AUTO_TEST_CASE(randomly_mutated_strassen_tile_files) {
+  std::mt19937 rng(24);
+  stl::Encoders enc;
+  enc.tile = 2;
+  enc.encode_signal = Eigen::MatrixXd::Random(5, 4);
+  enc.encode_weight = Eigen::MatrixXd::Random(5, 4);
+  enc.decode = Eigen::MatrixXd::Random(5, 4);
+  const HostMatrix<double> weights = random_matrix<double>(5 * 4 * 3, 1);
+  const AnyOperator<double> op = StrassenTile<double>(
+      enc, 8, 6, std::vector<double>(weights.data(), weights.data() + weights.size()));
+  const HostMatrix<double> X = random_matrix<double>(6, 5);
+  mutate_and_load(op, "fuzz-stl.h5", 200, rng, [&](const AnyOperator<double>& a) {
+    if (a.cols() != X.rows()) return HostMatrix<double>();  // a different shape: fails above
+    HostMatrix<double> Y(a.rows(), X.cols());
+    a.apply(Op::NoTrans, view(X), view(Y));
+    return Y;
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()
