@@ -28,6 +28,14 @@ std::string scalar_text(T s) {
   }
 }
 
+// Inexact (learned) encoders in general mix the t signals of a tile.
+template <class T>
+std::string strassen_tile_details(const StrassenTile<T>& s) {
+  return format("tiles of %lld x %lld, rank %lld (%s encoders)", static_cast<long long>(s.tile()),
+                static_cast<long long>(s.tile()), static_cast<long long>(s.rank()),
+                stl::is_exact(s.encoders()) ? "exact" : "inexact");
+}
+
 // What a node is beyond its type and shape: patterns, grids, ranks, factors.
 template <class T>
 std::string node_details(const AnyOperator<T>& op) {
@@ -49,12 +57,14 @@ std::string node_details(const AnyOperator<T>& op) {
                   static_cast<long long>(g.rank));
   }
   if (const auto* l = op.template as<LowRank<T>>()) return "rank " + std::to_string(l->rank());
-  if (const auto* s = op.template as<StrassenTile<T>>()) {
-    // Inexact (learned) encoders in general mix the t signals of a tile.
-    return format("tiles of %lld x %lld, rank %lld (%s encoders)",
-                  static_cast<long long>(s->tile()), static_cast<long long>(s->tile()),
-                  static_cast<long long>(s->rank()),
-                  stl::is_exact(s->encoders()) ? "exact" : "inexact");
+  if (const auto* s = op.template as<StrassenTile<T>>()) return strassen_tile_details(*s);
+  if (const auto* c = op.template as<StrassenTileChain<T>>()) {
+    std::string ranks;
+    for (const StrassenTile<T>& layer : c->layers())
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(layer.rank());
+    return format("%zu Strassen-Tile layers, tiles of %lld x %lld, ranks %s", c->layers().size(),
+                  static_cast<long long>(c->tile()), static_cast<long long>(c->tile()),
+                  ranks.c_str());
   }
   if (const auto* p = op.template as<Permutation<T>>()) {
     const Index n = p->rows();
@@ -82,6 +92,15 @@ void print_tree(const AnyOperator<T>& op, int depth) {
           format("ks_factor %s, pattern %s, %s params", format_shape(f.rows(), f.cols()).c_str(),
                  to_string(f.pattern()).c_str(), format_count(double(f.nnz())).c_str())
               .c_str());
+    return;
+  }
+  if (const auto* c = op.template as<StrassenTileChain<T>>()) {
+    for (const StrassenTile<T>& l : c->layers())
+      std::printf("%s%s\n", std::string(std::size_t(6 + 2 * depth), ' ').c_str(),
+                  format("strassen_tile %s, %s, %s params",
+                         format_shape(l.rows(), l.cols()).c_str(), strassen_tile_details(l).c_str(),
+                         format_count(double(l.parameter_count())).c_str())
+                      .c_str());
     return;
   }
   for (const AnyOperator<T>& child : op.children())

@@ -78,6 +78,21 @@ void write_ks_factor(const Group& g, const KSFactor<T>& f) {
   g.write_dataset("values", f.values().data(), {p.a, p.b, p.c, p.d});
 }
 
+// Encoders row-major (r, t^2) as numpy shows them; the encoded weights in the operator's
+// own colour-major order, which C-order (r, M/t, N/t) reproduces exactly.
+template <class T>
+void write_strassen_tile(const Group& g, const StrassenTile<T>& tile) {
+  const stl::Encoders& enc = tile.encoders();
+  const Index t = enc.tile;
+  g.write_attribute("tile", std::int64_t(t));
+  g.write_attribute("rank", std::int64_t(enc.rank()));
+  write_matrix(g, "encode_signal", enc.encode_signal);
+  write_matrix(g, "encode_weight", enc.encode_weight);
+  write_matrix(g, "decode", enc.decode);
+  g.write_dataset("encoded_weight", tile.encoded_weight().data(),
+                  {enc.rank(), tile.rows() / t, tile.cols() / t});
+}
+
 void write_grid(const Group& g, const BlockGrid& grid) {
   g.write_attribute("row_blocks", std::int64_t(grid.row_blocks));
   g.write_attribute("col_blocks", std::int64_t(grid.col_blocks));
@@ -147,17 +162,15 @@ void write_operator(const Group& g, const Any<T>& op) {
                     blocks_to_row_major(blast->right_values().data(), grid.col_blocks, r, w).data(),
                     {grid.col_blocks, r, w});
   } else if (const auto* tile = op.template as<StrassenTile<T>>()) {
-    // Encoders row-major (r, t^2) as numpy shows them; the encoded weights in the
-    // operator's own colour-major order, which C-order (r, M/t, N/t) reproduces exactly.
-    const stl::Encoders& enc = tile->encoders();
-    const Index t = enc.tile;
-    g.write_attribute("tile", std::int64_t(t));
-    g.write_attribute("rank", std::int64_t(enc.rank()));
-    write_matrix(g, "encode_signal", enc.encode_signal);
-    write_matrix(g, "encode_weight", enc.encode_weight);
-    write_matrix(g, "decode", enc.decode);
-    g.write_dataset("encoded_weight", tile->encoded_weight().data(),
-                    {enc.rank(), tile->rows() / t, tile->cols() / t});
+    write_strassen_tile(g, *tile);
+  } else if (const auto* stl_chain = op.template as<StrassenTileChain<T>>()) {
+    // The layers as strassen_tile children "0", "1", ... in product order (A_1 first).
+    for (std::size_t i = 0; i < stl_chain->layers().size(); ++i) {
+      const StrassenTile<T>& layer = stl_chain->layers()[i];
+      const Group child = g.create_child(std::to_string(i));
+      write_node_header(child, StrassenTile<T>::type_name, layer.rows(), layer.cols());
+      write_strassen_tile(child, layer);
+    }
   } else if (const auto* scaled = op.template as<Scaled<Any<T>>>()) {
     g.write_scalar_attribute("factor", scaled->factor());
     write_children(g, op.children());
@@ -310,6 +323,19 @@ class Reader {
                       blocks_to_col_major(right, b.col_blocks, r, w));
     }
     if (type == "strassen_tile") return strassen_tile(g, rows, cols);
+    if (type == "strassen_tile_chain") {
+      std::vector<StrassenTile<T>> layers;
+      for (const Any<T>& child : children(g, depth, 1)) {
+        const auto* layer = child.template as<StrassenTile<T>>();
+        if (!layer)
+          g.fail("a strassen_tile_chain holds strassen_tile children only, found ",
+                 child.node_type());
+        layers.push_back(*layer);
+      }
+      // ShapeError (reported as "invalid strassen_tile_chain") unless the shapes chain and
+      // the tile sizes agree.
+      return StrassenTileChain<T>(std::move(layers));
+    }
     if (type == "product") {
       auto c = exactly(g, depth, 2);
       return Product<Any<T>, Any<T>>(c[0], c[1]);

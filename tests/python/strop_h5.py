@@ -1,5 +1,5 @@
 """Rebuild the dense matrix of a strop operator stored in HDF5, with h5py and numpy only
-(and apply a Strassen-Tile operator, which may have none, to a batch of signals).
+(and apply a Strassen-Tile operator or chain, which may have none, to a batch of signals).
 
 This is the reference reader of docs/hdf5-format.md: it follows the written schema, not
 strop's code, so a test that compares its result with strop's own dense matrix checks
@@ -66,10 +66,33 @@ def strassen_tile_apply(g, x):
     return y.transpose(0, 3, 1, 2).reshape(ni * t, rows)[:batch].T
 
 
+def _type(g):
+    t = g.attrs["strop_type"]
+    return t.decode() if isinstance(t, bytes) else str(t)
+
+
+def apply(g, x):
+    """Y = A X for the operator stored in group g and signals x (N x B).
+
+    A strassen_tile_chain A_1 ... A_L (children "0" .. "L-1") applies its layers one after
+    the other, the last child first, each padding its own partial last tile with zero
+    signals. Other kinds act on each signal separately: dense(g) @ x."""
+    t = _type(g)
+    if t == "strassen_tile":
+        return strassen_tile_apply(g, x)
+    if t == "strassen_tile_chain":
+        layers = _children(g)
+        if not layers or any(_type(k) != "strassen_tile" for k in layers):
+            raise ValueError(f"{g.name}: a strassen_tile_chain needs strassen_tile children")
+        for layer in reversed(layers):
+            x = strassen_tile_apply(layer, x)
+        return x
+    return dense(g) @ x
+
+
 def dense(g):
     """The dense matrix of the operator stored in group g."""
-    t = g.attrs["strop_type"]
-    t = t.decode() if isinstance(t, bytes) else str(t)
+    t = _type(g)
     rows, cols = int(g.attrs["rows"]), int(g.attrs["cols"])
     kids = [dense(k) for k in _children(g)]
     if t == "dense":
@@ -108,6 +131,11 @@ def dense(g):
         # Only when it acts on each signal separately (exact encoders): else there is no
         # dense matrix, use strassen_tile_apply on a batch.
         m = strassen_tile_apply(g, np.eye(cols))
+    elif t == "strassen_tile_chain":
+        # Likewise only when every layer acts on each signal separately; else use apply.
+        m = kids[0]
+        for k in kids[1:]:
+            m = m @ k
     elif t == "product":
         m = kids[0] @ kids[1]
     elif t == "sum":

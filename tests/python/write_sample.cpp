@@ -1,8 +1,10 @@
 // Writes every operator of the test zoo, in every scalar type, to one HDF5 file, with the
 // dense matrix strop computes for each beside it (/expected/<name>), and Strassen-Tile
-// operators with a batch of signals and strop's result (/signals/<name>, /applied/<name>).
+// operators and a chain of them with a batch of signals and strop's result (/signals/<name>,
+// /applied/<name>).
 // The h5py test rebuilds each operator from the documented schema alone and compares.
 #include <cstdio>
+#include <tuple>
 
 #include "operator_zoo.hpp"
 #include "strop/io/hdf5.hpp"
@@ -21,6 +23,20 @@ strop::HostMatrix<T> random_matrix(strop::Index rows, strop::Index cols, std::mt
     }
   }
   return m;
+}
+
+// Random (learned-style) encoders of tile t and rank r with random encoded weights: mixes
+// the signals of a tile, no dense matrix.
+template <class T>
+strop::StrassenTile<T> random_strassen_tile(strop::Index t, strop::Index r, strop::Index rows,
+                                            strop::Index cols, std::mt19937& rng) {
+  strop::stl::Encoders enc;
+  enc.tile = t;
+  enc.encode_signal = random_matrix<double>(r, t * t, rng);
+  enc.encode_weight = random_matrix<double>(r, t * t, rng);
+  enc.decode = random_matrix<double>(r, t * t, rng);
+  const strop::HostMatrix<T> w = random_matrix<T>(r * (rows / t) * (cols / t), 1, rng);
+  return strop::StrassenTile<T>(enc, rows, cols, std::vector<T>(w.data(), w.data() + w.size()));
 }
 
 template <class T>
@@ -57,6 +73,21 @@ void write_all(const std::string& path) {
     strop::io::save_matrix<T>(path, "/applied/" + full, Y);
     if (op.acts_per_signal()) strop::io::save_matrix<T>(path, "/expected/" + full, op.to_dense());
   }
+  // "stl_chain": three layers with random encoders (t = 2, ranks 5, 7, 3) on 8 x 12,
+  // 12 x 6 and 6 x 10, applied to a batch of 3 t signals (the chain's fused path, which
+  // keeps the activations encoded between layers); h5py applies the layers one by one.
+  std::vector<strop::StrassenTile<T>> layers;
+  for (const auto& [rows, cols, rank] :
+       {std::tuple<Index, Index, Index>{8, 12, 5}, {12, 6, 7}, {6, 10, 3}})
+    layers.push_back(random_strassen_tile<T>(2, rank, rows, cols, rng));
+  const strop::StrassenTileChain<T> chain(std::move(layers));
+  const std::string full = scalar + "_stl_chain";
+  strop::io::save(path, strop::AnyOperator<T>(chain), full);
+  const strop::HostMatrix<T> X = random_matrix<T>(chain.cols(), 3 * chain.tile(), rng);
+  strop::HostMatrix<T> Y(chain.rows(), X.cols());
+  chain.apply(strop::Op::NoTrans, strop::view(X), strop::view(Y));
+  strop::io::save_matrix<T>(path, "/signals/" + full, X);
+  strop::io::save_matrix<T>(path, "/applied/" + full, Y);
 }
 
 }  // namespace

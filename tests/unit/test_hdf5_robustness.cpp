@@ -308,6 +308,72 @@ BOOST_AUTO_TEST_CASE(strassen_tile_parameters) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(strassen_tile_chain_layers) {
+  // A strassen_tile child "name" of `chain` (scalar_type only on the top group).
+  auto layer = [](CraftedFile& f, hid_t chain, const char* name, std::int64_t rows,
+                  std::int64_t cols, std::int64_t tile, std::int64_t rank) {
+    const hid_t g = f.node(chain, name, "strassen_tile", rows, cols, "");
+    CraftedFile::int_attribute(g, "tile", tile);
+    CraftedFile::int_attribute(g, "rank", rank);
+    const hsize_t r = hsize_t(rank), tt = hsize_t(tile * tile);
+    for (const char* e : {"encode_signal", "encode_weight", "decode"})
+      CraftedFile::dataset(g, e, {r, tt}, H5T_NATIVE_DOUBLE);
+    CraftedFile::dataset(g, "encoded_weight", {r, hsize_t(rows / tile), hsize_t(cols / tile)},
+                         H5T_NATIVE_DOUBLE);
+  };
+  {
+    CraftedFile f("stl-chain-valid.h5");  // 4x6 (r = 3) times 6x8 (r = 5), t = 2
+    const hid_t g = f.node(f.root(), "op", "strassen_tile_chain", 4, 8);
+    layer(f, g, "0", 4, 6, 2, 3);
+    layer(f, g, "1", 6, 8, 2, 5);
+    f.close();
+    const AnyOperator<double> op = io::load<double>(f.path(), "op");
+    BOOST_TEST(std::string(op.node_type()) == "strassen_tile_chain");
+    BOOST_TEST(op.as<StrassenTileChain<double>>()->layers().size() == 2u);
+  }
+  {
+    CraftedFile f("stl-chain-empty.h5");
+    f.node(f.root(), "op", "strassen_tile_chain", 4, 4);
+    expect_load_error(f, "needs at least 1 children");
+  }
+  {
+    CraftedFile f("stl-chain-identity.h5");  // a child that is not a strassen_tile
+    const hid_t g = f.node(f.root(), "op", "strassen_tile_chain", 4, 4);
+    layer(f, g, "0", 4, 4, 2, 3);
+    f.node(g, "1", "identity", 4, 4, "");
+    expect_load_error(f, "a strassen_tile_chain holds strassen_tile children only, found identity");
+  }
+  {
+    CraftedFile f("stl-chain-shapes.h5");  // 4x6 times 4x6: 6 columns meet 4 rows
+    const hid_t g = f.node(f.root(), "op", "strassen_tile_chain", 4, 6);
+    layer(f, g, "0", 4, 6, 2, 3);
+    layer(f, g, "1", 4, 6, 2, 3);
+    expect_load_error(f,
+                      "invalid strassen_tile_chain: strassen_tile_chain: layer 0 (4x6) "
+                      "cannot multiply layer 1 (4x6)");
+  }
+  {
+    CraftedFile f("stl-chain-tiles.h5");  // t = 2 then t = 4
+    const hid_t g = f.node(f.root(), "op", "strassen_tile_chain", 4, 4);
+    layer(f, g, "0", 4, 4, 2, 3);
+    layer(f, g, "1", 4, 4, 4, 7);
+    expect_load_error(f, "layer 0 has tile size 2 but layer 1 has 4");
+  }
+  {
+    CraftedFile f("stl-chain-attrs.h5");  // the layers give 4x8, the attributes say 4x6
+    const hid_t g = f.node(f.root(), "op", "strassen_tile_chain", 4, 6);
+    layer(f, g, "0", 4, 6, 2, 3);
+    layer(f, g, "1", 6, 8, 2, 5);
+    expect_load_error(f, "attributes say 4x6 but the strassen_tile_chain stored is 4x8");
+  }
+  {
+    CraftedFile f("stl-chain-bad-layer.h5");  // a layer's own error, named at that layer
+    const hid_t g = f.node(f.root(), "op", "strassen_tile_chain", 4, 6);
+    layer(f, g, "0", 4, 6, 4, 3);
+    expect_load_error(f, "/op/0: the tile size t = 4 does not divide the shape 4x6");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(absurd_sizes_allocate_nothing) {
   {
     CraftedFile f("huge-identity.h5");
