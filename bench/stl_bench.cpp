@@ -244,8 +244,17 @@ int main(int argc, char** argv) {
        << "\", \"dtype\": \"half\", \"copy_bandwidth_GBps\": " << bandwidth * 1e-9
        << ",\n \"speedup_over_dense\": " << dict(layer_speedup)
        << ",\n \"speedup_over_dense_chained\": " << dict(chain_speedup)
-       << ",\n \"fused_over_unfused\": " << dict(fused_over_unfused)
-       << ",\n \"notes\": \"speedup_over_dense: one layer, default path (encode, strided-batched "
+       << ",\n \"fused_over_unfused\": " << dict(fused_over_unfused);
+  // Flat keys for the README's table (scripts/perf_table.py) at the issue's target shapes.
+  for (const char* key : {"n=8192,r=32", "n=16384,r=32"}) {
+    std::string flat = key;
+    flat = "n" + flat.substr(2, flat.find(',') - 2) + "_r32";
+    if (layer_speedup.count(key)) {
+      json << ",\n \"half_layer_speedup_" << flat << "\": " << layer_speedup[key]
+           << ", \"half_chain_step_speedup_" << flat << "\": " << chain_speedup[key];
+    }
+  }
+  json << ",\n \"notes\": \"speedup_over_dense: one layer, default path (encode, strided-batched "
           "colour GEMMs, decode); speedup_over_dense_chained: one layer inside a 4-layer chain "
           "(colour GEMMs + fused decode-encode); fused_over_unfused: that chained step against "
           "the unfused layer\"}\n";

@@ -56,7 +56,14 @@ struct StlDeviceStage {
   StlSteps steps;
   StlOperands<Storage> operands;
   const Storage* mix_to_next = nullptr;
+  Index mix_ld = 0;  // its leading dimension (r_next rounded up to 8 for tensor cores)
 };
+
+// Leading dimension of a mixing matrix with `rows` rows: a multiple of 8 elements, which
+// cuBLAS needs to run 16-bit GEMMs on tensor cores (r = 49 would otherwise fall back).
+inline Index stl_mixing_ld(Index rows) {
+  return (rows + 7) / 8 * 8;
+}
 
 #if STROP_HAVE_CUDA
 // Y = alpha (stage_last ... stage_0)(X) + beta Y on device views, the colours kept encoded

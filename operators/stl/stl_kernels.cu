@@ -4,6 +4,7 @@
 // order of the batch (StlColourLayout), so both the batch and the colours are accessed
 // with coalesced loads and stores.
 #include <algorithm>
+#include <cstdint>
 
 #include "operators/stl/stl_kernels.hpp"
 #include "runtime/cuda_check.hpp"
@@ -61,11 +62,24 @@ __device__ void load_coefficients(const Coef* global, Coef* shared, int count) {
   __syncthreads();
 }
 
+// Four consecutive values of a batch, read or written by one vector access (t = 4 tiles
+// along the contiguous dimension of an aligned batch: StlContiguity).
+template <class D>
+struct alignas(4 * sizeof(D)) Quad {
+  D v[4];
+};
+enum StlContiguity : int {
+  kStrided = 0,             // element by element
+  kFeaturesContiguous = 1,  // row stride 1 (ColMajor): a tile's 4 features are one Quad
+  kSignalsContiguous = 2,   // column stride 1 (RowMajor): a tile's 4 signals are one Quad
+};
+
 // TILE > 0: the tile size known at compile time (registers); TILE == 0: any t <= 8.
 template <int TILE, class D, class Acc, class Coef>
 __global__ void stl_encode_kernel(int t_runtime, int rank, const Coef* encoder, const D* x,
                                   Index x_rs, Index x_cs, Index batch, Index signal_tiles,
-                                  Index feature_tiles, bool signal_fast, D* colours) {
+                                  Index feature_tiles, bool signal_fast, int contiguity,
+                                  D* colours) {
   extern __shared__ unsigned char shared_bytes[];
   Coef* coef = reinterpret_cast<Coef*>(shared_bytes);
   const int t = TILE > 0 ? TILE : t_runtime;
@@ -77,16 +91,35 @@ __global__ void stl_encode_kernel(int t_runtime, int rank, const Coef* encoder, 
        e += Index(gridDim.x) * blockDim.x) {
     const TilePair tp = pair_of(e, signal_tiles, feature_tiles, signal_fast);
     Acc v[kValues];
+    const Index first_signal = tp.signal_tile * t;
+    const D* base = x + tp.feature_tile * t * x_rs + first_signal * x_cs;
+    if (TILE == 4 && contiguity == kFeaturesContiguous) {
 #pragma unroll
-    for (int f = 0; f < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++f) {
-      if (f >= t) break;
+      for (int i = 0; i < 4; ++i) {
+        Quad<D> q{};
+        if (first_signal + i < batch) q = *reinterpret_cast<const Quad<D>*>(base + i * x_cs);
 #pragma unroll
-      for (int i = 0; i < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++i) {
-        if (i >= t) break;
-        const Index signal = tp.signal_tile * t + i;
-        v[i + t * f] = signal < batch
-                           ? Acc(load_value(x + (tp.feature_tile * t + f) * x_rs + signal * x_cs))
-                           : Acc{};
+        for (int f = 0; f < 4; ++f)
+          v[i + 4 * f] = Acc(load_value(&q.v[f]));
+      }
+    } else if (TILE == 4 && contiguity == kSignalsContiguous && first_signal + 3 < batch) {
+#pragma unroll
+      for (int f = 0; f < 4; ++f) {
+        const Quad<D> q = *reinterpret_cast<const Quad<D>*>(base + f * x_rs);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          v[i + 4 * f] = Acc(load_value(&q.v[i]));
+      }
+    } else {
+#pragma unroll
+      for (int f = 0; f < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++f) {
+        if (f >= t) break;
+#pragma unroll
+        for (int i = 0; i < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++i) {
+          if (i >= t) break;
+          v[i + t * f] =
+              first_signal + i < batch ? Acc(load_value(base + f * x_rs + i * x_cs)) : Acc{};
+        }
       }
     }
     for (int p = 0; p < rank; ++p) {
@@ -103,8 +136,9 @@ __global__ void stl_encode_kernel(int t_runtime, int rank, const Coef* encoder, 
 
 template <int TILE, class D, class Acc, class Coef>
 __global__ void stl_decode_kernel(int t_runtime, int rank, const Coef* decoder, const D* colours,
-                                  Index signal_tiles, Index feature_tiles, bool signal_fast, D* y,
-                                  Index y_rs, Index y_cs, Index batch, Acc alpha, Acc beta) {
+                                  Index signal_tiles, Index feature_tiles, bool signal_fast,
+                                  int contiguity, D* y, Index y_rs, Index y_cs, Index batch,
+                                  Acc alpha, Acc beta) {
   extern __shared__ unsigned char shared_bytes[];
   Coef* coef = reinterpret_cast<Coef*>(shared_bytes);
   const int t = TILE > 0 ? TILE : t_runtime;
@@ -127,21 +161,60 @@ __global__ void stl_decode_kernel(int t_runtime, int rank, const Coef* decoder, 
         add_scaled(out[k], coef[p * t2 + k], c);
       }
     }
+    const Index first_signal = tp.signal_tile * t;
+    D* base = y + tp.feature_tile * t * y_rs + first_signal * y_cs;
+    // y = alpha out + beta y (beta == 0 overwrites, so NaNs in Y do not propagate).
+    auto update = [&](D* target, Acc value) {
+      value = mul(alpha, value);
+      if (!is_zero(beta)) value = add(value, mul(beta, Acc(load_value(target))));
+      store_value(target, value);
+    };
+    if (TILE == 4 && contiguity == kFeaturesContiguous) {
 #pragma unroll
-    for (int g = 0; g < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++g) {
-      if (g >= t) break;
+      for (int i = 0; i < 4; ++i) {
+        if (first_signal + i >= batch) break;
+        Quad<D>* target = reinterpret_cast<Quad<D>*>(base + i * y_cs);
+        Quad<D> q{};
+        if (!is_zero(beta)) q = *target;
 #pragma unroll
-      for (int i = 0; i < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++i) {
-        if (i >= t) break;
-        const Index signal = tp.signal_tile * t + i;
-        if (signal >= batch) continue;
-        D* target = y + (tp.feature_tile * t + g) * y_rs + signal * y_cs;
-        Acc value = mul(alpha, out[i + t * g]);
-        if (!is_zero(beta)) value = add(value, mul(beta, Acc(load_value(target))));
-        store_value(target, value);
+        for (int g = 0; g < 4; ++g)
+          update(&q.v[g], out[i + 4 * g]);
+        *target = q;
+      }
+    } else if (TILE == 4 && contiguity == kSignalsContiguous && first_signal + 3 < batch) {
+#pragma unroll
+      for (int g = 0; g < 4; ++g) {
+        Quad<D>* target = reinterpret_cast<Quad<D>*>(base + g * y_rs);
+        Quad<D> q{};
+        if (!is_zero(beta)) q = *target;
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          update(&q.v[i], out[i + 4 * g]);
+        *target = q;
+      }
+    } else {
+#pragma unroll
+      for (int g = 0; g < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++g) {
+        if (g >= t) break;
+#pragma unroll
+        for (int i = 0; i < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++i) {
+          if (i >= t) break;
+          if (first_signal + i < batch) update(base + g * y_rs + i * y_cs, out[i + t * g]);
+        }
       }
     }
   }
+}
+
+// Whether t = 4 tiles of a view can move as aligned Quads along one dimension.
+template <class D, class V>
+int contiguity_of(const V& view, Index tile) {
+  if (tile != 4) return kStrided;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(view.data) % (4 * sizeof(D)) == 0;
+  if (!aligned) return kStrided;
+  if (view.row_stride == 1 && view.col_stride % 4 == 0) return kFeaturesContiguous;
+  if (view.col_stride == 1 && view.row_stride % 4 == 0) return kSignalsContiguous;
+  return kStrided;
 }
 
 dim3 grid_for(Index pairs, int threads) {
@@ -176,7 +249,7 @@ void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder, ConstVi
     kernel<<<grid_for(pairs, threads), threads, shared, stream>>>(
         int(tile), int(rank), encoder, reinterpret_cast<const D*>(X.data), X.row_stride,
         X.col_stride, X.cols, layout.signal_tiles, layout.feature_tiles, layout.signal_fast,
-        reinterpret_cast<D*>(colours));
+        contiguity_of<D>(X, tile), reinterpret_cast<D*>(colours));
   };
   if (tile == 4) {
     launch(stl_encode_kernel<4, D, Acc, Coef>);
@@ -212,8 +285,8 @@ void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder, const S
   auto launch = [&](auto kernel) {
     kernel<<<grid_for(pairs, threads), threads, shared, stream>>>(
         int(tile), int(rank), decoder, reinterpret_cast<const D*>(colours), layout.signal_tiles,
-        layout.feature_tiles, layout.signal_fast, reinterpret_cast<D*>(Y.data), Y.row_stride,
-        Y.col_stride, Y.cols, a, b);
+        layout.feature_tiles, layout.signal_fast, contiguity_of<D>(Y, tile),
+        reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.cols, a, b);
   };
   if (tile == 4) {
     launch(stl_decode_kernel<4, D, Acc, Coef>);

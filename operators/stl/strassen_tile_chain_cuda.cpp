@@ -8,19 +8,23 @@
 namespace strop::detail {
 namespace {
 
-// The mixing matrices of consecutive stages, column-major, one after the other.
+// The mixing matrices of consecutive stages, column-major with leading dimension
+// stl_mixing_ld (zero padded), one after the other.
 template <class Value>
 std::vector<Value> mixing_values(const std::vector<StlSteps>& stages) {
   std::vector<Value> values;
   for (std::size_t k = 0; k + 1 < stages.size(); ++k) {
     const Eigen::MatrixXd m = stl_mixing(stages[k], stages[k + 1]);
-    for (Index i = 0; i < m.size(); ++i) {
-      if constexpr (is_reduced_precision_v<Value>) {
-        values.push_back(Value(float(m.data()[i])));
-      } else {
-        values.push_back(Value(m.data()[i]));
+    const Index ld = stl_mixing_ld(m.rows());
+    for (Index c = 0; c < m.cols(); ++c)
+      for (Index r = 0; r < ld; ++r) {
+        const double v = r < m.rows() ? m(r, c) : 0.0;
+        if constexpr (is_reduced_precision_v<Value>) {
+          values.push_back(Value(float(v)));
+        } else {
+          values.push_back(Value(v));
+        }
       }
-    }
   }
   return values;
 }
@@ -56,7 +60,7 @@ void stl_chain_apply_device(const StrassenTileChain<StlCompute<Storage>>& A,
   const auto& layers = A.layers();
   Index mixing_count = 0;
   for (std::size_t k = 0; k + 1 < stages.size(); ++k)
-    mixing_count += stages[k].rank * stages[k + 1].rank;
+    mixing_count += stages[k].rank * stl_mixing_ld(stages[k + 1].rank);
   const Storage* mixing =
       mixing_count > 0 ? device_mixing<Storage, T>(A.device_form(ctx), stages, mixing_count, ctx)
                        : nullptr;
@@ -66,7 +70,8 @@ void stl_chain_apply_device(const StrassenTileChain<StlCompute<Storage>>& A,
     StlDeviceStage<Storage> stage{stages[k], stl_operands<Storage>(layer, stages[k], ctx), nullptr};
     if (k + 1 < stages.size()) {
       stage.mix_to_next = mixing;
-      mixing += stages[k].rank * stages[k + 1].rank;
+      stage.mix_ld = stl_mixing_ld(stages[k + 1].rank);
+      mixing += stages[k].rank * stage.mix_ld;
     }
     device_stages.push_back(stage);
   }

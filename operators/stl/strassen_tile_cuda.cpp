@@ -91,7 +91,8 @@ void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstVie
     const int pairs = cuda_int(in.pairs(), "strassen_tile tile pairs");
     const int r_next = cuda_int(next_rank, "strassen_tile rank");
     status = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, pairs, r_next, rank, &one,
-                          colours.data(), type, pairs, stages[k].mix_to_next, type, r_next, &zero,
+                          colours.data(), type, pairs, stages[k].mix_to_next, type,
+                          cuda_int(stages[k].mix_ld, "strassen_tile mixing ld"), &zero,
                           encoded.data(), type, pairs, compute, CUBLAS_GEMM_DEFAULT);
     check_cublas(status, "strassen_tile fused decode-encode (cublasGemmEx)");
   }

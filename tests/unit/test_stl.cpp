@@ -196,9 +196,7 @@ BOOST_AUTO_TEST_CASE(inexact_operators_have_no_dense_matrix) {
 }
 
 BOOST_AUTO_TEST_CASE(signals_of_one_tile_mix_and_tiles_stay_independent) {
-  std::mt19937 gen(4);
-  const auto A =
-      StrassenTile<double>::encode(random_matrix<double>(8, 8), stl::rank49_subset(20, gen));
+  const StrassenTile<double> A(random_encoders(4, 20), 8, 8, random_values<double>(20 * 2 * 2));
   HostMatrix<double> X = random_matrix<double>(8, 8), Y1(8, 8), Y2(8, 8);
   A.apply(Op::NoTrans, view(X), view(Y1));
   X(0, 1) += 1;  // signal 1: tile 0 changes, tile 1 (signals 4..7) must not
