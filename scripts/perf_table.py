@@ -43,6 +43,12 @@ ROWS = {
         ("float32_speedup_8^6", "Kron-matmul (Auto), fp32 8^6, M = 1024: speedup vs shuffle", "x"),
         ("float32_speedup_16^5", "Kron-matmul (Auto), fp32 16^5, M = 1024: speedup vs shuffle", "x"),
     ],
+    "stl-summary.json": [
+        ("half_layer_speedup_n8192_r32", "Strassen-Tile layer, half, n = 8192, r = 32: speedup vs dense cuBLAS", "x"),
+        ("half_chain_step_speedup_n8192_r32", "Strassen-Tile layer in a chain, half, n = 8192, r = 32: speedup vs dense", "x"),
+        ("half_layer_speedup_n16384_r32", "Strassen-Tile layer, half, n = 16384, r = 32: speedup vs dense cuBLAS", "x"),
+        ("half_chain_step_speedup_n16384_r32", "Strassen-Tile layer in a chain, half, n = 16384, r = 32: speedup vs dense", "x"),
+    ],
     "factorize-summary.json": [
         ("butterfly_4096_f64_cpu_s", "butterfly factorization 4096 x 4096 double, CPU", "s"),
         ("butterfly_4096_f64_gpu_s", "butterfly factorization 4096 x 4096 double, GPU", "s"),
