@@ -30,11 +30,17 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
                   ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) {
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const Index a = groups / d;
-  (void)a;
-  Buffer<const void*> x_ptr(groups, MemorySpace::Device, ctx);
-  Buffer<void*> y_ptr(groups, MemorySpace::Device, ctx);
-  Buffer<const void*> w_ptr(groups, MemorySpace::Device, ctx);
-  // Both layouts use the same group offsets: row (i*in*d + j) of X, (i*out*d + j) of Y.
+  // Group g = i d + j starts at row (i in d + j) of X and (i out d + j) of Y in both layouts.
+  // With a == 1 or d == 1 those starts are one arithmetic progression, so a strided batched
+  // GEMM takes them without a pointer array (cuBLAS's pointer-array path is several times
+  // slower for a few large groups); otherwise the pointers are built on the device.
+  const bool strided = a == 1 || d == 1;
+  const long long x_step = (d == 1 ? in : 1) * X.row_stride;
+  const long long y_step = (d == 1 ? out : 1) * Y.row_stride;
+  const long long w_step = out * in;
+  Buffer<const void*> x_ptr(strided ? 0 : groups, MemorySpace::Device, ctx);
+  Buffer<void*> y_ptr(strided ? 0 : groups, MemorySpace::Device, ctx);
+  Buffer<const void*> w_ptr(strided ? 0 : groups, MemorySpace::Device, ctx);
   GroupPointerArgs args{reinterpret_cast<const char*>(X.data),
                         reinterpret_cast<char*>(Y.data),
                         reinterpret_cast<const char*>(w_adbc),
@@ -49,7 +55,7 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
                         x_ptr.data(),
                         y_ptr.data(),
                         w_ptr.data()};
-  ks_group_pointers(args, ctx);
+  if (!strided) ks_group_pointers(args, ctx);
   const cudaDataType_t type = cuda_data_type<T>();
   const int batch = as_int(X.cols, "batch");
   const int m_out = as_int(out, "rows per group");
@@ -69,23 +75,38 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
     const int ld_x = as_int(std::max<Index>(d * X.row_stride, X.cols), "ld x");
     const int ld_y = as_int(std::max<Index>(d * Y.row_stride, Y.cols), "ld y");
     ld_a = ld_x, ld_b = ld_w, ld_c = ld_y;
-    status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
-                                 x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
-                                 y_ptr.data(), type, ld_y, as_int(groups, "groups"),
-                                 cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    if (strided) {
+      status = cublasGemmStridedBatchedEx(
+          handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha, X.data, type, ld_x, x_step, w_adbc,
+          type, ld_w, w_step, &beta, Y.data, type, ld_y, y_step, as_int(groups, "groups"),
+          cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    } else {
+      status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
+                                   x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
+                                   y_ptr.data(), type, ld_y, as_int(groups, "groups"),
+                                   cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    }
   } else {
     // d == 1 and signals contiguous: Y_i (out x B) = op(W_i) X_i; op(W_i) is the buffer
     // transposed (T) for NoTrans and the buffer itself (N) for Trans (real Adjoint too).
     const cublasOperation_t w_op = op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
     ld_a = ld_w, ld_b = int(X.col_stride), ld_c = int(Y.col_stride);
-    status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
-                                 w_ptr.data(), type, ld_w, x_ptr.data(), type,
-                                 as_int(X.col_stride, "ld x"), &beta, y_ptr.data(), type,
-                                 as_int(Y.col_stride, "ld y"), as_int(groups, "groups"),
-                                 cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    if (strided) {
+      status = cublasGemmStridedBatchedEx(
+          handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha, w_adbc, type, ld_w, w_step, X.data,
+          type, as_int(X.col_stride, "ld x"), x_step, &beta, Y.data, type,
+          as_int(Y.col_stride, "ld y"), y_step, as_int(groups, "groups"), cublas_compute_type<T>(),
+          CUBLAS_GEMM_DEFAULT);
+    } else {
+      status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
+                                   w_ptr.data(), type, ld_w, x_ptr.data(), type,
+                                   as_int(X.col_stride, "ld x"), &beta, y_ptr.data(), type,
+                                   as_int(Y.col_stride, "ld y"), as_int(groups, "groups"),
+                                   cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    }
   }
   if (status != CUBLAS_STATUS_SUCCESS) {
-    throw DeviceError(concat("ks grouped gemm (cublasGemmBatchedEx): cuBLAS status ", int(status),
+    throw DeviceError(concat("ks grouped gemm (cuBLAS batched GEMM): cuBLAS status ", int(status),
                              " for op ", to_string(op), ", groups ", groups, ", d ", d, ", out ",
                              out, ", in ", in, ", batch ", X.cols, ", lda/ldb/ldc ", ld_a, "/",
                              ld_b, "/", ld_c, ", X strides (", X.row_stride, ", ", X.col_stride,
