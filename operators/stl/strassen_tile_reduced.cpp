@@ -1,7 +1,10 @@
 // apply_reduced_precision: half/bfloat16 signals through a float STL operator or chain. On
 // the GPU the colour GEMMs run on tensor cores (strassen_tile_cuda.cpp); on the host the
 // signals are converted to float and back, the reference the GPU path is tested against.
+#include <optional>
+
 #include "operators/stl/stl_device.hpp"
+#include "strop/core/buffer.hpp"
 #include "strop/core/reduced_precision.hpp"
 #include "strop/operators/strassen_tile.hpp"
 
@@ -62,10 +65,23 @@ void apply_reduced_precision(const StrassenTileChain<float>& A, Op op, ConstView
   static_assert(is_reduced_precision_v<Storage>, "half or bfloat16 signals");
   check_reduced(A, op, X, Y, alpha, beta);
   if (Y.rows == 0 || Y.cols == 0) return;
-  require<ShapeError>(X.cols % A.tile() == 0 || A.layers().size() == 1,
-                      "strassen_tile_chain (reduced precision): the batch (", X.cols,
-                      ") must be a multiple of the tile size ", A.tile());
   if (X.space == MemorySpace::Host) return apply_on_host(A, op, X, Y, alpha, beta, ctx);
+  const auto& layers = A.layers();
+  if (!A.keeps_encoded(X.cols)) {
+    // Layer by layer through 16-bit temporaries, as the chain's float path does.
+    const bool forward = op == Op::NoTrans;
+    ConstView<Storage> in = X;
+    std::optional<TempMatrix<Storage>> temps[2];  // ping-pong: step k writes temps[k % 2]
+    for (std::size_t k = 0; k < layers.size(); ++k) {
+      const auto& layer = forward ? layers[layers.size() - 1 - k] : layers[k];
+      if (k + 1 == layers.size())
+        return apply_reduced_precision<Storage>(layer, op, in, Y, alpha, beta, ctx);
+      TempMatrix<Storage>& out = temps[k % 2].emplace(forward ? layer.rows() : layer.cols(), X.cols,
+                                                      layout_of(Y), X.space, ctx);
+      apply_reduced_precision<Storage>(layer, op, in, out.view, 1.0f, 0.0f, ctx);
+      in = out.view;
+    }
+  }
 #if STROP_HAVE_CUDA
   detail::stl_chain_apply_device<Storage>(A, detail::stl_chain_stages(A, op, X.cols), X, Y, alpha,
                                           beta, ctx);

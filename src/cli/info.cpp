@@ -59,12 +59,13 @@ std::string node_details(const AnyOperator<T>& op) {
   if (const auto* l = op.template as<LowRank<T>>()) return "rank " + std::to_string(l->rank());
   if (const auto* s = op.template as<StrassenTile<T>>()) return strassen_tile_details(*s);
   if (const auto* c = op.template as<StrassenTileChain<T>>()) {
-    std::string ranks;
-    for (const StrassenTile<T>& layer : c->layers())
+    std::string ranks, tiles;
+    for (const StrassenTile<T>& layer : c->layers()) {
       ranks += (ranks.empty() ? "" : ", ") + std::to_string(layer.rank());
-    return format("%zu Strassen-Tile layers, tiles of %lld x %lld, ranks %s", c->layers().size(),
-                  static_cast<long long>(c->tile()), static_cast<long long>(c->tile()),
-                  ranks.c_str());
+      tiles += (tiles.empty() ? "" : ", ") + std::to_string(layer.tile());
+    }
+    return format("%zu Strassen-Tile layers, tile sizes %s, ranks %s", c->layers().size(),
+                  tiles.c_str(), ranks.c_str());
   }
   if (const auto* p = op.template as<Permutation<T>>()) {
     const Index n = p->rows();

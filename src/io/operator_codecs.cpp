@@ -332,8 +332,7 @@ class Reader {
                  child.node_type());
         layers.push_back(*layer);
       }
-      // ShapeError (reported as "invalid strassen_tile_chain") unless the shapes chain and
-      // the tile sizes agree.
+      // ShapeError (reported as "invalid strassen_tile_chain") unless the shapes chain.
       return StrassenTileChain<T>(std::move(layers));
     }
     if (type == "product") {

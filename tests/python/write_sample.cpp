@@ -83,7 +83,8 @@ void write_all(const std::string& path) {
   const strop::StrassenTileChain<T> chain(std::move(layers));
   const std::string full = scalar + "_stl_chain";
   strop::io::save(path, strop::AnyOperator<T>(chain), full);
-  const strop::HostMatrix<T> X = random_matrix<T>(chain.cols(), 3 * chain.tile(), rng);
+  const strop::HostMatrix<T> X =
+      random_matrix<T>(chain.cols(), 3 * chain.layers().front().tile(), rng);
   strop::HostMatrix<T> Y(chain.rows(), X.cols());
   chain.apply(strop::Op::NoTrans, strop::view(X), strop::view(Y));
   strop::io::save_matrix<T>(path, "/signals/" + full, X);

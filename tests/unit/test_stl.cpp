@@ -275,11 +275,20 @@ BOOST_AUTO_TEST_CASE(a_chain_of_exact_layers_is_the_product_of_their_matrices) {
                                          StrassenTile<double>::encode(b, stl::strassen_4x4())});
   BOOST_TEST(chain.acts_per_signal());
   BOOST_TEST(relative_error(chain.to_dense(), HostMatrix<double>(a * b)) <= 1e-12);
-  // Mixed tile sizes and shapes that do not multiply are refused.
-  BOOST_CHECK_THROW(
-      StrassenTileChain<double>({StrassenTile<double>::encode(a, stl::strassen_4x4()),
-                                 StrassenTile<double>::encode(b, stl::strassen_2x2())}),
-      ShapeError);
+  // Products of STL operators join one chain at compile time; mixed tile sizes run layer
+  // by layer and still give the product.
+  const auto mixed = StrassenTile<double>::encode(a, stl::strassen_4x4()) *
+                     StrassenTile<double>::encode(b, stl::strassen_2x2());
+  static_assert(std::is_same_v<std::remove_const_t<decltype(mixed)>, StrassenTileChain<double>>);
+  BOOST_TEST(!mixed.keeps_encoded(8));
+  BOOST_TEST(chain.keeps_encoded(8));
+  BOOST_TEST(!chain.keeps_encoded(6));
+  BOOST_TEST(relative_error(mixed.to_dense(), HostMatrix<double>(a * b)) <= 1e-12);
+  const auto three =
+      mixed * StrassenTile<double>::encode(HostMatrix<double>(b.transpose()), stl::strassen_2x2());
+  BOOST_TEST(three.layers().size() == 3u);
+  BOOST_TEST(relative_error(three.to_dense(), HostMatrix<double>(a * b * b.transpose())) <= 1e-12);
+  // Shapes that do not multiply are refused.
   BOOST_CHECK_THROW(
       StrassenTileChain<double>({StrassenTile<double>::encode(a, stl::strassen_4x4()),
                                  StrassenTile<double>::encode(a, stl::strassen_4x4())}),

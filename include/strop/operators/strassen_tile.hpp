@@ -71,25 +71,28 @@ class StrassenTile : public OperatorBase<StrassenTile<T>> {
       std::make_shared<Lazy<std::shared_ptr<DeviceForm>>>();
 };
 
-// StrassenTileChain<T>: the product A_1 A_2 ... A_L of Strassen-Tile layers of one tile size
-// (A_L applied first) with the activations kept encoded between layers (the paper's
-// Algorithm 2): one encode, the layers' colour GEMMs joined by the fused decode-encode of
-// each tile pair's colours (an r_{l+1} x r_l mixing, E_X D^T), one decode. It equals
-// applying the layers one by one; with a final partial tile of signals (B not a multiple of
-// t) the layers are applied one by one, since each pads with zero signals.
+// StrassenTileChain<T>: the product A_1 A_2 ... A_L of Strassen-Tile layers (A_L applied
+// first) with the activations kept encoded between layers (the paper's Algorithm 2): one
+// encode, the layers' colour GEMMs joined by the fused decode-encode of each tile pair's
+// colours (an r_{l+1} x r_l mixing, E_X D^T), one decode. It equals applying the layers one
+// by one, which it does when the layers' tile sizes differ or the batch is not a multiple of
+// t (each layer pads its last tile with zero signals). Products of STL operators join one
+// chain at compile time (A * B below).
 template <class T>
 class StrassenTileChain : public OperatorBase<StrassenTileChain<T>> {
  public:
   using Scalar = T;
   static constexpr const char* type_name = "strassen_tile_chain";
 
-  // ShapeError unless non-empty, one tile size, and each layer's cols() the next one's rows().
+  // ShapeError unless non-empty and each layer's cols() the next one's rows().
   explicit StrassenTileChain(std::vector<StrassenTile<T>> layers);
 
   const std::vector<StrassenTile<T>>& layers() const { return *layers_; }
   Index rows() const { return layers_->front().rows(); }
   Index cols() const { return layers_->back().cols(); }
-  Index tile() const { return layers_->front().tile(); }
+  // True when a batch of `batch` signals stays encoded between the layers: one tile size t
+  // for all layers and t divides the batch (otherwise the layers run one by one).
+  bool keeps_encoded(Index batch) const;
 
   void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
@@ -105,6 +108,42 @@ class StrassenTileChain : public OperatorBase<StrassenTileChain<T>> {
   std::shared_ptr<Lazy<std::shared_ptr<DeviceForm>>> device_ =
       std::make_shared<Lazy<std::shared_ptr<DeviceForm>>>();
 };
+
+// ---- compile-time rewrites: products of STL operators join one chain ----
+namespace detail {
+template <class T>
+void append_layers(std::vector<StrassenTile<T>>& out, const StrassenTile<T>& layer) {
+  out.push_back(layer);
+}
+template <class T>
+void append_layers(std::vector<StrassenTile<T>>& out, const StrassenTileChain<T>& chain) {
+  out.insert(out.end(), chain.layers().begin(), chain.layers().end());
+}
+template <class T, class L, class R>
+StrassenTileChain<T> join_layers(const L& lhs, const R& rhs) {
+  std::vector<StrassenTile<T>> layers;
+  append_layers(layers, lhs);
+  append_layers(layers, rhs);
+  return StrassenTileChain<T>(std::move(layers));
+}
+}  // namespace detail
+
+template <class T>
+StrassenTileChain<T> operator*(const StrassenTile<T>& lhs, const StrassenTile<T>& rhs) {
+  return detail::join_layers<T>(lhs, rhs);
+}
+template <class T>
+StrassenTileChain<T> operator*(const StrassenTileChain<T>& lhs, const StrassenTile<T>& rhs) {
+  return detail::join_layers<T>(lhs, rhs);
+}
+template <class T>
+StrassenTileChain<T> operator*(const StrassenTile<T>& lhs, const StrassenTileChain<T>& rhs) {
+  return detail::join_layers<T>(lhs, rhs);
+}
+template <class T>
+StrassenTileChain<T> operator*(const StrassenTileChain<T>& lhs, const StrassenTileChain<T>& rhs) {
+  return detail::join_layers<T>(lhs, rhs);
+}
 
 // Mixed precision on the GPU: applies a float STL operator to half or bfloat16 signals.
 // The encoded weights are converted once (cached), the colour GEMMs run on tensor cores
