@@ -121,6 +121,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(chains_match_cpu, T, ScalarTypes) {
   // B = 8, 64: encoded between layers (cuBLAS mixing); B = 7: layer by layer.
   for (Index batch : {8, 64, 7})
     check_gpu_against_cpu(chain, batch, tolerance<T>(32 * 128 * 3));
+  // Products join chains; a t = 2 layer between t = 4 layers runs layer by layer.
+  const auto mixed = random_stl<T>(4, 16, 64, 96, gen) * random_stl<T>(2, 7, 96, 32, gen) *
+                     random_stl<T>(4, 9, 32, 128, gen);
+  BOOST_TEST(mixed.layers().size() == 3u);
+  check_gpu_against_cpu(mixed, 16, tolerance<T>(32 * 128 * 3));
 }
 
 BOOST_AUTO_TEST_CASE(half_chain_matches_the_float_chain) {
