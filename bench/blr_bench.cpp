@@ -2,7 +2,7 @@
 // Table 3 (Llama-7B, Llama-3.2-1B, GPT2-S, ViT-B, DiT-XL/2 with their (r, b)), against dense
 // cuBLAS on the equivalent dense matrix and the memory-traffic bound measured in the same run.
 //
-//   blr_bench [--reps R] [--csv FILE] [--batches 1,16,...]
+//   blr_bench [--reps R] [--csv FILE] [--batches 1,16,...] [--ks-algorithm NAME]
 //
 // "ours" is what strop runs today: each operator's Kronecker-sparse form (LowRank: two
 // GEMMs; Monarch: a batched GEMM, the shuffle as a row gather, a batched GEMM; BLAST: the
@@ -54,6 +54,7 @@ struct Options {
   int reps = 20;
   std::string csv = "blr-bench.csv";
   std::vector<Index> batches = {1, 16, 128, 1024, 4096};
+  KSAlgorithm ks_algorithm = KSAlgorithm::Auto;
 };
 
 }  // namespace
@@ -67,6 +68,13 @@ int main(int argc, char** argv) {
       opt.reps = std::stoi(next());
     } else if (arg == "--csv") {
       opt.csv = next();
+    } else if (arg == "--ks-algorithm") {
+      // Forces the KS algorithm of Monarch's and BLAST's factors (auto, fused, strided_gemm,
+      // bmm), to compare paths in one run.
+      const std::string name = next();
+      for (KSAlgorithm a :
+           {KSAlgorithm::Auto, KSAlgorithm::Fused, KSAlgorithm::StridedGemm, KSAlgorithm::Bmm})
+        if (to_string(a) == name) opt.ks_algorithm = a;
     } else if (arg == "--batches") {
       opt.batches.clear();
       std::stringstream list(next());
@@ -79,6 +87,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   Context& ctx = default_context();
+  const KSAlgorithmGuard ks_guard(opt.ks_algorithm);
   const double bandwidth = measure_copy_bandwidth(ctx);
   std::printf("# device %s, copy bandwidth %.0f GB/s\n", device_name(0), bandwidth * 1e-9);
   std::ofstream csv(opt.csv);
