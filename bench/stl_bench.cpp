@@ -3,7 +3,7 @@
 // r = 16 ... 49), all in one run on one GPU.
 //
 //   stl_bench [--sizes 4096,8192] [--ranks 16,32] [--dtypes half,bf16] [--reps 20]
-//             [--csv FILE] [--json FILE]
+//             [--layout col|row] [--csv FILE] [--json FILE]
 //
 // Columns (milliseconds, medians after 3 warm-ups):
 //   t_dense      cublasGemmEx, 16-bit in/out, fp32 accumulation (the baseline);
@@ -41,6 +41,7 @@ struct Options {
   int reps = 20;
   std::string csv = "stl-bench.csv";
   std::string json = "stl-summary.json";
+  Layout layout = Layout::ColMajor;  // of X and Y (the dense baseline is square: either way)
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -87,7 +88,7 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
   const Index batch = n, t = 4, tiles = n / t;
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const float one = 1, zero = 0;
-  DeviceMatrix<Storage> x(n, batch, Layout::ColMajor, ctx), y(n, batch, Layout::ColMajor, ctx);
+  DeviceMatrix<Storage> x(n, batch, opt.layout, ctx), y(n, batch, opt.layout, ctx);
   fill_random_device(x.view(), 1, ctx);
   double t_dense = 0;
   {
@@ -186,6 +187,8 @@ int main(int argc, char** argv) {
         opt.ranks.push_back(std::stoll(s));
     } else if (arg == "--dtypes") {
       opt.dtypes = split(next());
+    } else if (arg == "--layout") {
+      opt.layout = next() == "row" ? Layout::RowMajor : Layout::ColMajor;
     } else if (arg == "--reps") {
       opt.reps = std::stoi(next());
     } else if (arg == "--csv") {
@@ -215,7 +218,7 @@ int main(int argc, char** argv) {
   }
   std::ofstream csv(opt.csv);
   csv << "# device=" << device_name(0) << " copy_bandwidth_Bps=" << bandwidth
-      << " reps=" << opt.reps << " t=4 batch=n layout=ColMajor\n";
+      << " reps=" << opt.reps << " t=4 batch=n layout=" << to_string(opt.layout) << "\n";
   csv << "n,r,dtype,t_dense,t_layer,t_chain_step,t_colours,t_bound,layer_speedup,"
          "chain_step_speedup,colours_speedup,layer_over_bound\n";
   std::map<std::string, double> layer_speedup, chain_speedup, fused_over_unfused;
