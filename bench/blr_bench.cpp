@@ -70,10 +70,10 @@ int main(int argc, char** argv) {
       opt.csv = next();
     } else if (arg == "--ks-algorithm") {
       // Forces the KS algorithm of Monarch's and BLAST's factors (auto, fused, strided_gemm,
-      // bmm), to compare paths in one run.
+      // bmm, small_batch), to compare paths in one run.
       const std::string name = next();
-      for (KSAlgorithm a :
-           {KSAlgorithm::Auto, KSAlgorithm::Fused, KSAlgorithm::StridedGemm, KSAlgorithm::Bmm})
+      for (KSAlgorithm a : {KSAlgorithm::Auto, KSAlgorithm::Fused, KSAlgorithm::StridedGemm,
+                            KSAlgorithm::Bmm, KSAlgorithm::SmallBatch})
         if (to_string(a) == name) opt.ks_algorithm = a;
     } else if (arg == "--batches") {
       opt.batches.clear();

@@ -123,6 +123,7 @@ struct Row {
   Index batch;
   double t_auto, t_fused, t_strided, t_bmm, t_dense, roofline, error;
   std::string chosen;
+  double t_small = -1;  // the small-batch kernel, measured up to 64 signals
 };
 
 template <class T>
@@ -146,7 +147,10 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
   const KSAlgorithm chosen =
       ks_auto_algorithm(p, Op::NoTrans, ConstView<T>(x.view()), ConstView<T>(y.view()));
   row.chosen = std::string(to_string(chosen));
-  row.t_auto = chosen == KSAlgorithm::StridedGemm ? row.t_strided : row.t_fused;
+  if (batch <= 64) row.t_small = time_with(KSAlgorithm::SmallBatch);
+  row.t_auto = chosen == KSAlgorithm::StridedGemm  ? row.t_strided
+               : chosen == KSAlgorithm::SmallBatch ? row.t_small
+                                                   : row.t_fused;
   const double bytes = double(sizeof(T)) * double(batch * (K.rows() + K.cols()) + K.nnz());
   row.roofline = std::max(bytes / ceil.bandwidth, K.flops(batch) / ceil.peak.at(row.dtype));
   row.error = sample_error<T>(K, layout, ctx);
@@ -156,10 +160,10 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
 void write_row(std::ofstream& csv, const Row& r) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e\n",
+                "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.6e\n",
                 (long long)r.p.a, (long long)r.p.b, (long long)r.p.c, (long long)r.p.d,
                 r.dtype.c_str(), r.layout.c_str(), (long long)r.batch, r.chosen.c_str(), r.t_auto,
-                r.t_fused, r.t_strided, r.t_bmm, r.t_dense, r.roofline, r.error);
+                r.t_fused, r.t_strided, r.t_bmm, r.t_dense, r.roofline, r.error, r.t_small);
   csv << line;
   std::fputs(line, stdout);
 }
@@ -285,7 +289,7 @@ int main(int argc, char** argv) {
   csv << "# device=" << device_name(0) << " bandwidth_Bps=" << ceil.bandwidth
       << " fp32_peak=" << ceil.peak["float32"] << "\n";
   csv << "a,b,c,d,dtype,layout,batch,auto_choice,t_auto,t_fused,t_strided_gemm,t_bmm,t_dense,"
-         "t_roofline,rel_error\n";
+         "t_roofline,rel_error,t_small_batch\n";
   const auto grid = paper_grid(opt.batch);
   std::vector<Row> grid_rows;
   for (std::size_t g = 0; g < grid.size(); g += opt.quick ? 40 : opt.stride) {

@@ -17,6 +17,8 @@ std::string_view to_string(KSAlgorithm algorithm) {
       return "bmm";
     case KSAlgorithm::Dense:
       return "dense";
+    case KSAlgorithm::SmallBatch:
+      return "small_batch";
   }
   return "?";
 }

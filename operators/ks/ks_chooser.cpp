@@ -34,7 +34,15 @@ KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstVi
   // kernel re-reads them per tile (1.2 ms instead of ~0.01 ms for 4096 x 1024 at B = 1).
   const bool enough_work = X.cols >= 64 || p.a * p.d <= 256;
   const bool big_blocks = std::min(out, in) >= 32 && enough_work;
-  if (big_blocks && ks_strided_gemm_supported(p, op, X, Y)) return KSAlgorithm::StridedGemm;
+  const bool strided = ks_strided_gemm_supported(p, op, X, Y);
+  // A few signals on large blocks: the small-batch kernel reads the weights once along
+  // their rows. Measured on an H100 (bench/NOTES-blr.md): 2.6-3x faster than the fused
+  // kernel up to 16 signals where cuBLAS cannot address the groups in place (ColMajor,
+  // d > 1), and 1.37x faster than cuBLAS's strided batched GEMM for one signal, but slower
+  // than it at 16 signals.
+  const bool few_signals_big_blocks = X.cols <= 16 && std::min(out, in) >= 32;
+  if (few_signals_big_blocks && (X.cols == 1 || !strided)) return KSAlgorithm::SmallBatch;
+  if (big_blocks && strided) return KSAlgorithm::StridedGemm;
   return KSAlgorithm::Fused;
 }
 

@@ -27,6 +27,11 @@ template <class T>
 void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X,
                            MatrixView<T> Y, T alpha, T beta, bool permute, Context& ctx);
 
+// SmallBatch (ks_small_batch.cu): w_adbc in the grouped (a, d, b, c) order.
+template <class T>
+void ks_small_batch_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X,
+                          MatrixView<T> Y, T alpha, T beta, Context& ctx);
+
 // The fused multi-factor kernel (ks_chain_fused.cu): chains of at most kMaxChainFactors
 // square-block factors (b = c <= kMaxChainRadix, all n x n) whose tile of signals fits in
 // shared memory, with the chain's weights not much more traffic than the signals.

@@ -22,7 +22,8 @@ void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
       return detail::ks_fused_apply(p, w, op, X, Y, alpha, beta, ctx);
     }
     case KSAlgorithm::StridedGemm:
-    case KSAlgorithm::Bmm: {
+    case KSAlgorithm::Bmm:
+    case KSAlgorithm::SmallBatch: {
       const T* w = s.device_grouped.get_or_make(nnz(), ctx, [&] {
         // (a, b, c, d) -> (a, d, b, c): each group's b x c block contiguous, row-major.
         std::vector<T> grouped(s.values.size());
@@ -33,6 +34,8 @@ void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
                 grouped[((i * p.d + j) * p.b + k) * p.c + l] = value(i, k, l, j);
         return grouped;
       });
+      if (algorithm == KSAlgorithm::SmallBatch)
+        return detail::ks_small_batch_apply(p, w, op, X, Y, alpha, beta, ctx);
       return detail::ks_grouped_gemm_apply(p, w, op, X, Y, alpha, beta,
                                            algorithm == KSAlgorithm::Bmm, ctx);
     }

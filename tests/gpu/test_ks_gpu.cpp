@@ -64,10 +64,18 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_gemm, T, ScalarTypes) {
     check_algorithm<T>(KSAlgorithm::StridedGemm, batch);
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(small_batch_kernel, T, ScalarTypes) {
+  // 1, 3, 7 signals (one pass of 1, 4, 8 accumulators), 20: a pass of 16 and one of 4.
+  for (Index batch : {1, 3, 7, 20})
+    check_algorithm<T>(KSAlgorithm::SmallBatch, batch);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(bmm_and_dense_baselines, T, ScalarTypes) {
   check_algorithm<T>(KSAlgorithm::Bmm, 9);
   check_algorithm<T>(KSAlgorithm::Dense, 9);
   check_algorithm<T>(KSAlgorithm::Auto, 70);
+  check_algorithm<T>(KSAlgorithm::Auto, 3);  // SmallBatch on large blocks in ColMajor
+  check_algorithm<T>(KSAlgorithm::Auto, 1);  // SmallBatch on every large-block pattern
 }
 
 BOOST_AUTO_TEST_CASE(large_batch_fp32) {

@@ -6,7 +6,9 @@
 //                permutation pass); needs a batch-contiguous (RowMajor) X and Y, or d = 1.
 //   Bmm          the baseline of the papers: permute X into groups, batched GEMM, permute back.
 //   Dense        cuBLAS GEMM with the materialised dense matrix (baseline; small factors).
-//   Auto         a cost model picks Fused or StridedGemm.
+//   SmallBatch   few signals (decoding a token): the weights read once, along their rows, by
+//                warps (any pattern, layout and batch; meant for B <= 16 and large blocks).
+//   Auto         a cost model picks Fused, StridedGemm or SmallBatch.
 #include <string_view>
 
 #include "strop/core/op.hpp"
@@ -15,7 +17,7 @@
 
 namespace strop {
 
-enum class KSAlgorithm { Auto, Fused, StridedGemm, Bmm, Dense };
+enum class KSAlgorithm { Auto, Fused, StridedGemm, Bmm, Dense, SmallBatch };
 
 std::string_view to_string(KSAlgorithm algorithm);
 
