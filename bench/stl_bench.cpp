@@ -249,9 +249,11 @@ int main(int argc, char** argv) {
        << ",\n \"speedup_over_dense_chained\": " << dict(chain_speedup)
        << ",\n \"fused_over_unfused\": " << dict(fused_over_unfused);
   // Flat keys for the README's table (scripts/perf_table.py) at the target shapes.
-  for (const char* key : {"n=8192,r=32", "n=16384,r=32"}) {
-    std::string flat = key;
-    flat = "n" + flat.substr(2, flat.find(',') - 2) + "_r32";
+  // (snprintf rather than string concatenation: GCC 12's -Wrestrict misfires on the latter.)
+  for (const long long n : {8192LL, 16384LL}) {
+    char key[64], flat[64];
+    std::snprintf(key, sizeof key, "n=%lld,r=32", n);
+    std::snprintf(flat, sizeof flat, "n%lld_r32", n);
     if (layer_speedup.count(key)) {
       json << ",\n \"half_layer_speedup_" << flat << "\": " << layer_speedup[key]
            << ", \"half_chain_step_speedup_" << flat << "\": " << chain_speedup[key];

@@ -4,10 +4,12 @@
 // columns in bit-reversed order, the permutation is stored with it (chain * P).
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,6 +51,8 @@ struct FactorizeOptions {
   // kron
   std::string left_shape;
   Index terms = 1;
+  // stl
+  bool fit_encoders = false;
 };
 
 // What a factorization hands back to be printed and saved.
@@ -119,6 +123,51 @@ Fit<T> factorize_butterfly(const HostMatrix<T>& a, const FactorizeOptions& o, De
   return {op, fit.report, structure};
 }
 
+// Strassen-Tile, t = 4: r colours of the exact rank-49 encoders (all 49: exact), or encoders
+// fitted on the paper's single-tile problem (--fit-encoders), then the encoded weights that
+// are optimal for isotropic signals. STL mixes the signals of a tile, so it has no dense
+// matrix to compare with: the error is measured on a batch of 256 Gaussian signals.
+template <class T>
+Fit<T> factorize_stl(const HostMatrix<T>& a, const FactorizeOptions& o) {
+  const Index rank = o.rank > 0 ? o.rank : 32;
+  require<ShapeError>(rank <= 49, "factorize: --structure stl takes --rank 1..49 (colours of ",
+                      "4 x 4 tiles; 49 is exact), got ", rank);
+  std::mt19937 rng(static_cast<std::mt19937::result_type>(o.seed));
+  std::string encoders =
+      rank == 49 ? "exact rank-49 (Strassen squared)" : "a random rank-49 subset";
+  stl::Encoders enc = rank == 49 ? stl::strassen_4x4() : stl::rank49_subset(rank, rng);
+  const auto start = std::chrono::steady_clock::now();
+  if (o.fit_encoders && rank < 49) {
+    stl::TileFitOptions fit_options;
+    fit_options.rank = rank;
+    fit_options.seed = o.seed;
+    fit_options.initial = enc;
+    enc = stl::fit_tile_encoders(fit_options).encoders;
+    encoders = "fitted on the single-tile problem";
+  }
+  StrassenTile<T> op = stl::fit_encoded_weights(a, enc);
+  FactorReport report;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.parameters = op.parameter_count();
+  report.method = "strassen-tile (least squares, isotropic signals)";
+  HostMatrix<T> x(a.cols(), 256);
+  std::normal_distribution<double> normal;
+  for (Index i = 0; i < x.size(); ++i) {
+    if constexpr (is_complex_v<T>) {
+      x.data()[i] = T(RealOf<T>(normal(rng)), RealOf<T>(normal(rng)));
+    } else {
+      x.data()[i] = T(normal(rng));
+    }
+  }
+  HostMatrix<T> y(a.rows(), x.cols());
+  op.apply(Op::NoTrans, view(x), view(y));
+  const HostMatrix<T> expected = a * x;
+  report.relative_error = double((y - expected).norm()) / std::max(double(expected.norm()), 1e-300);
+  return {op, report,
+          format("tiles of 4 x 4, rank %lld, %s encoders (error on 256 Gaussian signals)",
+                 static_cast<long long>(rank), encoders.c_str())};
+}
+
 template <class T>
 Fit<T> factorize_with(const HostMatrix<T>& a, const FactorizeOptions& o, Device device) {
   const Index rows = a.rows(), cols = a.cols();
@@ -167,6 +216,7 @@ Fit<T> factorize_with(const HostMatrix<T>& a, const FactorizeOptions& o, Device 
     auto fit = factorize_lowrank(a, lo);
     return {fit.lowrank, fit.report, "rank " + std::to_string(fit.lowrank.rank())};
   }
+  if (o.structure == "stl") return factorize_stl(a, o);
   // kron
   Index m1 = divisor_near_sqrt(rows), n1 = divisor_near_sqrt(cols);
   if (!o.left_shape.empty()) {
@@ -254,9 +304,10 @@ Subcommand add_factorize_command(CLI::App& parent) {
       "Approximate a dense matrix by a structured operator and save it to HDF5.\n"
       "IN is 'file.npy' or 'file.h5:/dataset' (rows x cols as numpy shows it).");
   app->add_option("IN", o->input, "The dense matrix: file.npy or file.h5:/dataset")->required();
-  app->add_option("-s,--structure", o->structure, "butterfly, monarch, blast, lowrank or kron")
+  app->add_option("-s,--structure", o->structure,
+                  "butterfly, monarch, blast, lowrank, kron or stl (Strassen-Tile)")
       ->required()
-      ->check(CLI::IsMember({"butterfly", "monarch", "blast", "lowrank", "kron"}));
+      ->check(CLI::IsMember({"butterfly", "monarch", "blast", "lowrank", "kron", "stl"}));
   app->add_option("-o,--output", o->output,
                   "HDF5 file to write (operators already in it are kept); 'file.h5:NAME' also "
                   "sets the name")
@@ -297,9 +348,10 @@ Subcommand add_factorize_command(CLI::App& parent) {
        {"monarch", "blast"});
   only(app->add_option("-r,--rank", o->rank,
                        "monarch: rank per block (default 1); blast: rank of the shared bases "
-                       "(required); lowrank: the rank")
+                       "(required); lowrank: the rank; stl: colours per 4 x 4 tile, 1..49 "
+                       "(default 32; 49 is exact)")
            ->check(CLI::PositiveNumber),
-       {"monarch", "blast", "lowrank"});
+       {"monarch", "blast", "lowrank", "stl"});
   only(app->add_option("--steps", o->steps, "blast: gradient steps")
            ->check(CLI::PositiveNumber)
            ->capture_default_str(),
@@ -308,9 +360,13 @@ Subcommand add_factorize_command(CLI::App& parent) {
            ->check(CLI::PositiveNumber)
            ->capture_default_str(),
        {"blast"});
-  only(app->add_option("--seed", o->seed, "blast, lowrank (randomized): random seed")
+  only(app->add_option("--seed", o->seed, "blast, lowrank (randomized), stl: random seed")
            ->capture_default_str(),
-       {"blast", "lowrank"});
+       {"blast", "lowrank", "stl"});
+  only(app->add_flag("--fit-encoders", o->fit_encoders,
+                     "stl: fit the encoders on the single-tile problem (Adam) instead of "
+                     "taking a random subset of the exact rank-49 ones"),
+       {"stl"});
   only(app->add_option("--tolerance", o->tolerance,
                        "lowrank: smallest rank with ||A - LR|| <= tolerance ||A|| (instead of "
                        "--rank)")
@@ -332,7 +388,8 @@ Subcommand add_factorize_command(CLI::App& parent) {
       "Examples:\n"
       "  strop factorize dft.npy -s butterfly --bit-reversal -o ops.h5 --name fft\n"
       "  strop factorize weights.h5:/layer1 -s monarch --blocks 16 --rank 2 -o ops.h5\n"
-      "  strop factorize A.npy -s lowrank --tolerance 1e-3 -o ops.h5");
+      "  strop factorize A.npy -s lowrank --tolerance 1e-3 -o ops.h5\n"
+      "  strop factorize W.npy -s stl --rank 32 --fit-encoders -o ops.h5");
   return {app, [o, specific] { return run_factorize(*o, specific); }};
 }
 
