@@ -94,15 +94,6 @@ template <class R>
 __device__ __forceinline__ bool finite(DeviceComplex<R> a) {
   return isfinite(a.re) && isfinite(a.im);
 }
-template <class R>
-__device__ __forceinline__ R shfl_xor(R v, int mask) {
-  return __shfl_xor_sync(0xffffffffu, v, mask);
-}
-template <class R>
-__device__ __forceinline__ DeviceComplex<R> shfl_xor(DeviceComplex<R> v, int mask) {
-  return {__shfl_xor_sync(0xffffffffu, v.re, mask), __shfl_xor_sync(0xffffffffu, v.im, mask)};
-}
-
 template <class D>
 struct RealOfDevice {
   using type = D;

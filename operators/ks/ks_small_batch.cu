@@ -22,15 +22,6 @@ constexpr int kMaxSignals = 16;
 constexpr int kUnroll = 4;
 constexpr int kThreads = 256;
 
-template <class R>
-__device__ __forceinline__ R shuffle_xor(R v, int mask) {
-  return __shfl_xor_sync(0xffffffffu, v, mask);
-}
-template <class R>
-__device__ __forceinline__ DeviceComplex<R> shuffle_xor(DeviceComplex<R> v, int mask) {
-  return {__shfl_xor_sync(0xffffffffu, v.re, mask), __shfl_xor_sync(0xffffffffu, v.im, mask)};
-}
-
 // y = alpha v + beta y (beta == 0 overwrites).
 template <class D>
 __device__ __forceinline__ void update(D* y, D v, D alpha, D beta) {
@@ -84,7 +75,7 @@ __global__ void small_batch_forward(Geometry g, const D* w, const D* x, D* y, D 
   for (int s = 0; s < NSIG; ++s) {
 #pragma unroll
     for (int mask = 16; mask > 0; mask /= 2)
-      acc[s] = add(acc[s], shuffle_xor(acc[s], mask));
+      acc[s] = add(acc[s], shfl_xor(acc[s], mask));
   }
 #pragma unroll
   for (int s = 0; s < NSIG; ++s)

@@ -92,6 +92,16 @@ __device__ __forceinline__ ElementIndex element_in_memory_order(long long e, lon
   return {e / cols, e % cols};
 }
 
+// The value of lane (lane ^ mask) of a full warp (both parts of a complex value).
+template <class R>
+__device__ __forceinline__ R shfl_xor(R v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+template <class R>
+__device__ __forceinline__ DeviceComplex<R> shfl_xor(DeviceComplex<R> v, int mask) {
+  return {__shfl_xor_sync(0xffffffffu, v.re, mask), __shfl_xor_sync(0xffffffffu, v.im, mask)};
+}
+
 template <class R>
 __device__ __forceinline__ bool is_zero(R a) {
   return a == R(0);
