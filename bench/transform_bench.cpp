@@ -10,10 +10,13 @@
 //
 // Rows: kind, n, dtype, batch, seconds, the copy time of the same data (read + write at the
 // copy bandwidth measured in this run), time / copy, cuFFT C2C and R2C times where they
-// apply. Signals are contiguous (PyTorch's (B, n) row-major = our ColMajor). fp32 only:
-// half/bfloat16 are not in the library yet. The JSON holds hadamard_float_over_memcpy and
-// dft_c64_over_cufft per n, and the 12 x 2^k and 28 x 2^k Hadamard time per element over
-// the power-of-two one.
+// apply. Signals are contiguous (PyTorch's (B, n) row-major = our ColMajor) except in the
+// hadamard_rowmajor rows. Hadamard runs in float32 (also through the generic chain path, as
+// hadamard_generic_chain), float16 and bfloat16 (apply_reduced_precision); the DFT in
+// complex64. The JSON holds hadamard_{half,bf16,float,rowmajor_half}_over_memcpy and
+// dft_c64_over_cufft per n, and the 12 x 2^k and 28 x 2^k Hadamard time per element over the
+// power-of-two one (half, the worse of n near 4096 and near 32768; all in
+// odd_over_pow2_per_elem).
 #include <complex>
 #include <cstdio>
 #include <fstream>
@@ -203,13 +206,42 @@ int main(int argc, char** argv) {
     std::fputs(line, stdout);
     return t / copy;
   };
-  std::map<Index, double> hadamard_over_copy, dft_over_cufft, hadamard_per_element;
-  double over12 = 0, over28 = 0;
+  // Hadamard in float (the Walsh-Hadamard kernel, and for comparison the generic chain path
+  // the float chain took before it, forced with KSAlgorithm::Fused), half and bfloat16.
+  std::map<Index, double> hadamard_over_copy, hadamard_half_over_copy, hadamard_bf16_over_copy,
+      hadamard_rowmajor_half_over_copy, dft_over_cufft;
+  std::map<Index, double> half_per_element, float_per_element;
+  auto time_hadamard = [&](Index n, Layout layout, const char* dtype) {
+    const KSChain<float> h = hadamard<float>(n);
+    if (std::string(dtype) == "float32")
+      return bench::time_apply_device<float>(h, B, layout, opt.reps, ctx);
+    auto run = [&](auto storage) {
+      using S = decltype(storage);
+      DeviceMatrix<S> x(n, B, layout, ctx), y(n, B, layout, ctx);
+      fill_random_device(x.view(), 5, ctx);
+      return median_device_seconds(
+          ctx, [&] { apply_reduced_precision<S>(h, Op::NoTrans, x.view(), y.view()); }, opt.reps,
+          3);
+    };
+    return std::string(dtype) == "float16" ? run(strop::half{}) : run(strop::bfloat16{});
+  };
   for (Index n = 256; n <= 32768; n *= 2) {
-    const double th =
-        bench::time_apply_device<float>(hadamard<float>(n), B, Layout::ColMajor, opt.reps, ctx);
+    const double th = time_hadamard(n, Layout::ColMajor, "float32");
     hadamard_over_copy[n] = row("hadamard", n, "float32", sizeof(float), th, -1, -1);
-    hadamard_per_element[n] = th / double(n);
+    float_per_element[n] = th / double(n);
+    {
+      const KSAlgorithmGuard generic(KSAlgorithm::Fused);
+      row("hadamard_generic_chain", n, "float32", sizeof(float),
+          time_hadamard(n, Layout::ColMajor, "float32"), -1, -1);
+    }
+    const double t16 = time_hadamard(n, Layout::ColMajor, "float16");
+    hadamard_half_over_copy[n] = row("hadamard", n, "float16", 2, t16, -1, -1);
+    half_per_element[n] = t16 / double(n);
+    hadamard_bf16_over_copy[n] =
+        row("hadamard", n, "bfloat16", 2, time_hadamard(n, Layout::ColMajor, "bfloat16"), -1, -1);
+    hadamard_rowmajor_half_over_copy[n] =
+        row("hadamard_rowmajor", n, "float16", 2, time_hadamard(n, Layout::RowMajor, "float16"), -1,
+            -1);
     const double c2c = time_cufft(n, B, false, opt.reps, ctx);
     const double r2c = time_cufft(n, B, true, opt.reps, ctx);
     const auto f = dft<std::complex<float>>(n);
@@ -218,13 +250,22 @@ int main(int argc, char** argv) {
     row("dft", n, "complex64", sizeof(std::complex<float>), td, c2c, r2c);
     if (c2c > 0) dft_over_cufft[n] = td / c2c;
   }
-  // 12 x 2^k and 28 x 2^k (no zero padding) against the power of two just above.
+  // 12 x 2^k and 28 x 2^k (no zero padding) against the power of two just above, per element.
+  std::map<std::string, double> odd_over_pow2;
   for (auto [m, pow2] : {std::pair<Index, Index>{12, 16}, {28, 32}}) {
-    const Index n = m * 4096 / pow2;  // 3072 and 3584, against 4096
-    const double t =
-        bench::time_apply_device<float>(hadamard<float>(n), B, Layout::ColMajor, opt.reps, ctx);
-    row(m == 12 ? "hadamard_12x2^k" : "hadamard_28x2^k", n, "float32", sizeof(float), t, -1, -1);
-    (m == 12 ? over12 : over28) = (t / double(n)) / hadamard_per_element[4096];
+    for (Index big : {Index(4096), Index(32768)}) {
+      const Index n = m * big / pow2;  // 3072, 3584 against 4096; 24576, 28672 against 32768
+      const std::string kind = m == 12 ? "hadamard_12x2^k" : "hadamard_28x2^k";
+      const double t16 = time_hadamard(n, Layout::ColMajor, "float16");
+      row(kind.c_str(), n, "float16", 2, t16, -1, -1);
+      const double t32 = time_hadamard(n, Layout::ColMajor, "float32");
+      row(kind.c_str(), n, "float32", sizeof(float), t32, -1, -1);
+      const std::string at = std::to_string(big);
+      odd_over_pow2[std::to_string(m) + "x_half_vs_" + at] =
+          (t16 / double(n)) / half_per_element[big];
+      odd_over_pow2[std::to_string(m) + "x_float_vs_" + at] =
+          (t32 / double(n)) / float_per_element[big];
+    }
   }
   std::ofstream json(opt.json);
   json << "{\"device\": \"" << device_name(0) << "\", \"batch\": " << B;
@@ -237,9 +278,23 @@ int main(int argc, char** argv) {
     }
     json << "}";
   };
+  write_map("hadamard_half_over_memcpy", hadamard_half_over_copy);
+  write_map("hadamard_bf16_over_memcpy", hadamard_bf16_over_copy);
   write_map("hadamard_float_over_memcpy", hadamard_over_copy);
+  write_map("hadamard_rowmajor_half_over_memcpy", hadamard_rowmajor_half_over_copy);
   write_map("dft_c64_over_cufft", dft_over_cufft);
+  // The keys: half, the worse of the two sizes compared.
+  const double over12 =
+      std::max(odd_over_pow2["12x_half_vs_4096"], odd_over_pow2["12x_half_vs_32768"]);
+  const double over28 =
+      std::max(odd_over_pow2["28x_half_vs_4096"], odd_over_pow2["28x_half_vs_32768"]);
   json << ", \"hadamard_12x_over_pow2_per_elem\": " << over12
-       << ", \"hadamard_28x_over_pow2_per_elem\": " << over28 << "}\n";
+       << ", \"hadamard_28x_over_pow2_per_elem\": " << over28 << ", \"odd_over_pow2_per_elem\": {";
+  bool first = true;
+  for (const auto& [key, v] : odd_over_pow2) {
+    json << (first ? "" : ", ") << "\"" << key << "\": " << v;
+    first = false;
+  }
+  json << "}}\n";
   return 0;
 }

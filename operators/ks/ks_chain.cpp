@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "operators/ks/ks_device.hpp"
+#if STROP_HAVE_CUDA
+#include "operators/transforms/hadamard_device.hpp"
+#endif
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
 
@@ -20,6 +24,15 @@ KSChain<T>::KSChain(std::vector<KSFactor<T>> factors) {
                           "x", q.cols(), "): need a_l c_l d_l == a_l+1 b_l+1 d_l+1");
   }
   factors_ = std::make_shared<const std::vector<KSFactor<T>>>(std::move(factors));
+}
+
+template <class T>
+KSChain<T>::KSChain(std::vector<KSFactor<T>> factors, const detail::HadamardForm& form)
+    : KSChain(std::move(factors)) {
+  require<PatternError>(form.size() == rows() && rows() == cols(),
+                        "ks_chain: a Hadamard form of size ", form.size(), " does not match a ",
+                        rows(), "x", cols(), " chain");
+  hadamard_form_ = form;
 }
 
 template <class T>
@@ -65,7 +78,10 @@ KSChain<T> KSChain<T>::transposed_copy(bool conjugate) const {
   for (auto f = factors().rbegin(); f != factors().rend(); ++f) {
     out.push_back(KSFactor<T>::transposed_copy(*f, conjugate));
   }
-  return KSChain(std::move(out));
+  if (!hadamard_form_) return KSChain(std::move(out));
+  detail::HadamardForm form = *hadamard_form_;  // real values: conjugation changes nothing
+  form.transposed = !form.transposed;
+  return KSChain(std::move(out), form);
 }
 
 template <class T>
@@ -73,6 +89,14 @@ void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
                                  Context& ctx) const {
   const std::vector<KSFactor<T>>& fs = factors();
   const std::size_t count = fs.size();
+#if STROP_HAVE_CUDA
+  if constexpr (std::is_same_v<T, float>) {
+    // A Hadamard transform needs no weights: its own kernel is bound by the signals' traffic.
+    if (hadamard_form_ && X.space == MemorySpace::Device && ks_algorithm() == KSAlgorithm::Auto &&
+        detail::hadamard_device_supported(*hadamard_form_, X.row_stride, X.col_stride))
+      return detail::hadamard_device_apply<float>(*hadamard_form_, op, X, Y, alpha, beta, ctx);
+  }
+#endif
   if (count == 1) return fs.front().apply_unchecked(op, X, Y, alpha, beta, ctx);
 #if STROP_HAVE_CUDA
   if (X.space == MemorySpace::Device && ks_algorithm() == KSAlgorithm::Auto) {

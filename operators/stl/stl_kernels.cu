@@ -13,27 +13,6 @@
 namespace strop::detail {
 namespace {
 
-template <class D>
-__device__ __forceinline__ D load_value(const D* p) {
-  return *p;
-}
-__device__ __forceinline__ float load_value(const __half* p) {
-  return __half2float(*p);
-}
-__device__ __forceinline__ float load_value(const __nv_bfloat16* p) {
-  return __bfloat162float(*p);
-}
-template <class D>
-__device__ __forceinline__ void store_value(D* p, D v) {
-  *p = v;
-}
-__device__ __forceinline__ void store_value(__half* p, float v) {
-  *p = __float2half_rn(v);
-}
-__device__ __forceinline__ void store_value(__nv_bfloat16* p, float v) {
-  *p = __float2bfloat16_rn(v);
-}
-
 // acc += c v for a real coefficient c.
 template <class R>
 __device__ __forceinline__ void add_scaled(R& acc, R c, R v) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "operators/transforms/chain_values.hpp"
+#include "operators/transforms/hadamard_signs.hpp"
 #include "operators/transforms/radix_plan.hpp"
 #include "strop/core/error.hpp"
 #include "strop/operators/transforms.hpp"
@@ -15,53 +16,6 @@ namespace {
 using transforms::ChainValues;
 using Signs = HostMatrix<double>;
 
-// chi(x): the quadratic character modulo the prime q (0, +1 for residues, -1 otherwise).
-std::vector<double> quadratic_character(Index q) {
-  std::vector<double> chi(static_cast<std::size_t>(q), -1.0);
-  chi[0] = 0.0;
-  for (Index x = 1; x < q; ++x)
-    chi[static_cast<std::size_t>(x * x % q)] = 1.0;
-  return chi;
-}
-
-// The q x q Jacobsthal matrix Q[i][j] = chi(j - i).
-Signs jacobsthal(Index q) {
-  const std::vector<double> chi = quadratic_character(q);
-  Signs Q(q, q);
-  for (Index i = 0; i < q; ++i)
-    for (Index j = 0; j < q; ++j)
-      Q(i, j) = chi[static_cast<std::size_t>(((j - i) % q + q) % q)];
-  return Q;
-}
-
-// Paley I, prime q = 3 mod 4: H = I + [[0, 1^T], [-1, Q]] of order q + 1 (Q is
-// antisymmetric, so the bracket S is skew and S S^T = q I gives H H^T = (q + 1) I).
-Signs paley_first(Index q) {
-  Signs h = Signs::Identity(q + 1, q + 1);
-  h.block(0, 1, 1, q).array() += 1.0;
-  h.block(1, 0, q, 1).array() -= 1.0;
-  h.block(1, 1, q, q) += jacobsthal(q);
-  return h;
-}
-
-// Paley II, prime q = 1 mod 4: the symmetric conference matrix C = [[0, 1^T], [1, Q]]
-// (C C^T = q I), then H = C ⊗ [[1, 1], [1, -1]] + I ⊗ [[1, -1], [-1, -1]] of order
-// 2 (q + 1); the cross terms cancel because C is symmetric.
-Signs paley_second(Index q) {
-  Signs c = Signs::Zero(q + 1, q + 1);
-  c.block(0, 1, 1, q).setOnes();
-  c.block(1, 0, q, 1).setOnes();
-  c.block(1, 1, q, q) = jacobsthal(q);
-  Signs a(2, 2), b(2, 2);
-  a << 1, 1, 1, -1;
-  b << 1, -1, -1, -1;
-  Signs h(2 * (q + 1), 2 * (q + 1));
-  for (Index i = 0; i <= q; ++i)
-    for (Index j = 0; j <= q; ++j)
-      h.block(2 * i, 2 * j, 2, 2) = c(i, j) * a + (i == j ? b : Signs::Zero(2, 2));
-  return h;
-}
-
 Signs hadamard_signs(Index m) {
   if (m >= 1 && (m & (m - 1)) == 0) {
     Signs h(m, m);
@@ -70,9 +24,14 @@ Signs hadamard_signs(Index m) {
         h(i, j) = std::popcount(static_cast<std::uint64_t>(i & j)) % 2 ? -1.0 : 1.0;
     return h;
   }
-  if (m == 12) return paley_first(11);
-  if (m == 20) return paley_first(19);
-  if (m == 28) return paley_second(13);
+  if (m == 12 || m == 20 || m == 28) {
+    const detail::HadamardRowMasks rows = detail::paley_row_masks(int(m));
+    Signs h(m, m);
+    for (Index i = 0; i < m; ++i)
+      for (Index j = 0; j < m; ++j)
+        h(i, j) = rows[std::size_t(i)] >> j & 1 ? -1.0 : 1.0;
+    return h;
+  }
   throw PatternError(detail::concat("hadamard: no Hadamard matrix of order ", m,
                                     " here (orders 2^k, 12, 20, 28)"));
 }
@@ -107,7 +66,9 @@ KSChain<T> hadamard_chain(Index n, const TransformOptions& options, bool inverse
     s = 1.0 / size;
   }
   transforms::scale(chain.front(), s);
-  return transforms::to_chain<T>(chain);
+  // The chain remembers what it is, so that the GPU can run the Walsh-Hadamard kernel.
+  const detail::HadamardForm form{split.leading, split.stages, s, inverse};
+  return KSChain<T>(transforms::to_chain<T>(chain).factors(), form);
 }
 
 }  // namespace

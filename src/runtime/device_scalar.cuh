@@ -45,6 +45,29 @@ DeviceScalar<T> to_device_scalar(T v) {
   return d;
 }
 
+// Loads and stores of storage values: 16-bit storage is read as and written from float
+// (rounded to nearest), the other types as themselves.
+template <class D>
+__device__ __forceinline__ D load_value(const D* p) {
+  return *p;
+}
+__device__ __forceinline__ float load_value(const __half* p) {
+  return __half2float(*p);
+}
+__device__ __forceinline__ float load_value(const __nv_bfloat16* p) {
+  return __bfloat162float(*p);
+}
+template <class D>
+__device__ __forceinline__ void store_value(D* p, D v) {
+  *p = v;
+}
+__device__ __forceinline__ void store_value(__half* p, float v) {
+  *p = __float2half_rn(v);
+}
+__device__ __forceinline__ void store_value(__nv_bfloat16* p, float v) {
+  *p = __float2bfloat16_rn(v);
+}
+
 template <class R>
 __device__ __forceinline__ R conjugate(R a) {
   return a;

@@ -58,6 +58,39 @@ void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta, Matr
   launch_axpby(alpha, X, beta, Y, false, from, ctx);
 }
 
+namespace {
+template <class From, class To>
+__global__ void convert_kernel(const From* x, Index x_rs, Index x_cs, float beta, To* y, Index y_rs,
+                               Index y_cs, Index rows, Index cols) {
+  const Index total = rows * cols;
+  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < total;
+       i += Index(gridDim.x) * blockDim.x) {
+    const auto [r, c] = element_in_memory_order(i, rows, cols, y_rs);
+    To* out = y + r * y_rs + c * y_cs;
+    const float v = float(load_value(x + r * x_rs + c * x_cs));
+    store_value(out, beta == 0.0f ? v : v + beta * float(load_value(out)));
+  }
+}
+}  // namespace
+
+template <class From, class To>
+void device_convert(ConstView<From> X, float beta, MatrixView<To> Y, Context& ctx) {
+  using DF = DeviceScalar<From>;
+  using DT = DeviceScalar<To>;
+  const Index total = Y.rows * Y.cols;
+  if (total == 0) return;
+  const Index blocks = std::min<Index>((total + 255) / 256, 65535);
+  convert_kernel<DF, DT>
+      <<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+          reinterpret_cast<const DF*>(X.data), X.row_stride, X.col_stride, beta,
+          reinterpret_cast<DT*>(Y.data), Y.row_stride, Y.col_stride, Y.rows, Y.cols);
+  check_launch("convert_kernel");
+}
+template void device_convert(ConstView<half>, float, MatrixView<float>, Context&);
+template void device_convert(ConstView<bfloat16>, float, MatrixView<float>, Context&);
+template void device_convert(ConstView<float>, float, MatrixView<half>, Context&);
+template void device_convert(ConstView<float>, float, MatrixView<bfloat16>, Context&);
+
 #define STROP_INSTANTIATE(T)                                                                     \
   template void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, \
                              Context& ctx);                                                      \

@@ -9,6 +9,27 @@ using namespace strop::testing;
 
 namespace {
 using DftTypes = boost::mpl::list<std::complex<float>, std::complex<double>>;
+
+// Sizes that exercise each plan of the Walsh-Hadamard kernel: registers only (n <= 32), two
+// to three passes through shared memory, several signals per tile, the digit of m alone and
+// after power-of-two passes, one whole signal of 2^15 and of 12 x 2^12 per tile, and, with
+// batch-contiguous signals, two launches (above 2048 floats or 1024 16-bit values).
+const Index kHadamardKernelSizes[] = {1,  2,  32,      64,       1024,      4096,     32768,
+                                      12, 40, 28 * 32, 12 * 512, 28 * 1024, 12 * 4096};
+
+// Relative error of half/bfloat16 signals through apply_reduced_precision against the float
+// CPU application to the same (representable) values, alpha = 0.5 and beta = -2.
+template <class Storage>
+double reduced_error_vs_float(const KSChain<float>& A, Op op, Index batch, Layout lx, Layout ly) {
+  const HostMatrix<Storage> xs = random_matrix<float>(A.cols(), batch).cast<Storage>();
+  const HostMatrix<Storage> y0s = random_matrix<float>(A.rows(), batch).cast<Storage>();
+  HostMatrix<float> expected = y0s.template cast<float>();
+  A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f, -2.0f);
+  const DeviceMatrix<Storage> xd = to_device(xs, lx);
+  DeviceMatrix<Storage> yd = to_device(y0s, ly);
+  apply_reduced_precision(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+  return relative_error(HostMatrix<float>(yd.to_host().template cast<float>()), expected);
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(gpu_transforms, *utf::precondition(HasDevice()))
@@ -48,6 +69,72 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(dft_on_the_device, T, DftTypes) {
                             50 * tolerance<T>(n));
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(hadamard_kernel_matches_the_cpu_chain) {
+  for (Index n : kHadamardKernelSizes)
+    for (bool inverse : {false, true}) {
+      const TransformOptions options{inverse ? Normalization::Backward
+                                             : Normalization::Orthonormal};
+      const KSChain<float> h =
+          inverse ? inverse_hadamard<float>(n, options) : hadamard<float>(n, options);
+      BOOST_TEST_CONTEXT("n = " << n << (inverse ? ", inverse" : "")) {
+        BOOST_REQUIRE(h.hadamard_form().has_value());
+        check_gpu_against_cpu(h, n >= 4096 ? 5 : 37, 50 * tolerance<float>(n));
+      }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(hadamard_kernel_takes_strided_and_misaligned_views) {
+  // Signals that start one value into a taller matrix (no 16-byte alignment) with a column
+  // stride of n + 1, and batch-contiguous signals with a row stride above the batch.
+  const Index n = 2048, batch = 9;
+  const KSChain<float> h = hadamard<float>(n, {Normalization::Orthonormal});
+  const HostMatrix<float> x = random_matrix<float>(n + 1, batch + 3);
+  HostMatrix<float> expected(n, batch);
+  h.apply(Op::NoTrans, view(HostMatrix<float>(x.block(1, 0, n, batch))), view(expected));
+  for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+    const DeviceMatrix<float> xd = to_device(x, layout);
+    DeviceMatrix<float> yd(n + 1, batch + 3, layout);
+    const ConstView<float> xv = xd.view().row_block(1, n).col_block(0, batch);
+    const MatrixView<float> yv = yd.view().row_block(1, n).col_block(0, batch);
+    h.apply(Op::NoTrans, xv, yv);
+    const HostMatrix<float> got = yd.to_host().block(1, 0, n, batch);
+    BOOST_TEST_CONTEXT(to_string(layout)) {
+      BOOST_TEST(relative_error(got, expected) <= 50 * tolerance<float>(n));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(half_and_bfloat16_hadamard_match_the_float_path) {
+  for (Index n : kHadamardKernelSizes)
+    for (Op op : {Op::NoTrans, Op::Trans})
+      for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
+        for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+          const KSChain<float> h = hadamard<float>(n, {Normalization::Orthonormal});
+          const Index batch = n >= 4096 ? 5 : 37;
+          BOOST_TEST_CONTEXT("n = " << n << ", " << to_string(op) << " X " << to_string(lx) << " Y "
+                                    << to_string(ly)) {
+            // fp32 arithmetic, the output rounded once (twice where batch-contiguous signals
+            // take two launches): within two units of roundoff of the storage type.
+            BOOST_TEST(reduced_error_vs_float<half>(h, op, batch, lx, ly) <=
+                       2 * unit_roundoff_v<half>);
+            BOOST_TEST(reduced_error_vs_float<bfloat16>(h, op, batch, lx, ly) <=
+                       2 * unit_roundoff_v<bfloat16>);
+          }
+        }
+}
+
+BOOST_AUTO_TEST_CASE(half_signals_through_any_chain) {
+  // Chains without a Hadamard form (and a Hadamard chain with a forced algorithm) go through
+  // float copies of the signals.
+  std::mt19937 gen(5);
+  const KSChain<float> butterfly = KSChain<float>::random(butterfly_patterns(256), gen);
+  BOOST_TEST(reduced_error_vs_float<half>(butterfly, Op::NoTrans, 17, Layout::ColMajor,
+                                          Layout::RowMajor) <= 2 * unit_roundoff_v<half>);
+  const KSAlgorithmGuard forced(KSAlgorithm::Fused);
+  BOOST_TEST(reduced_error_vs_float<bfloat16>(hadamard<float>(512), Op::Trans, 17, Layout::RowMajor,
+                                              Layout::RowMajor) <= 2 * unit_roundoff_v<bfloat16>);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

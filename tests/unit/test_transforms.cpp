@@ -108,6 +108,54 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_matches_its_definition, T, ScalarTypes) {
   check_against_dense(hadamard<T>(n, {Normalization::Orthonormal, 2}), cast_to<T>(expected));
 }
 
+// The dense matrix a HadamardForm describes: scale (H_m ⊗ H_{2^k}), transposed if marked.
+HostMatrix<double> form_matrix(const detail::HadamardForm& form) {
+  const HostMatrix<double> h =
+      form.scale * kron_dense(small_hadamard_matrix<double>(form.m),
+                              hadamard_matrix<double>(Index(1) << form.log2_pow2));
+  return form.transposed ? HostMatrix<double>(h.transpose()) : h;
+}
+
+BOOST_AUTO_TEST_CASE(hadamard_chains_carry_a_form_that_matches_their_values) {
+  // On the GPU a float chain from hadamard() runs its form, not its values: they must agree
+  // for every size, grouping, scaling and direction, and for the transposed copy.
+  for (Index n : kHadamardSizes)
+    for (int factors : kFactorChoices)
+      for (Normalization norm :
+           {Normalization::Backward, Normalization::Orthonormal, Normalization::None})
+        for (bool inverse : {false, true}) {
+          const KSChain<double> h = inverse ? inverse_hadamard<double>(n, {norm, factors})
+                                            : hadamard<double>(n, {norm, factors});
+          BOOST_TEST_CONTEXT("n = " << n << ", factors " << factors << ", " << to_string(norm)
+                                    << (inverse ? ", inverse" : "")) {
+            BOOST_REQUIRE(h.hadamard_form().has_value());
+            BOOST_TEST(h.hadamard_form()->size() == n);
+            BOOST_TEST(dense_error(h.to_dense(), form_matrix(*h.hadamard_form())) <= 1e-15);
+            const KSChain<double> t = transpose_of(h);
+            BOOST_REQUIRE(t.hadamard_form().has_value());
+            BOOST_TEST(dense_error(t.to_dense(), form_matrix(*t.hadamard_form())) <= 1e-15);
+          }
+        }
+  // Chains made otherwise carry none, even when they hold the same values.
+  const KSChain<double> full = hadamard<double>(64, {Normalization::Backward, kFullRadix2Chain});
+  BOOST_TEST(!full.fused(0).hadamard_form().has_value());
+  BOOST_TEST(!(full * full).hadamard_form().has_value());
+  BOOST_TEST(!KSChain<double>(full.factors()).hadamard_form().has_value());
+  BOOST_CHECK_THROW(KSChain<double>(full.factors(), detail::HadamardForm{1, 5}), PatternError);
+}
+
+BOOST_AUTO_TEST_CASE(half_signals_through_a_float_chain_on_the_host) {
+  // Computed in float, rounded once: within a unit of roundoff of the float result.
+  const KSChain<float> h = hadamard<float>(12 * 16, {Normalization::Orthonormal});
+  const HostMatrix<half> x = random_matrix<float>(h.cols(), 6).cast<half>();
+  HostMatrix<half> y(h.rows(), 6);
+  apply_reduced_precision(h, Op::Trans, view(x), view(y), 2.0f, 0.0f);
+  HostMatrix<float> expected(h.rows(), 6);
+  h.apply(Op::Trans, view(HostMatrix<float>(x.cast<float>())), view(expected), 2.0f, 0.0f);
+  BOOST_TEST(relative_error(HostMatrix<float>(y.cast<float>()), expected) <= unit_roundoff_v<half>);
+  BOOST_CHECK_THROW(apply_reduced_precision<half>(h, Op::NoTrans, view(y), view(y)), ShapeError);
+}
+
 BOOST_AUTO_TEST_CASE(hadamard_factor_counts) {
   BOOST_TEST(hadamard<float>(1024, {Normalization::Backward, kFullRadix2Chain}).size() == 10u);
   BOOST_TEST(hadamard<float>(1024, {Normalization::Backward, 3}).size() == 3u);

@@ -17,6 +17,10 @@ void axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, C
 template <class T>
 void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta, MatrixView<T> Y,
                         Context& ctx);
+// Y = X + beta Y between float and half/bfloat16 device views (From or To is float),
+// computed in float and rounded once to To (the reduced-precision fallbacks' conversions).
+template <class From, class To>
+void device_convert(ConstView<From> X, float beta, MatrixView<To> Y, Context& ctx);
 #endif
 
 // Y = beta * Y (beta == 0 writes zeros).

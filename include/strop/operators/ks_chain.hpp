@@ -9,10 +9,13 @@
 // (NOTES.md).
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/algebra.hpp"
+#include "strop/operators/hadamard_form.hpp"
 #include "strop/operators/ks_factor.hpp"
 
 namespace strop {
@@ -25,11 +28,15 @@ class KSChain : public OperatorBase<KSChain<T>> {
 
   // Non-empty, and each factor's columns must be the next factor's rows (PatternError).
   explicit KSChain(std::vector<KSFactor<T>> factors);
+  // The same, marking the chain as the Hadamard matrix `form` describes (for hadamard();
+  // PatternError unless the sizes agree; the values are trusted to match).
+  KSChain(std::vector<KSFactor<T>> factors, const detail::HadamardForm& form);
   static KSChain random(const std::vector<KSPattern>& patterns, std::mt19937& rng);
 
   const std::vector<KSFactor<T>>& factors() const { return *factors_; }
   std::vector<KSPattern> patterns() const;
   std::size_t size() const { return factors_->size(); }
+  const std::optional<detail::HadamardForm>& hadamard_form() const { return hadamard_form_; }
 
   // The chain with factors i and i+1 replaced by one factor of pattern
   // fuse(p_i, p_{i+1}) holding their exact product. PatternError unless they are chainable,
@@ -47,10 +54,20 @@ class KSChain : public OperatorBase<KSChain<T>> {
 
  private:
   std::shared_ptr<const std::vector<KSFactor<T>>> factors_;
+  std::optional<detail::HadamardForm> hadamard_form_;
   // All factors' values one after the other on the device, for the fused chain kernel
   // (made on its first use; the chain is immutable).
   std::shared_ptr<DeviceCache<T>> packed_values_ = std::make_shared<DeviceCache<T>>();
 };
+
+// Mixed precision: a float chain applied to half or bfloat16 signals, computed in fp32 with
+// each output rounded once. On the GPU a chain made by hadamard() runs the Walsh-Hadamard
+// kernel (no weights to read: bound by the signals' memory traffic); other chains convert
+// the signals to float around the float path. On the host, through float as well.
+template <class Storage>
+void apply_reduced_precision(const KSChain<float>& chain, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha = 1, float beta = 0,
+                             Context& ctx = default_context());
 
 extern template class KSChain<float>;
 extern template class KSChain<double>;

@@ -1,0 +1,43 @@
+// apply_reduced_precision for KS chains: half/bfloat16 signals through a float chain.
+#include "runtime/reduced_apply.hpp"
+#include "strop/core/buffer.hpp"
+#include "strop/expr/elementwise.hpp"
+#include "strop/operators/ks_algorithm.hpp"
+#include "strop/operators/ks_chain.hpp"
+#if STROP_HAVE_CUDA
+#include "operators/transforms/hadamard_device.hpp"
+#endif
+
+namespace strop {
+
+template <class Storage>
+void apply_reduced_precision(const KSChain<float>& A, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  static_assert(is_reduced_precision_v<Storage>, "half or bfloat16 signals");
+  detail::check_reduced(A, op, X, Y, alpha, beta);
+  if (Y.rows == 0 || Y.cols == 0) return;
+  if (X.space == MemorySpace::Host) return detail::apply_on_host(A, op, X, Y, alpha, beta, ctx);
+#if STROP_HAVE_CUDA
+  const auto& form = A.hadamard_form();
+  if (form && ks_algorithm() == KSAlgorithm::Auto &&
+      detail::hadamard_device_supported(*form, X.row_stride, X.col_stride))
+    return detail::hadamard_device_apply<Storage>(*form, op, X, Y, alpha, beta, ctx);
+  // Any other chain: through float copies of the signals (three passes over memory more
+  // than a native 16-bit kernel would make).
+  const Layout layout = layout_of(Y);
+  TempMatrix<float> x(X.rows, X.cols, layout, MemorySpace::Device, ctx);
+  TempMatrix<float> y(Y.rows, Y.cols, layout, MemorySpace::Device, ctx);
+  detail::device_convert(X, 0.0f, x.view, ctx);
+  A.apply(op, ConstView<float>(x.view), y.view, alpha, 0.0f, ctx);
+  detail::device_convert(ConstView<float>(y.view), beta, Y, ctx);
+#else
+  throw DeviceError("ks_chain: strop was built without CUDA; apply it to host data");
+#endif
+}
+
+template void apply_reduced_precision<half>(const KSChain<float>&, Op, ConstView<half>,
+                                            MatrixView<half>, float, float, Context&);
+template void apply_reduced_precision<bfloat16>(const KSChain<float>&, Op, ConstView<bfloat16>,
+                                                MatrixView<bfloat16>, float, float, Context&);
+
+}  // namespace strop

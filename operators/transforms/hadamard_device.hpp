@@ -1,0 +1,28 @@
+#pragma once
+// Internal: the Walsh-Hadamard kernel (hadamard_kernel.cu) that applies the chains hadamard()
+// builds on the GPU, for float, half and bfloat16 signals (fp32 arithmetic).
+#include <cstddef>
+
+#include "strop/core/context.hpp"
+#include "strop/core/op.hpp"
+#include "strop/core/view.hpp"
+#include "strop/operators/hadamard_form.hpp"
+
+namespace strop::detail {
+
+// Whether the kernel takes a transform of this form on signals stored with these strides and
+// scalar size: one stride must be 1 (either layout), and with contiguous signals (row stride
+// 1) a whole signal must fit in shared memory (n <= 32768 for n = 2^k; 12 x 2^12 and the
+// like fit too). Batch-contiguous signals of any supported size are transformed in one or
+// more passes over memory, each on a digit of the index.
+bool hadamard_device_supported(const HadamardForm& form, Index row_stride, Index col_stride);
+
+// Y = alpha op(H) X + beta Y with H the matrix of `form`, X and Y device views that do not
+// overlap. Storage is float, half or bfloat16; the arithmetic is fp32 and each output is
+// rounded once, except that batch-contiguous signals needing several passes round the
+// intermediate result to the storage type. DeviceError unless supported.
+template <class Storage>
+void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
+                           MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
+
+}  // namespace strop::detail

@@ -1,0 +1,46 @@
+#pragma once
+// Internal: the checks and the host path shared by the apply_reduced_precision overloads
+// (half/bfloat16 signals through a float operator; strassen_tile_reduced.cpp,
+// ks_chain_reduced.cpp).
+#include <cmath>
+
+#include "strop/core/context.hpp"
+#include "strop/core/error.hpp"
+#include "strop/core/reduced_precision.hpp"
+#include "strop/core/view.hpp"
+#include "strop/expr/algebra.hpp"
+
+namespace strop::detail {
+
+template <class Storage, class Operator>
+void check_reduced(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                   float alpha, float beta) {
+  const Index in_rows = op == Op::NoTrans ? A.cols() : A.rows();
+  const Index out_rows = op == Op::NoTrans ? A.rows() : A.cols();
+  require<ShapeError>(X.rows == in_rows && Y.rows == out_rows && Y.cols == X.cols,
+                      Operator::type_name, " (reduced precision) ", A.rows(), "x", A.cols(), " as ",
+                      to_string(op), " maps ", in_rows, "xB to ", out_rows, "xB, got X ", X.rows,
+                      "x", X.cols, " and Y ", Y.rows, "x", Y.cols);
+  require<ShapeError>(X.space == Y.space, Operator::type_name,
+                      " (reduced precision): X and Y must both be in host or both in device",
+                      " memory");
+  require<ShapeError>(!may_overlap(X, ConstView<Storage>(Y)), Operator::type_name,
+                      " (reduced precision): Y overlaps X");
+  require<NumericalError>(std::isfinite(alpha) && std::isfinite(beta), Operator::type_name,
+                          " (reduced precision): alpha and beta must be finite");
+}
+
+// Y = alpha op(A) X + beta Y computed in float on the host, rounded once.
+template <class Storage, class Operator>
+void apply_on_host(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                   float alpha, float beta, Context& ctx) {
+  const HostMatrix<float> x = eigen_map(X).template cast<float>();
+  HostMatrix<float> y(Y.rows, Y.cols);
+  A.apply(op, view(x), view(y), alpha, 0.0f, ctx);
+  auto y_out = eigen_map(Y);
+  for (Index c = 0; c < Y.cols; ++c)
+    for (Index r = 0; r < Y.rows; ++r)
+      y_out(r, c) = Storage(beta == 0 ? y(r, c) : y(r, c) + beta * float(y_out(r, c)));
+}
+
+}  // namespace strop::detail
