@@ -9,11 +9,12 @@
 // dft_c64_cpu_over_fftw and hadamard_cpu_seconds.
 //
 // Rows: kind, n, dtype, batch, seconds, the copy time of the same data (read + write at the
-// copy bandwidth measured in this run), time / copy, cuFFT C2C and R2C times where they
-// apply. Signals are contiguous (PyTorch's (B, n) row-major = our ColMajor) except in the
-// hadamard_rowmajor rows. Hadamard runs in float32 (also through the generic chain path, as
-// hadamard_generic_chain), float16 and bfloat16 (apply_reduced_precision); the DFT in
-// complex64. The JSON holds hadamard_{half,bf16,float,rowmajor_half}_over_memcpy and
+// copy bandwidth measured in this run) and time / copy, the time of an actual cudaMemcpy of
+// the same data and time / memcpy, cuFFT C2C and R2C times where they apply. Signals are contiguous
+// (PyTorch's (B, n) row-major = our ColMajor) except in the hadamard_rowmajor rows. Hadamard runs
+// in float32 (also through the generic chain path, as hadamard_generic_chain), float16 and bfloat16
+// (apply_reduced_precision); the DFT in complex64. The JSON holds
+// hadamard_{half,bf16,float,rowmajor_half}_over_memcpy (against the measured memcpy) and
 // dft_c64_over_cufft per n, and the 12 x 2^k and 28 x 2^k Hadamard time per element over the
 // power-of-two one (half, the worse of n near 4096 and near 32768; all in
 // odd_over_pow2_per_elem).
@@ -193,18 +194,40 @@ int main(int argc, char** argv) {
   std::printf("# device %s, copy bandwidth %.0f GB/s\n", device_name(0), bandwidth * 1e-9);
   std::ofstream csv(opt.csv);
   csv << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << "\n";
-  csv << "kind,n,dtype,batch,seconds,t_copy,over_copy,t_cufft_c2c,t_cufft_r2c,over_cufft_c2c\n";
+  csv << "kind,n,dtype,batch,seconds,t_copy,over_copy,t_memcpy,over_memcpy,t_cufft_c2c,"
+         "t_cufft_r2c,over_cufft_c2c\n";
   const Index B = opt.batch;
+  // The measured time of one device-to-device cudaMemcpy of `bytes` (per size, cached).
+  std::map<std::size_t, double> memcpy_seconds;
+  auto time_memcpy = [&](std::size_t bytes) {
+    auto [it, fresh] = memcpy_seconds.try_emplace(bytes, 0.0);
+    if (fresh) {
+      Buffer<char> src(Index(bytes), MemorySpace::Device, ctx),
+          dst(Index(bytes), MemorySpace::Device, ctx);
+      it->second = median_device_seconds(
+          ctx,
+          [&] {
+            detail::copy_bytes(dst.data(), MemorySpace::Device, src.data(), MemorySpace::Device,
+                               bytes, ctx);
+          },
+          opt.reps, 3);
+    }
+    return it->second;
+  };
+  // over_copy: against reading and writing the data at the copy bandwidth (a large copy's);
+  // over_memcpy: against an actual cudaMemcpy of the same data (its launch cost included).
+  // Returns time / memcpy.
   auto row = [&](const char* kind, Index n, const char* dtype, std::size_t bytes, double t,
                  double c2c, double r2c) {
     const double copy = 2.0 * double(bytes) * double(n) * double(B) / bandwidth;
-    char line[256];
-    std::snprintf(line, sizeof line, "%s,%lld,%s,%lld,%.6e,%.6e,%.3f,%.6e,%.6e,%.3f\n", kind,
-                  (long long)n, dtype, (long long)B, t, copy, t / copy, c2c, r2c,
-                  c2c > 0 ? t / c2c : -1.0);
+    const double measured = time_memcpy(bytes * std::size_t(n * B));
+    char line[320];
+    std::snprintf(line, sizeof line, "%s,%lld,%s,%lld,%.6e,%.6e,%.3f,%.6e,%.3f,%.6e,%.6e,%.3f\n",
+                  kind, (long long)n, dtype, (long long)B, t, copy, t / copy, measured,
+                  t / measured, c2c, r2c, c2c > 0 ? t / c2c : -1.0);
     csv << line;
     std::fputs(line, stdout);
-    return t / copy;
+    return t / measured;
   };
   // Hadamard in float (the Walsh-Hadamard kernel, and for comparison the generic chain path
   // the float chain took before it, forced with KSAlgorithm::Fused), half and bfloat16.
@@ -249,6 +272,24 @@ int main(int argc, char** argv) {
         bench::time_apply_device<std::complex<float>>(f, B, Layout::ColMajor, opt.reps, ctx);
     row("dft", n, "complex64", sizeof(std::complex<float>), td, c2c, r2c);
     if (c2c > 0) dft_over_cufft[n] = td / c2c;
+  }
+  // Fixed cost per call: one call timed alone against 20 queued back to back (per call).
+  for (Index n : {Index(256), Index(8192)}) {
+    const KSChain<float> h = hadamard<float>(n);
+    DeviceMatrix<strop::half> x(n, B, Layout::ColMajor, ctx), y(n, B, Layout::ColMajor, ctx);
+    fill_random_device(x.view(), 5, ctx);
+    auto once = [&] { apply_reduced_precision<strop::half>(h, Op::NoTrans, x.view(), y.view()); };
+    const double single = median_device_seconds(ctx, once, opt.reps, 3);
+    const double queued = median_device_seconds(
+                              ctx,
+                              [&] {
+                                for (int i = 0; i < 20; ++i)
+                                  once();
+                              },
+                              opt.reps, 1) /
+                          20;
+    std::printf("# probe hadamard half n=%lld: one call %.3e s, queued %.3e s per call\n",
+                (long long)n, single, queued);
   }
   // 12 x 2^k and 28 x 2^k (no zero padding) against the power of two just above, per element.
   std::map<std::string, double> odd_over_pow2;

@@ -167,13 +167,6 @@ int tile_signals(Index n, std::size_t bytes) {
   const std::size_t fit = kTileBytes / per_signal;
   return int(std::min<std::size_t>(kMaxSignals, fit > 0 ? fit - 1 : 0));
 }
-int multiprocessors() {
-  int device = 0, count = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
-             "cudaDeviceGetAttribute(MultiProcessorCount)");
-  return count;
-}
 int odd_stride(int signals) {
   return signals + (signals % 2 == 0 ? 1 : 0);
 }

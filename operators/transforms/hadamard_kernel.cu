@@ -38,19 +38,19 @@
 namespace strop::detail {
 namespace {
 
-constexpr int kRegisterBits = 5;
-constexpr int kRegisterValues = 1 << kRegisterBits;
+constexpr int kMaxRegisterBits = 5;
+constexpr int kRegisterValues = 1 << kMaxRegisterBits;
 constexpr int kMaxPasses = 8;
 constexpr int kMaxThreads = 1024;
-// Contiguous signals: at least this many values per tile (several small signals per block).
+// Contiguous signals: at most this many values per tile (several small signals per block).
 constexpr int kSignalFirstTileValues = 8192;
 // The most shared memory a tile of contiguous signals may take (one signal of 2^15 floats
 // takes 132 KiB; 12 x 2^12 takes 198 KiB).
 constexpr std::size_t kMaxTileBytes = 200 * 1024;
-// Batch-contiguous tiles: at most this many values (64 KiB), at least 32 bytes of adjacent
-// signals per row (one memory sector), at most 32 signals.
-constexpr int kBatchLastTileValues = 16384;
-constexpr int kMaxBatchLastVectors = 32;
+// Batch-contiguous tiles: 32 adjacent signals (a warp reads one row of the tile: 128 bytes of
+// float, 64 of 16-bit values) of at most kBatchLastDigit values each (64 KiB of floats).
+constexpr int kBatchLastVectors = 32;
+constexpr int kBatchLastDigit = 512;
 
 struct Pass {
   int lo = 0;    // first bit of the power-of-two digit
@@ -63,10 +63,11 @@ struct HadamardArgs {
   void* y;
   Index x_rs, x_cs, y_rs, y_cs;
   Index x_step, y_step;  // memory distance between consecutive values of a vector
+  Index inner;           // the digit's stride in rows (1 but in later batch-contiguous launches)
   Index batch;           // signals
-  Index groups, inner;   // vectors per signal; stride (in rows) of the transformed digit
   int len;               // values per vector: m 2^bits of this launch
   int vectors;           // vectors per tile
+  int pad_bits;          // contiguous signals: one float of padding per 2^pad_bits values
   bool signal_contiguous;
   bool transposed;  // H_m^T
   int passes;
@@ -74,66 +75,65 @@ struct HadamardArgs {
   float alpha, beta;
 };
 
-__device__ __forceinline__ int padded(int i) {
-  return i + (i >> 5);
-}
+// A run of values in the tile: value i at tile[first + i * stride].
+struct TileRun {
+  int first, stride;
+};
 
-__device__ __forceinline__ int tile_index(const HadamardArgs& a, int t, int j) {
-  return padded(a.signal_contiguous ? t * a.len + j : j * a.vectors + t);
+// The run of values j0 + i d (d a power of two: a multiple of the padding period, or 1 with
+// j0 a multiple of it and i below it) of vector t. Contiguous signals sit one after the
+// other with one float of padding per 2^pad_bits values, which spreads the per-thread runs
+// of the first pass over the banks; batch-contiguous tiles interleave their 32 vectors.
+__device__ __forceinline__ TileRun tile_run(const HadamardArgs& a, int t, int j0, int d) {
+  if (!a.signal_contiguous) return {j0 * kBatchLastVectors + t, d * kBatchLastVectors};
+  const int first = t * a.len + j0;
+  return {first + (first >> a.pad_bits), d + (d >> a.pad_bits)};
 }
 
 // Unit u of a pass with `free_count` units per vector: its vector t and free index f.
-// Consecutive threads take consecutive positions in shared memory (and in global memory).
+// Consecutive threads take consecutive positions in shared and in global memory.
 __device__ __forceinline__ void unit_position(const HadamardArgs& a, int u, int free_count, int& t,
                                               int& f) {
   if (a.signal_contiguous) {
     t = u / free_count;
     f = u - t * free_count;
   } else {
-    f = u / a.vectors;
-    t = u - f * a.vectors;
+    f = u >> 5;  // kBatchLastVectors
+    t = u & (kBatchLastVectors - 1);
   }
 }
 
+// Vector t of the block: its signal, whether it exists, its first value in X and in Y.
 struct VectorAt {
-  Index x = 0, y = 0;  // offsets of the vector's first value
-  bool valid = false;  // false for the signals past the batch in the last tile
+  Index x = 0, y = 0;
+  bool valid = false;
 };
-
-__device__ VectorAt vector_at(const HadamardArgs& a, int t) {
-  Index signal, group;
-  if (a.signal_contiguous) {
-    const Index v = Index(blockIdx.x) * a.vectors + t;
-    signal = v / a.groups;
-    group = v - signal * a.groups;
-  } else {
-    signal = Index(blockIdx.x) * a.vectors + t;
-    group = blockIdx.y;
-  }
-  const Index high = group / a.inner;
-  const Index row = high * a.len * a.inner + (group - high * a.inner);
-  return {row * a.x_rs + signal * a.x_cs, row * a.y_rs + signal * a.y_cs, signal < a.batch};
+__device__ __forceinline__ VectorAt vector_at(const HadamardArgs& a, Index row0, int t) {
+  const Index signal = Index(blockIdx.x) * a.vectors + t;
+  return {row0 * a.x_rs + signal * a.x_cs, row0 * a.y_rs + signal * a.y_cs, signal < a.batch};
 }
 
-// 32 contiguous values from a 16-byte aligned address.
-__device__ __forceinline__ void load_run(const float* p, float (&v)[kRegisterValues]) {
-#pragma unroll
-  for (int i = 0; i < kRegisterValues; i += 4) {
-    const float4 q = *reinterpret_cast<const float4*>(p + i);
-    v[i] = q.x, v[i + 1] = q.y, v[i + 2] = q.z, v[i + 3] = q.w;
-  }
-}
 __device__ __forceinline__ float2 to_float2(__half2 pair) {
   return __half22float2(pair);
 }
 __device__ __forceinline__ float2 to_float2(__nv_bfloat162 pair) {
   return __bfloat1622float2(pair);
 }
+// `count` (a multiple of 16 bytes' worth) contiguous values from a 16-byte aligned address.
+__device__ __forceinline__ void load_run(const float* p, int count, float (&v)[kRegisterValues]) {
+#pragma unroll
+  for (int i = 0; i < kRegisterValues; i += 4) {
+    if (i >= count) break;
+    const float4 q = *reinterpret_cast<const float4*>(p + i);
+    v[i] = q.x, v[i + 1] = q.y, v[i + 2] = q.z, v[i + 3] = q.w;
+  }
+}
 template <class S>
-__device__ __forceinline__ void load_run(const S* p, float (&v)[kRegisterValues]) {
+__device__ __forceinline__ void load_run(const S* p, int count, float (&v)[kRegisterValues]) {
   using Pair = std::conditional_t<std::is_same_v<S, __half>, __half2, __nv_bfloat162>;
 #pragma unroll
   for (int i = 0; i < kRegisterValues; i += 8) {
+    if (i >= count) break;
     const uint4 q = *reinterpret_cast<const uint4*>(p + i);
     const unsigned words[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -145,34 +145,41 @@ __device__ __forceinline__ void load_run(const S* p, float (&v)[kRegisterValues]
   }
 }
 
-// The `count` values j0 + (i << lo) of a vector (zero for a vector past the batch).
+// The `count` values at x[i * step] (zero for a vector past the batch).
 template <class S>
-__device__ __forceinline__ void load_unit(const HadamardArgs& a, const VectorAt& at, int j0, int lo,
-                                          int count, float (&v)[kRegisterValues]) {
-  if (!at.valid) return;
-  const S* x = static_cast<const S*>(a.x) + at.x;
-  if (count == kRegisterValues && lo == 0 && a.x_step == 1 &&
-      (reinterpret_cast<std::uintptr_t>(x + j0) & 15) == 0) {
-    load_run(x + j0, v);
+__device__ __forceinline__ void load_unit(const S* x, Index step, int count, bool valid,
+                                          float (&v)[kRegisterValues]) {
+  if (!valid) return;
+  constexpr int kVectorValues = 16 / sizeof(S);
+  if (step == 1 && count >= kVectorValues && (reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
+    load_run(x, count, v);
     return;
   }
 #pragma unroll
   for (int i = 0; i < kRegisterValues; ++i)
-    if (i < count) v[i] = load_value(x + Index(j0 + (i << lo)) * a.x_step);
+    if (i < count) v[i] = load_value(x + i * step);
 }
 
-// Y's value at `offset` = alpha v + beta Y.
-template <class S>
-__device__ __forceinline__ void store_output(const HadamardArgs& a, Index offset, float v) {
-  S* y = static_cast<S*>(a.y) + offset;
-  const float out = a.beta == 0.0f ? a.alpha * v : a.alpha * v + a.beta * float(load_value(y));
-  store_value(y, out);
+// y[i * step] = alpha v[i] + beta y[i * step] for the first `count` values.
+template <class S, int N>
+__device__ __forceinline__ void store_unit(const HadamardArgs& a, S* y, Index step, int count,
+                                           const float (&v)[N]) {
+  if (a.beta == 0.0f) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < count) store_value(y + i * step, a.alpha * v[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < count)
+        store_value(y + i * step, a.alpha * v[i] + a.beta * float(load_value(y + i * step)));
+  }
 }
 
 // v <- H_{2^bits} v on the first 2^bits values.
 __device__ __forceinline__ void butterflies(int bits, float (&v)[kRegisterValues]) {
 #pragma unroll
-  for (int b = 0; b < kRegisterBits; ++b) {
+  for (int b = 0; b < kMaxRegisterBits; ++b) {
     if (b >= bits) break;
 #pragma unroll
     for (int i = 0; i < kRegisterValues; ++i) {
@@ -185,36 +192,35 @@ __device__ __forceinline__ void butterflies(int bits, float (&v)[kRegisterValues
 }
 
 template <class S>
-__device__ void power_of_two_pass(const HadamardArgs& a, float* tile, Pass pass, bool first,
-                                  bool last) {
-  const int count = 1 << pass.bits;
+__device__ void power_of_two_pass(const HadamardArgs& a, Index row0, float* tile, Pass pass,
+                                  bool first, bool last) {
+  const int count = 1 << pass.bits, d = 1 << pass.lo;
   const int free_count = a.len >> pass.bits;
   const int units = a.vectors * free_count;
-  const int low_mask = (1 << pass.lo) - 1;
+  const int low_mask = d - 1;
   for (int u = threadIdx.x; u < units; u += blockDim.x) {
     int t, f;
     unit_position(a, u, free_count, t, f);
     const int j0 = (f & low_mask) | ((f >> pass.lo) << (pass.lo + pass.bits));
+    const TileRun run = tile_run(a, t, j0, d);
     float v[kRegisterValues] = {};
-    VectorAt at;
-    if (first || last) at = vector_at(a, t);
+    const VectorAt at = first || last ? vector_at(a, row0, t) : VectorAt{};
     if (first) {
-      load_unit<S>(a, at, j0, pass.lo, count, v);
+      load_unit(static_cast<const S*>(a.x) + at.x + j0 * a.x_step, d * a.x_step, count, at.valid,
+                v);
     } else {
 #pragma unroll
       for (int i = 0; i < kRegisterValues; ++i)
-        if (i < count) v[i] = tile[tile_index(a, t, j0 + (i << pass.lo))];
+        if (i < count) v[i] = tile[run.first + i * run.stride];
     }
     butterflies(pass.bits, v);
     if (last) {
-      if (!at.valid) continue;
-#pragma unroll
-      for (int i = 0; i < kRegisterValues; ++i)
-        if (i < count) store_output<S>(a, at.y + Index(j0 + (i << pass.lo)) * a.y_step, v[i]);
+      if (at.valid)
+        store_unit<S>(a, static_cast<S*>(a.y) + at.y + j0 * a.y_step, d * a.y_step, count, v);
     } else {
 #pragma unroll
       for (int i = 0; i < kRegisterValues; ++i)
-        if (i < count) tile[tile_index(a, t, j0 + (i << pass.lo))] = v[i];
+        if (i < count) tile[run.first + i * run.stride] = v[i];
     }
   }
 }
@@ -239,26 +245,27 @@ __device__ __forceinline__ void multiply_small(const float (&v)[M], float (&w)[M
 }
 
 template <class S, int M>
-__device__ void odd_digit_pass(const HadamardArgs& a, float* tile, bool first, bool last) {
+__device__ void odd_digit_pass(const HadamardArgs& a, Index row0, float* tile, bool first,
+                               bool last) {
   const int free_count = a.len / M;  // 2^k: the digit's stride
   const int units = a.vectors * free_count;
   for (int u = threadIdx.x; u < units; u += blockDim.x) {
     int t, f;
     unit_position(a, u, free_count, t, f);
+    const TileRun run = tile_run(a, t, f, free_count);
     float v[M] = {}, w[M];
-    VectorAt at;
-    if (first || last) at = vector_at(a, t);
+    const VectorAt at = first || last ? vector_at(a, row0, t) : VectorAt{};
     if (first) {
       if (at.valid) {
-        const S* x = static_cast<const S*>(a.x) + at.x;
+        const S* x = static_cast<const S*>(a.x) + at.x + f * a.x_step;
 #pragma unroll
         for (int c = 0; c < M; ++c)
-          v[c] = load_value(x + Index(f + c * free_count) * a.x_step);
+          v[c] = load_value(x + c * free_count * a.x_step);
       }
     } else {
 #pragma unroll
       for (int c = 0; c < M; ++c)
-        v[c] = tile[tile_index(a, t, f + c * free_count)];
+        v[c] = tile[run.first + c * run.stride];
     }
     if (a.transposed) {
       multiply_small<M, true>(v, w, std::make_integer_sequence<int, M>{});
@@ -266,14 +273,12 @@ __device__ void odd_digit_pass(const HadamardArgs& a, float* tile, bool first, b
       multiply_small<M, false>(v, w, std::make_integer_sequence<int, M>{});
     }
     if (last) {
-      if (!at.valid) continue;
-#pragma unroll
-      for (int c = 0; c < M; ++c)
-        store_output<S>(a, at.y + Index(f + c * free_count) * a.y_step, w[c]);
+      if (at.valid)
+        store_unit<S>(a, static_cast<S*>(a.y) + at.y + f * a.y_step, free_count * a.y_step, M, w);
     } else {
 #pragma unroll
       for (int c = 0; c < M; ++c)
-        tile[tile_index(a, t, f + c * free_count)] = w[c];
+        tile[run.first + c * run.stride] = w[c];
     }
   }
 }
@@ -281,87 +286,101 @@ __device__ void odd_digit_pass(const HadamardArgs& a, float* tile, bool first, b
 template <class S, int M>
 __global__ void __launch_bounds__(kMaxThreads) hadamard_kernel(const HadamardArgs a) {
   extern __shared__ float tile[];
+  // The block's vectors start at row0: block row g of a batch-contiguous launch holds the
+  // vectors of digit group g (high part above the digit, low part below it).
+  const Index group = blockIdx.y, high = group / a.inner;
+  const Index row0 = high * a.len * a.inner + (group - high * a.inner);
   for (int p = 0; p < a.passes; ++p) {
     const bool first = p == 0, last = p + 1 == a.passes;
     if constexpr (M > 1) {
       if (a.pass[p].bits == kOddDigit) {
-        odd_digit_pass<S, M>(a, tile, first, last);
+        odd_digit_pass<S, M>(a, row0, tile, first, last);
         if (!last) __syncthreads();
         continue;
       }
     }
-    power_of_two_pass<S>(a, tile, a.pass[p], first, last);
+    power_of_two_pass<S>(a, row0, tile, a.pass[p], first, last);
     if (!last) __syncthreads();
   }
 }
 
 // ---- planning ----
 
-// The passes over a digit m 2^bits: power-of-two bits in runs of kRegisterBits, then m.
-int plan_passes(Index m, int bits, Pass (&pass)[kMaxPasses]) {
+// The passes over a digit m 2^bits: the power-of-two bits in near-equal runs of at most
+// register_bits (larger runs first), then the digit of m.
+int plan_passes(Index m, int bits, int register_bits, Pass (&pass)[kMaxPasses]) {
   int count = 0;
-  for (int lo = 0; lo < bits; lo += kRegisterBits)
-    pass[count++] = {lo, std::min(kRegisterBits, bits - lo)};
+  const int runs = (bits + register_bits - 1) / register_bits;
+  for (int r = 0, lo = 0; r < runs; ++r) {
+    const int run = bits / runs + (r < bits % runs ? 1 : 0);
+    pass[count++] = {lo, run};
+    lo += run;
+  }
   if (m > 1) pass[count++] = {0, kOddDigit};
   if (count == 0) pass[count++] = {0, 0};  // n = 1: a copy with scaling
   return count;
 }
 
-std::size_t tile_bytes(int len, int vectors, int passes) {
-  if (passes < 2) return 0;  // registers only
-  const int values = len * vectors;
-  return sizeof(float) * std::size_t(values + values / 32 + 1);
+// Shared memory of a tile (none when one pass does it all in registers).
+std::size_t tile_bytes(const HadamardArgs& a) {
+  if (a.passes < 2) return 0;
+  const std::size_t values = std::size_t(a.len) * std::size_t(a.vectors);
+  const std::size_t padding = a.signal_contiguous ? (values >> a.pad_bits) + 1 : 0;
+  return sizeof(float) * (values + padding);
 }
 
-// Batch-contiguous tiles: the number of adjacent signals per tile for a digit of `len` values.
-int batch_last_vectors(int len, std::size_t storage_bytes) {
-  const int least = std::max(1, int(32 / storage_bytes));
-  int v = kMaxBatchLastVectors;
-  while (v > least && v * len > kBatchLastTileValues)
-    v /= 2;
-  return v;
+// The plan of a launch over contiguous signals of n = m 2^k values, batch B: values per
+// thread (fewer when the batch is small, for enough threads), signals per tile (fewer when
+// that makes too few blocks), passes.
+HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
+  HadamardArgs a{};
+  a.signal_contiguous = true;
+  a.len = int(form.size());
+  a.inner = 1;
+  const double threads_wanted = double(multiprocessors()) * kMaxThreads;
+  int register_bits = kMaxRegisterBits;
+  while (register_bits > 3 && double(batch) * a.len / double(1 << register_bits) < threads_wanted)
+    --register_bits;
+  a.vectors = std::max(1, kSignalFirstTileValues / a.len);
+  while (a.vectors > 1 && (batch + a.vectors - 1) / a.vectors < 2 * multiprocessors())
+    a.vectors /= 2;
+  // Shorter runs pad shared memory more: lengthen them if the tile would not fit.
+  for (;; ++register_bits) {
+    a.passes = plan_passes(form.m, form.log2_pow2, register_bits, a.pass);
+    a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
+    if (register_bits == kMaxRegisterBits || tile_bytes(a) <= kMaxTileBytes) return a;
+  }
 }
 
 // How a batch-contiguous transform splits into launches: the power-of-two bits of each
-// launch's digit, low digit first (the last launch also takes m).
-std::vector<int> batch_last_split(const HadamardForm& form, std::size_t storage_bytes) {
-  const int least = std::max(1, int(32 / storage_bytes));
-  const Index most = kBatchLastTileValues / least;  // values per digit
-  for (int launches = 1; launches <= form.log2_pow2 + 1; ++launches) {
+// launch's digit, low digit first (the last launch also takes m), each digit at most
+// kBatchLastDigit values.
+std::vector<int> batch_last_split(const HadamardForm& form) {
+  for (int launches = 1;; ++launches) {
     std::vector<int> bits(std::size_t(launches), form.log2_pow2 / launches);
     for (int i = 0; i < form.log2_pow2 % launches; ++i)
       ++bits[std::size_t(i)];
-    const Index top = form.m << bits.back();
-    const Index low = Index(1) << bits.front();
-    if (top <= most && low <= most) return bits;
+    if ((form.m << bits.back()) <= kBatchLastDigit && (1 << bits.front()) <= kBatchLastDigit)
+      return bits;
   }
-  return {};
 }
 
-bool signal_first_fits(const HadamardForm& form) {
-  const Index n = form.size();
-  if (n > Index(1) << 20) return false;
-  Pass pass[kMaxPasses];
-  const int passes = plan_passes(form.m, form.log2_pow2, pass);
-  return tile_bytes(int(n), 1, passes) <= kMaxTileBytes;
+// Threads per block: one per unit of the pass with the fewest units (the largest run).
+int block_threads(const HadamardArgs& a, Index m) {
+  Index fewest = Index(a.len) * a.vectors;
+  for (int p = 0; p < a.passes; ++p)
+    fewest = std::min(fewest, a.pass[p].bits == kOddDigit ? fewest / m : fewest >> a.pass[p].bits);
+  return int(std::clamp<Index>((fewest + 31) / 32 * 32, 32, kMaxThreads));
 }
 
+// One launch: blocks of a.vectors signals, and `digit_groups` block rows.
 template <class S>
-void launch(HadamardArgs& a, const Pass (&pass)[kMaxPasses], int passes, Index m,
-            cudaStream_t stream) {
-  std::copy(pass, pass + passes, a.pass);
-  a.passes = passes;
-  const std::size_t shared = tile_bytes(a.len, a.vectors, passes);
-  const Index values = Index(a.len) * a.vectors;
-  const int threads =
-      int(std::clamp<Index>((values / kRegisterValues + 31) / 32 * 32, 32, kMaxThreads));
-  dim3 grid;
-  if (a.signal_contiguous) {
-    grid = dim3(unsigned((a.batch * a.groups + a.vectors - 1) / a.vectors));
-  } else {
-    require<DeviceError>(a.groups <= 65535, "hadamard: too many digit groups for one launch");
-    grid = dim3(unsigned((a.batch + a.vectors - 1) / a.vectors), unsigned(a.groups));
-  }
+void launch(const HadamardArgs& a, Index m, Index digit_groups, cudaStream_t stream) {
+  require<DeviceError>(digit_groups <= 65535, "hadamard: ", digit_groups,
+                       " digit groups exceed one launch");
+  const std::size_t shared = tile_bytes(a);
+  const int threads = block_threads(a, m);
+  const dim3 grid(unsigned((a.batch + a.vectors - 1) / a.vectors), unsigned(digit_groups));
   auto go = [&](auto kernel) {
     if (shared > 48 * 1024)
       check_cuda(
@@ -388,7 +407,16 @@ void launch(HadamardArgs& a, const Pass (&pass)[kMaxPasses], int passes, Index m
 
 bool hadamard_device_supported(const HadamardForm& form, Index row_stride, Index col_stride) {
   if (form.m != 1 && form.m != 12 && form.m != 20 && form.m != 28) return false;
-  if (row_stride == 1) return signal_first_fits(form);
+  if (form.size() > Index(1) << 24) return false;
+  if (row_stride == 1) {
+    HadamardArgs a{};
+    a.signal_contiguous = true;
+    a.len = int(form.size());
+    a.vectors = 1;
+    a.passes = plan_passes(form.m, form.log2_pow2, kMaxRegisterBits, a.pass);  // least padding
+    a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
+    return tile_bytes(a) <= kMaxTileBytes;
+  }
   return col_stride == 1;  // any size, in enough launches
 }
 
@@ -399,30 +427,25 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
   require<DeviceError>(hadamard_device_supported(form, X.row_stride, X.col_stride),
                        "hadamard: the GPU kernel does not take n = ", form.size(),
                        " with strides (", X.row_stride, ", ", X.col_stride, ")");
-  if (X.cols == 0 || form.size() == 0) return;
+  if (X.cols == 0) return;
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
-  HadamardArgs a{};
-  a.batch = X.cols;
-  a.transposed = form.transposed != (op != Op::NoTrans);
+  const bool transposed = form.transposed != (op != Op::NoTrans);
 
   if (X.row_stride == 1) {  // contiguous signals: one launch, whole signals per tile
-    Pass pass[kMaxPasses];
-    const int passes = plan_passes(form.m, form.log2_pow2, pass);
+    HadamardArgs a = signal_first_plan(form, X.cols);
     a.x = X.data, a.y = Y.data;
     a.x_rs = X.row_stride, a.x_cs = X.col_stride, a.y_rs = Y.row_stride, a.y_cs = Y.col_stride;
     a.x_step = a.x_rs, a.y_step = a.y_rs;
-    a.groups = 1, a.inner = 1;
-    a.len = int(form.size());
-    a.vectors = std::max(1, kSignalFirstTileValues / a.len);
-    a.signal_contiguous = true;
+    a.batch = X.cols;
+    a.transposed = transposed;
     a.alpha = alpha * float(form.scale), a.beta = beta;
-    return launch<S>(a, pass, passes, form.m, stream);
+    return launch<S>(a, form.m, 1, stream);
   }
 
   // Batch-contiguous signals: one launch per digit, low digit first. Without beta the
   // intermediate results live in Y; with beta, in a temporary (Y's old values are needed
   // by the last launch).
-  const std::vector<int> split = batch_last_split(form, sizeof(S));
+  const std::vector<int> split = batch_last_split(form);
   Buffer<S> temp;  // S: Storage is an incomplete type in CUDA sources
   MatrixView<Storage> middle = Y;
   if (split.size() > 1 && beta != 0.0f) {
@@ -437,24 +460,25 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
     final_scale *= std::sqrt(double(Index(1) << split[i]));
   ConstView<Storage> in = X;
   Index inner = 1;
-  for (std::size_t launch_index = 0; launch_index < split.size(); ++launch_index) {
-    const bool final_launch = launch_index + 1 == split.size();
+  for (std::size_t l = 0; l < split.size(); ++l) {
+    const bool final_launch = l + 1 == split.size();
     const Index m = final_launch ? form.m : 1;
     const MatrixView<Storage> out = final_launch ? Y : middle;
-    Pass pass[kMaxPasses];
-    const int passes = plan_passes(m, split[launch_index], pass);
+    HadamardArgs a{};
+    a.signal_contiguous = false;
+    a.len = int(m << split[l]);
+    a.vectors = kBatchLastVectors;
+    a.passes = plan_passes(m, split[l], kMaxRegisterBits, a.pass);
     a.x = in.data, a.y = out.data;
     a.x_rs = in.row_stride, a.x_cs = in.col_stride, a.y_rs = out.row_stride,
     a.y_cs = out.col_stride;
-    a.len = int(m << split[launch_index]);
     a.inner = inner;
-    a.groups = form.size() / a.len;
     a.x_step = inner * a.x_rs, a.y_step = inner * a.y_rs;
-    a.vectors = batch_last_vectors(a.len, sizeof(S));
-    a.signal_contiguous = false;
+    a.batch = X.cols;
+    a.transposed = transposed;
     a.alpha = final_launch ? alpha * float(final_scale) : float(1.0 / std::sqrt(double(a.len)));
     a.beta = final_launch ? beta : 0.0f;
-    launch<S>(a, pass, passes, m, stream);
+    launch<S>(a, m, form.size() / a.len, stream);
     in = out;
     inner *= a.len;
   }

@@ -33,5 +33,14 @@ inline void check_launch(const char* kernel) {
   check_cuda(cudaGetLastError(), kernel);
 }
 
+// The current device's number of multiprocessors (for sizing grids).
+inline int multiprocessors() {
+  int device = 0, count = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  return count;
+}
+
 }  // namespace strop::detail
 #endif
