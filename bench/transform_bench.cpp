@@ -2,7 +2,7 @@
 // chains: the fused chain kernel where the chain fits, the digit reversal as a row gather)
 // against cuFFT (C2C and R2C) and against a copy of the same data, all in one run.
 //
-//   transform_bench [--batch B] [--reps R] [--csv FILE] [--json FILE] [--cpu]
+//   transform_bench [--batch B] [--reps R] [--csv FILE] [--json FILE] [--cpu] [--probe N]
 //
 // --cpu measures on the host instead: our chains (Eigen, OpenMP) against FFTW's C2C and R2C
 // with as many threads (fftw3f_omp), n = 256 ... 16384, B = 256 by default; JSON keys
@@ -47,6 +47,7 @@ struct Options {
   std::string csv = "transform-bench.csv";
   std::string json = "transform-summary.json";
   bool cpu = false;
+  Index probe = 0;  // --probe N: apply the half Hadamard of n = N three times, for a profiler
 };
 
 int omp_threads() {
@@ -179,6 +180,8 @@ int main(int argc, char** argv) {
       opt.json = next();
     } else if (arg == "--cpu") {
       opt.cpu = true;
+    } else if (arg == "--probe") {
+      opt.probe = std::stoll(next());
     }
   }
   if (opt.cpu) {
@@ -190,6 +193,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   Context& ctx = default_context();
+  if (opt.probe > 0) {
+    const KSChain<float> h = hadamard<float>(opt.probe);
+    DeviceMatrix<strop::half> x(opt.probe, opt.batch, Layout::ColMajor, ctx),
+        y(opt.probe, opt.batch, Layout::ColMajor, ctx);
+    fill_random_device(x.view(), 5, ctx);
+    for (int i = 0; i < 3; ++i)
+      apply_reduced_precision<strop::half>(h, Op::NoTrans, x.view(), y.view());
+    ctx.synchronize();
+    return 0;
+  }
   const double bandwidth = measure_copy_bandwidth(ctx);
   std::printf("# device %s, copy bandwidth %.0f GB/s\n", device_name(0), bandwidth * 1e-9);
   std::ofstream csv(opt.csv);
