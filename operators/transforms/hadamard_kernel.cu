@@ -367,9 +367,10 @@ std::vector<int> batch_last_split(const HadamardForm& form) {
 
 // Threads per block: one per unit of the pass with the fewest units (the largest run).
 int block_threads(const HadamardArgs& a, Index m) {
-  Index fewest = Index(a.len) * a.vectors;
+  const Index values = Index(a.len) * a.vectors;
+  Index fewest = values;
   for (int p = 0; p < a.passes; ++p)
-    fewest = std::min(fewest, a.pass[p].bits == kOddDigit ? fewest / m : fewest >> a.pass[p].bits);
+    fewest = std::min(fewest, a.pass[p].bits == kOddDigit ? values / m : values >> a.pass[p].bits);
   return int(std::clamp<Index>((fewest + 31) / 32 * 32, 32, kMaxThreads));
 }
 
