@@ -39,7 +39,6 @@ namespace strop::detail {
 namespace {
 
 constexpr int kMaxRegisterBits = 5;
-constexpr int kRegisterValues = 1 << kMaxRegisterBits;
 constexpr int kMaxPasses = 8;
 constexpr int kMaxThreads = 1024;
 // Contiguous signals: at most this many values per tile (several small signals per block).
@@ -67,6 +66,8 @@ struct HadamardArgs {
   Index batch;           // signals
   int len;               // values per vector: m 2^bits of this launch
   int vectors;           // vectors per tile
+  int team_vectors;      // vectors per team: the threads that share them (a warp, or the block)
+  bool warp_teams;       // teams are warps (synchronized with __syncwarp) or the whole block
   int pad_bits;          // contiguous signals: one float of padding per 2^pad_bits values
   bool signal_contiguous;
   bool transposed;  // H_m^T
@@ -90,13 +91,31 @@ __device__ __forceinline__ TileRun tile_run(const HadamardArgs& a, int t, int j0
   return {first + (first >> a.pad_bits), d + (d >> a.pad_bits)};
 }
 
+// The threads that work on the same vectors: a warp (small signals, so that warps move
+// through their passes independently) or the whole block.
+struct Team {
+  int first_vector, lane, size;
+};
+__device__ __forceinline__ Team team_of(const HadamardArgs& a) {
+  if (!a.warp_teams) return {0, int(threadIdx.x), int(blockDim.x)};
+  return {int(threadIdx.x / 32) * a.team_vectors, int(threadIdx.x % 32), 32};
+}
+__device__ __forceinline__ void team_sync(const HadamardArgs& a) {
+  if (a.warp_teams) {
+    __syncwarp();
+  } else {
+    __syncthreads();
+  }
+}
+
 // Unit u of a pass with `free_count` units per vector: its vector t and free index f.
 // Consecutive threads take consecutive positions in shared and in global memory.
-__device__ __forceinline__ void unit_position(const HadamardArgs& a, int u, int free_count, int& t,
-                                              int& f) {
+__device__ __forceinline__ void unit_position(const HadamardArgs& a, const Team& team, int u,
+                                              int free_count, int& t, int& f) {
   if (a.signal_contiguous) {
     t = u / free_count;
     f = u - t * free_count;
+    t += team.first_vector;
   } else {
     f = u >> 5;  // kBatchLastVectors
     t = u & (kBatchLastVectors - 1);
@@ -119,21 +138,20 @@ __device__ __forceinline__ float2 to_float2(__half2 pair) {
 __device__ __forceinline__ float2 to_float2(__nv_bfloat162 pair) {
   return __bfloat1622float2(pair);
 }
-// `count` (a multiple of 16 bytes' worth) contiguous values from a 16-byte aligned address.
-__device__ __forceinline__ void load_run(const float* p, int count, float (&v)[kRegisterValues]) {
+// N contiguous values from a 16-byte aligned address (N a multiple of 16 bytes' worth).
+template <int N>
+__device__ __forceinline__ void load_run(const float* p, float (&v)[N]) {
 #pragma unroll
-  for (int i = 0; i < kRegisterValues; i += 4) {
-    if (i >= count) break;
+  for (int i = 0; i < N; i += 4) {
     const float4 q = *reinterpret_cast<const float4*>(p + i);
     v[i] = q.x, v[i + 1] = q.y, v[i + 2] = q.z, v[i + 3] = q.w;
   }
 }
-template <class S>
-__device__ __forceinline__ void load_run(const S* p, int count, float (&v)[kRegisterValues]) {
+template <int N, class S>
+__device__ __forceinline__ void load_run(const S* p, float (&v)[N]) {
   using Pair = std::conditional_t<std::is_same_v<S, __half>, __half2, __nv_bfloat162>;
 #pragma unroll
-  for (int i = 0; i < kRegisterValues; i += 8) {
-    if (i >= count) break;
+  for (int i = 0; i < N; i += 8) {
     const uint4 q = *reinterpret_cast<const uint4*>(p + i);
     const unsigned words[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -145,48 +163,88 @@ __device__ __forceinline__ void load_run(const S* p, int count, float (&v)[kRegi
   }
 }
 
-// The `count` values at x[i * step] (zero for a vector past the batch).
-template <class S>
-__device__ __forceinline__ void load_unit(const S* x, Index step, int count, bool valid,
-                                          float (&v)[kRegisterValues]) {
-  if (!valid) return;
-  constexpr int kVectorValues = 16 / sizeof(S);
-  if (step == 1 && count >= kVectorValues && (reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
-    load_run(x, count, v);
+// The N values x[i * step] (zero for a vector past the batch).
+template <class S, int N>
+__device__ __forceinline__ void load_unit(const S* x, Index step, bool valid, float (&v)[N]) {
+  if (!valid) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      v[i] = 0.0f;
     return;
   }
+  constexpr int kVectorValues = 16 / sizeof(S);
+  if constexpr (N >= kVectorValues) {
+    if (step == 1 && (reinterpret_cast<std::uintptr_t>(x) & 15) == 0) return load_run<N>(x, v);
+  }
 #pragma unroll
-  for (int i = 0; i < kRegisterValues; ++i)
-    if (i < count) v[i] = load_value(x + i * step);
+  for (int i = 0; i < N; ++i)
+    v[i] = load_value(x + i * step);
 }
 
-// y[i * step] = alpha v[i] + beta y[i * step] for the first `count` values.
+// y[i * step] = alpha v[i] + beta y[i * step] for the N values.
 template <class S, int N>
-__device__ __forceinline__ void store_unit(const HadamardArgs& a, S* y, Index step, int count,
+__device__ __forceinline__ void store_unit(const HadamardArgs& a, S* y, Index step,
                                            const float (&v)[N]) {
   if (a.beta == 0.0f) {
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      if (i < count) store_value(y + i * step, a.alpha * v[i]);
+      store_value(y + i * step, a.alpha * v[i]);
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      if (i < count)
-        store_value(y + i * step, a.alpha * v[i] + a.beta * float(load_value(y + i * step)));
+      store_value(y + i * step, a.alpha * v[i] + a.beta * float(load_value(y + i * step)));
   }
 }
 
-// v <- H_{2^bits} v on the first 2^bits values.
-__device__ __forceinline__ void butterflies(int bits, float (&v)[kRegisterValues]) {
+// v <- H_N v (Sylvester order).
+template <int N>
+__device__ __forceinline__ void butterflies(float (&v)[N]) {
 #pragma unroll
-  for (int b = 0; b < kMaxRegisterBits; ++b) {
-    if (b >= bits) break;
+  for (int h = 1; h < N; h *= 2) {
 #pragma unroll
-    for (int i = 0; i < kRegisterValues; ++i) {
-      if (i & (1 << b)) continue;
-      const float p = v[i], q = v[i | (1 << b)];
+    for (int i = 0; i < N; ++i) {
+      if (i & h) continue;
+      const float p = v[i], q = v[i + h];
       v[i] = p + q;
-      v[i | (1 << b)] = p - q;
+      v[i + h] = p - q;
+    }
+  }
+}
+
+// One pass over 2^Bits bits starting at bit `lo`: each unit is the 2^Bits values
+// j0 + i 2^lo of one vector.
+template <class S, int Bits>
+__device__ void power_of_two_pass(const HadamardArgs& a, Index row0, float* tile, int lo,
+                                  bool first, bool last) {
+  constexpr int N = 1 << Bits;
+  const int d = 1 << lo;
+  const int free_count = a.len >> Bits;
+  const Team team = team_of(a);
+  const int units = a.team_vectors * free_count;
+  for (int u = team.lane; u < units; u += team.size) {
+    int t, f;
+    unit_position(a, team, u, free_count, t, f);
+    const int j0 = (f & (d - 1)) | ((f >> lo) << (lo + Bits));
+    const TileRun run = tile_run(a, t, j0, d);
+    float v[N];
+    const VectorAt at = first || last ? vector_at(a, row0, t) : VectorAt{};
+    if (first) {
+      load_unit<S, N>(static_cast<const S*>(a.x) + at.x + j0 * a.x_step, d * a.x_step, at.valid, v);
+    } else {
+      const float* in = tile + run.first;
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        v[i] = in[i * run.stride];
+    }
+    butterflies<N>(v);
+    if (last) {
+      if (at.valid)
+        store_unit<S, N>(a, static_cast<S*>(a.y) + at.y + j0 * a.y_step, d * a.y_step, v);
+    } else {
+      float* out = tile + run.first;
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        out[i * run.stride] = v[i];
     }
   }
 }
@@ -194,34 +252,19 @@ __device__ __forceinline__ void butterflies(int bits, float (&v)[kRegisterValues
 template <class S>
 __device__ void power_of_two_pass(const HadamardArgs& a, Index row0, float* tile, Pass pass,
                                   bool first, bool last) {
-  const int count = 1 << pass.bits, d = 1 << pass.lo;
-  const int free_count = a.len >> pass.bits;
-  const int units = a.vectors * free_count;
-  const int low_mask = d - 1;
-  for (int u = threadIdx.x; u < units; u += blockDim.x) {
-    int t, f;
-    unit_position(a, u, free_count, t, f);
-    const int j0 = (f & low_mask) | ((f >> pass.lo) << (pass.lo + pass.bits));
-    const TileRun run = tile_run(a, t, j0, d);
-    float v[kRegisterValues] = {};
-    const VectorAt at = first || last ? vector_at(a, row0, t) : VectorAt{};
-    if (first) {
-      load_unit(static_cast<const S*>(a.x) + at.x + j0 * a.x_step, d * a.x_step, count, at.valid,
-                v);
-    } else {
-#pragma unroll
-      for (int i = 0; i < kRegisterValues; ++i)
-        if (i < count) v[i] = tile[run.first + i * run.stride];
-    }
-    butterflies(pass.bits, v);
-    if (last) {
-      if (at.valid)
-        store_unit<S>(a, static_cast<S*>(a.y) + at.y + j0 * a.y_step, d * a.y_step, count, v);
-    } else {
-#pragma unroll
-      for (int i = 0; i < kRegisterValues; ++i)
-        if (i < count) tile[run.first + i * run.stride] = v[i];
-    }
+  switch (pass.bits) {
+    case 0:
+      return power_of_two_pass<S, 0>(a, row0, tile, pass.lo, first, last);
+    case 1:
+      return power_of_two_pass<S, 1>(a, row0, tile, pass.lo, first, last);
+    case 2:
+      return power_of_two_pass<S, 2>(a, row0, tile, pass.lo, first, last);
+    case 3:
+      return power_of_two_pass<S, 3>(a, row0, tile, pass.lo, first, last);
+    case 4:
+      return power_of_two_pass<S, 4>(a, row0, tile, pass.lo, first, last);
+    default:
+      return power_of_two_pass<S, kMaxRegisterBits>(a, row0, tile, pass.lo, first, last);
   }
 }
 
@@ -248,10 +291,11 @@ template <class S, int M>
 __device__ void odd_digit_pass(const HadamardArgs& a, Index row0, float* tile, bool first,
                                bool last) {
   const int free_count = a.len / M;  // 2^k: the digit's stride
-  const int units = a.vectors * free_count;
-  for (int u = threadIdx.x; u < units; u += blockDim.x) {
+  const Team team = team_of(a);
+  const int units = a.team_vectors * free_count;
+  for (int u = team.lane; u < units; u += team.size) {
     int t, f;
-    unit_position(a, u, free_count, t, f);
+    unit_position(a, team, u, free_count, t, f);
     const TileRun run = tile_run(a, t, f, free_count);
     float v[M] = {}, w[M];
     const VectorAt at = first || last ? vector_at(a, row0, t) : VectorAt{};
@@ -274,7 +318,7 @@ __device__ void odd_digit_pass(const HadamardArgs& a, Index row0, float* tile, b
     }
     if (last) {
       if (at.valid)
-        store_unit<S>(a, static_cast<S*>(a.y) + at.y + f * a.y_step, free_count * a.y_step, M, w);
+        store_unit<S, M>(a, static_cast<S*>(a.y) + at.y + f * a.y_step, free_count * a.y_step, w);
     } else {
 #pragma unroll
       for (int c = 0; c < M; ++c)
@@ -295,12 +339,12 @@ __global__ void __launch_bounds__(kMaxThreads) hadamard_kernel(const HadamardArg
     if constexpr (M > 1) {
       if (a.pass[p].bits == kOddDigit) {
         odd_digit_pass<S, M>(a, row0, tile, first, last);
-        if (!last) __syncthreads();
+        if (!last) team_sync(a);
         continue;
       }
     }
     power_of_two_pass<S>(a, row0, tile, a.pass[p], first, last);
-    if (!last) __syncthreads();
+    if (!last) team_sync(a);
   }
 }
 
@@ -337,19 +381,25 @@ HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
   a.signal_contiguous = true;
   a.len = int(form.size());
   a.inner = 1;
-  const double threads_wanted = double(multiprocessors()) * kMaxThreads;
+  const int sms = multiprocessors();
   int register_bits = kMaxRegisterBits;
-  while (register_bits > 3 && double(batch) * a.len / double(1 << register_bits) < threads_wanted)
+  while (register_bits > 3 && double(batch) * a.len / double(1 << register_bits) < 256.0 * sms)
     --register_bits;
   a.vectors = std::max(1, kSignalFirstTileValues / a.len);
-  while (a.vectors > 1 && (batch + a.vectors - 1) / a.vectors < 2 * multiprocessors())
+  while (a.vectors > 1 && (batch + a.vectors - 1) / a.vectors < 2 * sms)
     a.vectors /= 2;
   // Shorter runs pad shared memory more: lengthen them if the tile would not fit.
   for (;; ++register_bits) {
     a.passes = plan_passes(form.m, form.log2_pow2, register_bits, a.pass);
     a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
-    if (register_bits == kMaxRegisterBits || tile_bytes(a) <= kMaxTileBytes) return a;
+    if (register_bits == kMaxRegisterBits || tile_bytes(a) <= kMaxTileBytes) break;
   }
+  // A signal whose units (in the pass with the fewest) fit one warp belongs to one warp.
+  const int fewest_units = a.len >> std::max(0, a.pass[0].bits);
+  a.warp_teams = fewest_units <= 32;
+  a.team_vectors = a.warp_teams ? std::max(1, 32 / fewest_units) : a.vectors;
+  if (a.warp_teams) a.vectors = std::max(a.vectors / a.team_vectors, 1) * a.team_vectors;
+  return a;
 }
 
 // How a batch-contiguous transform splits into launches: the power-of-two bits of each
@@ -367,6 +417,7 @@ std::vector<int> batch_last_split(const HadamardForm& form) {
 
 // Threads per block: one per unit of the pass with the fewest units (the largest run).
 int block_threads(const HadamardArgs& a, Index m) {
+  if (a.warp_teams) return 32 * (a.vectors / a.team_vectors);
   const Index values = Index(a.len) * a.vectors;
   Index fewest = values;
   for (int p = 0; p < a.passes; ++p)
@@ -468,7 +519,7 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
     HadamardArgs a{};
     a.signal_contiguous = false;
     a.len = int(m << split[l]);
-    a.vectors = kBatchLastVectors;
+    a.vectors = a.team_vectors = kBatchLastVectors;
     a.passes = plan_passes(m, split[l], kMaxRegisterBits, a.pass);
     a.x = in.data, a.y = out.data;
     a.x_rs = in.row_stride, a.x_cs = in.col_stride, a.y_rs = out.row_stride,
