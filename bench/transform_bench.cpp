@@ -18,6 +18,7 @@
 // dft_c64_over_cufft per n, and the 12 x 2^k and 28 x 2^k Hadamard time per element over the
 // power-of-two one (half, the worse of n near 4096 and near 32768; all in
 // odd_over_pow2_per_elem).
+#include <algorithm>
 #include <complex>
 #include <cstdio>
 #include <fstream>
@@ -223,7 +224,7 @@ int main(int argc, char** argv) {
             detail::copy_bytes(dst.data(), MemorySpace::Device, src.data(), MemorySpace::Device,
                                bytes, ctx);
           },
-          opt.reps, 3);
+          std::max(opt.reps, 50), 10);  // short copies: many repeats against noise
     }
     return it->second;
   };
