@@ -6,7 +6,8 @@
     scripts/perf_table.py --check    exit 1 if README.md is out of date (a CTest test)
 
 Each summary is a JSON object written by a benchmark program; every key it has that is
-described below becomes a row. Unknown keys are ignored, missing ones simply absent.
+described below becomes a row ("a/b" is key b of the object at key a). Unknown keys are
+ignored, missing ones simply absent.
 """
 import json
 import pathlib
@@ -49,6 +50,15 @@ ROWS = {
         ("half_layer_speedup_n16384_r32", "Strassen-Tile layer, half, n = 16384, r = 32: speedup vs dense cuBLAS", "x"),
         ("half_chain_step_speedup_n16384_r32", "Strassen-Tile layer in a chain, half, n = 16384, r = 32: speedup vs dense", "x"),
     ],
+    "transform-summary.json": [
+        ("hadamard_half_over_memcpy/1024", "Walsh-Hadamard kernel, half, n = 1024, B = 4096: time / cudaMemcpy of the data", "x"),
+        ("hadamard_half_over_memcpy/8192", "Walsh-Hadamard kernel, half, n = 8192, B = 4096: time / cudaMemcpy of the data", "x"),
+        ("hadamard_half_over_memcpy/32768", "Walsh-Hadamard kernel, half, n = 32768, B = 4096: time / cudaMemcpy of the data", "x"),
+        ("hadamard_float_over_memcpy/8192", "Walsh-Hadamard kernel, float, n = 8192, B = 4096: time / cudaMemcpy of the data", "x"),
+        ("hadamard_12x_over_pow2_per_elem", "Hadamard 12 x 2^k (half): time per value / the power of two's", "x"),
+        ("hadamard_28x_over_pow2_per_elem", "Hadamard 28 x 2^k (half): time per value / the power of two's", "x"),
+        ("dft_c64_over_cufft/4096", "DFT complex<float> n = 4096 (KS chain): time / cuFFT C2C", "x"),
+    ],
     "factorize-summary.json": [
         ("butterfly_4096_f64_cpu_s", "butterfly factorization 4096 x 4096 double, CPU", "s"),
         ("butterfly_4096_f64_gpu_s", "butterfly factorization 4096 x 4096 double, GPU", "s"),
@@ -81,8 +91,11 @@ def table():
             continue
         summary = json.loads(path.read_text())
         for key, description, kind in rows:
-            if key in summary:
-                lines.append(f"| {description} | {fmt(summary[key], kind)} | "
+            value = summary
+            for part in key.split("/"):
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is not None:
+                lines.append(f"| {description} | {fmt(value, kind)} | "
                              f"{summary.get('device', '?')} | `bench/results/{name}` |")
     return "\n".join(lines) + "\n"
 
