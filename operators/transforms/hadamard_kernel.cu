@@ -43,6 +43,8 @@ constexpr int kMaxPasses = 8;
 constexpr int kMaxThreads = 1024;
 // Contiguous signals: at most this many values per tile (several small signals per block).
 constexpr int kSignalFirstTileValues = 8192;
+// Contiguous signals of at most this many values are each transformed by one warp.
+constexpr int kWarpTeamValues = 4096;
 // The most shared memory a tile of contiguous signals may take (one signal of 2^15 floats
 // takes 132 KiB; 12 x 2^12 takes 198 KiB).
 constexpr std::size_t kMaxTileBytes = 200 * 1024;
@@ -394,9 +396,11 @@ HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
     a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
     if (register_bits == kMaxRegisterBits || tile_bytes(a) <= kMaxTileBytes) break;
   }
-  // A signal whose units (in the pass with the fewest) fit one warp belongs to one warp.
+  // Signals of up to kWarpTeamValues belong to one warp each (several when a pass has fewer
+  // than 32 units per signal): warps then go through their passes independently, and the
+  // loads of some overlap the arithmetic of others. Larger signals share the whole block.
   const int fewest_units = a.len >> std::max(0, a.pass[0].bits);
-  a.warp_teams = fewest_units <= 32;
+  a.warp_teams = a.len <= kWarpTeamValues;
   a.team_vectors = a.warp_teams ? std::max(1, 32 / fewest_units) : a.vectors;
   if (a.warp_teams) a.vectors = std::max(a.vectors / a.team_vectors, 1) * a.team_vectors;
   return a;
