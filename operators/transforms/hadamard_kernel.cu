@@ -39,12 +39,16 @@ namespace strop::detail {
 namespace {
 
 constexpr int kMaxRegisterBits = 5;
+// Long runs: up to 2^7 values per thread in a kernel of at most 256 threads (255 registers),
+// taken where they save a pass through shared memory (n = 2048 ... 16384, 12 x 2^11).
+constexpr int kLongRunBits = 7;
+constexpr int kLongRunThreads = 256;
 constexpr int kMaxPasses = 8;
 constexpr int kMaxThreads = 1024;
 // Contiguous signals: at most this many values per tile (several small signals per block).
 constexpr int kSignalFirstTileValues = 8192;
 // Contiguous signals of at most this many values are each transformed by one warp.
-constexpr int kWarpTeamValues = 4096;
+constexpr int kWarpTeamValues = 2048;
 // The most shared memory a tile of contiguous signals may take (one signal of 2^15 floats
 // takes 132 KiB; 12 x 2^12 takes 198 KiB).
 constexpr std::size_t kMaxTileBytes = 200 * 1024;
@@ -251,9 +255,13 @@ __device__ void power_of_two_pass(const HadamardArgs& a, Index row0, float* tile
   }
 }
 
-template <class S>
+template <class S, int MaxBits>
 __device__ void power_of_two_pass(const HadamardArgs& a, Index row0, float* tile, Pass pass,
                                   bool first, bool last) {
+  if constexpr (MaxBits > kMaxRegisterBits) {
+    if (pass.bits == 7) return power_of_two_pass<S, 7>(a, row0, tile, pass.lo, first, last);
+    if (pass.bits == 6) return power_of_two_pass<S, 6>(a, row0, tile, pass.lo, first, last);
+  }
   switch (pass.bits) {
     case 0:
       return power_of_two_pass<S, 0>(a, row0, tile, pass.lo, first, last);
@@ -329,8 +337,11 @@ __device__ void odd_digit_pass(const HadamardArgs& a, Index row0, float* tile, b
   }
 }
 
-template <class S, int M>
-__global__ void __launch_bounds__(kMaxThreads) hadamard_kernel(const HadamardArgs a) {
+template <int MaxBits>
+constexpr int kKernelThreads = MaxBits > kMaxRegisterBits ? kLongRunThreads : kMaxThreads;
+
+template <class S, int M, int MaxBits>
+__global__ void __launch_bounds__(kKernelThreads<MaxBits>) hadamard_kernel(const HadamardArgs a) {
   extern __shared__ float tile[];
   // The block's vectors start at row0: block row g of a batch-contiguous launch holds the
   // vectors of digit group g (high part above the digit, low part below it).
@@ -345,7 +356,7 @@ __global__ void __launch_bounds__(kMaxThreads) hadamard_kernel(const HadamardArg
         continue;
       }
     }
-    power_of_two_pass<S>(a, row0, tile, a.pass[p], first, last);
+    power_of_two_pass<S, MaxBits>(a, row0, tile, a.pass[p], first, last);
     if (!last) team_sync(a);
   }
 }
@@ -384,9 +395,16 @@ HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
   a.len = int(form.size());
   a.inner = 1;
   const int sms = multiprocessors();
+  auto enough_threads = [&](int bits) {
+    return double(batch) * a.len / double(1 << bits) >= 256.0 * sms;
+  };
+  auto runs = [&](int bits) { return (form.log2_pow2 + bits - 1) / bits; };
   int register_bits = kMaxRegisterBits;
-  while (register_bits > 3 && double(batch) * a.len / double(1 << register_bits) < 256.0 * sms)
+  while (register_bits > 3 && !enough_threads(register_bits))
     --register_bits;
+  if (register_bits == kMaxRegisterBits && runs(kLongRunBits) < runs(kMaxRegisterBits) &&
+      enough_threads(kLongRunBits))
+    register_bits = kLongRunBits;
   a.vectors = std::max(1, kSignalFirstTileValues / a.len);
   while (a.vectors > 1 && (batch + a.vectors - 1) / a.vectors < 2 * sms)
     a.vectors /= 2;
@@ -394,7 +412,7 @@ HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
   for (;; ++register_bits) {
     a.passes = plan_passes(form.m, form.log2_pow2, register_bits, a.pass);
     a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
-    if (register_bits == kMaxRegisterBits || tile_bytes(a) <= kMaxTileBytes) break;
+    if (register_bits >= kMaxRegisterBits || tile_bytes(a) <= kMaxTileBytes) break;
   }
   // Signals of up to kWarpTeamValues belong to one warp each (several when a pass has fewer
   // than 32 units per signal): warps then go through their passes independently, and the
@@ -419,14 +437,23 @@ std::vector<int> batch_last_split(const HadamardForm& form) {
   }
 }
 
+// The largest run of a plan (its kernel's register budget).
+int longest_run(const HadamardArgs& a) {
+  int bits = 0;
+  for (int p = 0; p < a.passes; ++p)
+    bits = std::max(bits, a.pass[p].bits);
+  return bits;
+}
+
 // Threads per block: one per unit of the pass with the fewest units (the largest run).
 int block_threads(const HadamardArgs& a, Index m) {
   if (a.warp_teams) return 32 * (a.vectors / a.team_vectors);
+  const int most = longest_run(a) > kMaxRegisterBits ? kLongRunThreads : kMaxThreads;
   const Index values = Index(a.len) * a.vectors;
   Index fewest = values;
   for (int p = 0; p < a.passes; ++p)
     fewest = std::min(fewest, a.pass[p].bits == kOddDigit ? values / m : values >> a.pass[p].bits);
-  return int(std::clamp<Index>((fewest + 31) / 32 * 32, 32, kMaxThreads));
+  return int(std::clamp<Index>((fewest + 31) / 32 * 32, 32, most));
 }
 
 // One launch: blocks of a.vectors signals, and `digit_groups` block rows.
@@ -445,18 +472,24 @@ void launch(const HadamardArgs& a, Index m, Index digit_groups, cudaStream_t str
     kernel<<<grid, threads, shared, stream>>>(a);
     check_launch("hadamard_kernel");
   };
-  switch (m) {
-    case 1:
-      return go(hadamard_kernel<S, 1>);
-    case 12:
-      return go(hadamard_kernel<S, 12>);
-    case 20:
-      return go(hadamard_kernel<S, 20>);
-    case 28:
-      return go(hadamard_kernel<S, 28>);
-    default:
-      throw DeviceError(concat("hadamard: no kernel for H_", m));
-  }
+  auto for_runs = [&](auto max_bits) {
+    constexpr int B = decltype(max_bits)::value;
+    switch (m) {
+      case 1:
+        return go(hadamard_kernel<S, 1, B>);
+      case 12:
+        return go(hadamard_kernel<S, 12, B>);
+      case 20:
+        return go(hadamard_kernel<S, 20, B>);
+      case 28:
+        return go(hadamard_kernel<S, 28, B>);
+      default:
+        throw DeviceError(concat("hadamard: no kernel for H_", m));
+    }
+  };
+  if (longest_run(a) > kMaxRegisterBits)
+    return for_runs(std::integral_constant<int, kLongRunBits>{});
+  for_runs(std::integral_constant<int, kMaxRegisterBits>{});
 }
 
 }  // namespace
