@@ -13,10 +13,7 @@ namespace strop {
 template <class Storage>
 void apply_reduced_precision(const KSChain<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
-  static_assert(is_reduced_precision_v<Storage>, "half or bfloat16 signals");
-  detail::check_reduced(A, op, X, Y, alpha, beta);
-  if (Y.rows == 0 || Y.cols == 0) return;
-  if (X.space == MemorySpace::Host) return detail::apply_on_host(A, op, X, Y, alpha, beta, ctx);
+  if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
 #if STROP_HAVE_CUDA
   const auto& form = A.hadamard_form();
   if (form && ks_algorithm() == KSAlgorithm::Auto &&

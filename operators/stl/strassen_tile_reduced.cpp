@@ -13,10 +13,7 @@ namespace strop {
 template <class Storage>
 void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
-  static_assert(is_reduced_precision_v<Storage>, "half or bfloat16 signals");
-  detail::check_reduced(A, op, X, Y, alpha, beta);
-  if (Y.rows == 0 || Y.cols == 0) return;
-  if (X.space == MemorySpace::Host) return detail::apply_on_host(A, op, X, Y, alpha, beta, ctx);
+  if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
 #if STROP_HAVE_CUDA
   const auto steps = detail::stl_steps(A.encoders(), A.rows(), A.cols(), op, X.cols);
   detail::stl_apply_device<Storage>(A, steps, X, Y, alpha, beta, ctx);
@@ -28,10 +25,7 @@ void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Stor
 template <class Storage>
 void apply_reduced_precision(const StrassenTileChain<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
-  static_assert(is_reduced_precision_v<Storage>, "half or bfloat16 signals");
-  detail::check_reduced(A, op, X, Y, alpha, beta);
-  if (Y.rows == 0 || Y.cols == 0) return;
-  if (X.space == MemorySpace::Host) return detail::apply_on_host(A, op, X, Y, alpha, beta, ctx);
+  if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
   const auto& layers = A.layers();
   if (!A.keeps_encoded(X.cols)) {
     // Layer by layer through 16-bit temporaries, as the chain's float path does.

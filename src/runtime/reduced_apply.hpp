@@ -43,4 +43,17 @@ void apply_on_host(const Operator& A, Op op, ConstView<Storage> X, MatrixView<St
       y_out(r, c) = Storage(beta == 0 ? y(r, c) : y(r, c) + beta * float(y_out(r, c)));
 }
 
+// The common start of every apply_reduced_precision: checks the arguments, then handles an
+// empty result and host data (through float). True when nothing is left for the device.
+template <class Storage, class Operator>
+bool reduced_done_without_device(const Operator& A, Op op, ConstView<Storage> X,
+                                 MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  static_assert(is_reduced_precision_v<Storage>, "half or bfloat16 signals");
+  check_reduced(A, op, X, Y, alpha, beta);
+  if (Y.rows == 0 || Y.cols == 0) return true;
+  if (X.space != MemorySpace::Host) return false;
+  apply_on_host(A, op, X, Y, alpha, beta, ctx);
+  return true;
+}
+
 }  // namespace strop::detail
