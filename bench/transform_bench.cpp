@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
   // the float chain took before it, forced with KSAlgorithm::Fused), half and bfloat16.
   std::map<Index, double> hadamard_over_copy, hadamard_half_over_copy, hadamard_bf16_over_copy,
       hadamard_rowmajor_half_over_copy, dft_over_cufft;
-  std::map<Index, double> half_per_element, float_per_element;
+  std::map<Index, double> half_per_element, float_per_element, hadamard_half_over_bandwidth;
   auto time_hadamard = [&](Index n, Layout layout, const char* dtype) {
     const KSChain<float> h = hadamard<float>(n);
     if (std::string(dtype) == "float32")
@@ -273,6 +273,7 @@ int main(int argc, char** argv) {
     }
     const double t16 = time_hadamard(n, Layout::ColMajor, "float16");
     hadamard_half_over_copy[n] = row("hadamard", n, "float16", 2, t16, -1, -1);
+    hadamard_half_over_bandwidth[n] = t16 / (2.0 * 2.0 * double(n) * double(B) / bandwidth);
     half_per_element[n] = t16 / double(n);
     hadamard_bf16_over_copy[n] =
         row("hadamard", n, "bfloat16", 2, time_hadamard(n, Layout::ColMajor, "bfloat16"), -1, -1);
@@ -334,6 +335,7 @@ int main(int argc, char** argv) {
     json << "}";
   };
   write_map("hadamard_half_over_memcpy", hadamard_half_over_copy);
+  write_map("hadamard_half_over_copy_bandwidth", hadamard_half_over_bandwidth);
   write_map("hadamard_bf16_over_memcpy", hadamard_bf16_over_copy);
   write_map("hadamard_float_over_memcpy", hadamard_over_copy);
   write_map("hadamard_rowmajor_half_over_memcpy", hadamard_rowmajor_half_over_copy);

@@ -85,6 +85,30 @@ BOOST_AUTO_TEST_CASE(hadamard_kernel_matches_the_cpu_chain) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(hadamard_kernel_plans_of_large_batches) {
+  // With 2^23 values in all the kernel takes its long runs (up to 128 values per thread, one
+  // pass fewer) from n = 2048 to 16384 and for 12 x 2^11, and 32 values per thread above;
+  // the small batches of the other cases take short runs. Contiguous signals, float and half.
+  for (Index n :
+       {Index(2048), Index(4096), Index(8192), Index(16384), Index(12 * 2048), Index(32768)}) {
+    const Index batch = (Index(1) << 23) / n;
+    const KSChain<float> h = hadamard<float>(n, {Normalization::Orthonormal});
+    BOOST_TEST_CONTEXT("n = " << n << ", B = " << batch) {
+      for (Op op : {Op::NoTrans, Op::Trans}) {
+        const HostMatrix<float> x = random_matrix<float>(n, batch);
+        HostMatrix<float> expected(n, batch);
+        h.apply(op, view(x), view(expected));
+        const DeviceMatrix<float> xd = to_device(x);
+        DeviceMatrix<float> yd(n, batch);
+        h.apply(op, xd.view(), yd.view());
+        BOOST_TEST(relative_error(yd.to_host(), expected) <= 50 * tolerance<float>(n));
+      }
+      BOOST_TEST(reduced_error_vs_float<half>(h, Op::NoTrans, batch, Layout::ColMajor,
+                                              Layout::ColMajor) <= 2 * unit_roundoff_v<half>);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(hadamard_kernel_takes_strided_and_misaligned_views) {
   // Signals that start one value into a taller matrix (no 16-byte alignment) with a column
   // stride of n + 1, and batch-contiguous signals with a row stride above the batch.
