@@ -40,7 +40,7 @@ namespace {
 
 constexpr int kMaxRegisterBits = 5;
 // Long runs: up to 2^7 values per thread in a kernel of at most 256 threads (255 registers),
-// taken where they save a pass through shared memory (n = 2048 ... 16384, 12 x 2^11).
+// taken for powers of two where they save a pass through shared memory (n = 2048 ... 16384).
 constexpr int kLongRunBits = 7;
 constexpr int kLongRunThreads = 256;
 constexpr int kMaxPasses = 8;
@@ -402,8 +402,8 @@ HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
   int register_bits = kMaxRegisterBits;
   while (register_bits > 3 && !enough_threads(register_bits))
     --register_bits;
-  if (register_bits == kMaxRegisterBits && runs(kLongRunBits) < runs(kMaxRegisterBits) &&
-      enough_threads(kLongRunBits))
+  if (form.m == 1 && register_bits == kMaxRegisterBits &&
+      runs(kLongRunBits) < runs(kMaxRegisterBits) && enough_threads(kLongRunBits))
     register_bits = kLongRunBits;
   a.vectors = std::max(1, kSignalFirstTileValues / a.len);
   while (a.vectors > 1 && (batch + a.vectors - 1) / a.vectors < 2 * sms)
@@ -472,24 +472,20 @@ void launch(const HadamardArgs& a, Index m, Index digit_groups, cudaStream_t str
     kernel<<<grid, threads, shared, stream>>>(a);
     check_launch("hadamard_kernel");
   };
-  auto for_runs = [&](auto max_bits) {
-    constexpr int B = decltype(max_bits)::value;
-    switch (m) {
-      case 1:
-        return go(hadamard_kernel<S, 1, B>);
-      case 12:
-        return go(hadamard_kernel<S, 12, B>);
-      case 20:
-        return go(hadamard_kernel<S, 20, B>);
-      case 28:
-        return go(hadamard_kernel<S, 28, B>);
-      default:
-        throw DeviceError(concat("hadamard: no kernel for H_", m));
-    }
-  };
-  if (longest_run(a) > kMaxRegisterBits)
-    return for_runs(std::integral_constant<int, kLongRunBits>{});
-  for_runs(std::integral_constant<int, kMaxRegisterBits>{});
+  // Long runs only for powers of two (fewer kernels to compile).
+  if (longest_run(a) > kMaxRegisterBits) return go(hadamard_kernel<S, 1, kLongRunBits>);
+  switch (m) {
+    case 1:
+      return go(hadamard_kernel<S, 1, kMaxRegisterBits>);
+    case 12:
+      return go(hadamard_kernel<S, 12, kMaxRegisterBits>);
+    case 20:
+      return go(hadamard_kernel<S, 20, kMaxRegisterBits>);
+    case 28:
+      return go(hadamard_kernel<S, 28, kMaxRegisterBits>);
+    default:
+      throw DeviceError(concat("hadamard: no kernel for H_", m));
+  }
 }
 
 }  // namespace
