@@ -25,7 +25,6 @@ std::string_view to_string(KSAlgorithm algorithm);
 KSAlgorithm ks_algorithm();
 void set_ks_algorithm(KSAlgorithm algorithm);
 
-// Sets the algorithm for the lifetime of the guard (benchmarks, tests).
 // Whether StridedGemm can address these views (cuBLAS needs one unit stride per group).
 template <class T>
 bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y);
@@ -34,6 +33,7 @@ bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X, ConstV
 template <class T>
 KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y);
 
+// Sets the algorithm for the lifetime of the guard (benchmarks, tests).
 class KSAlgorithmGuard {
  public:
   explicit KSAlgorithmGuard(KSAlgorithm algorithm) : previous_(ks_algorithm()) {
