@@ -5,23 +5,28 @@
 //
 // Index a signal of n = m 2^k values by its bits (the power-of-two digit) and the digit of m
 // on top. H_{2^k} is a product of one radix-2 stage per bit, and stages on different bits
-// commute, so the kernel runs them in passes of up to kRegisterBits bits: in a pass a thread
-// holds the 2^s values that differ only in the pass's bits (a "unit") in registers and
-// applies the s stages there. The m digit is one more pass whose units are the m values
+// commute, so the kernel runs them in passes of near-equal runs of bits (at most
+// kMaxRegisterBits, or kLongRunBits in a 256-thread variant where that saves a pass): in a
+// pass a thread holds the 2^s values that differ only in the pass's bits (a "unit") in
+// registers and applies the s stages there; pass sizes are compile-time constants so that
+// the units stay in registers. The m digit is one more pass whose units are the m values
 // f + c 2^k, multiplied by H_m with signs known at compile time (plain adds and subtracts).
 // A thread block holds a tile of signals (or of pieces of signals, below) in shared memory
 // in fp32: the first pass reads its units from global memory, the last writes them, the
 // ones between go through shared memory. So X is read once and Y written once.
 //
 // Tiles. With contiguous signals (ColMajor) a tile is one or more whole signals, one after
-// the other. With batch-contiguous signals (RowMajor) a tile is a group of adjacent signals
-// interleaved as in memory (consecutive threads read consecutive signals); that tile is V
+// the other; signals of up to kWarpTeamValues belong to one warp each (the warps of a block
+// then synchronise on their own and overlap each other's loads and arithmetic), larger ones
+// to the whole block. With batch-contiguous signals (RowMajor) a tile is 32 adjacent signals
+// interleaved as in memory (consecutive threads read consecutive signals); that tile is 32
 // times larger, so large n is split into launches on separate digits of the index
 // ("groups": launch one transforms the low digit of every signal, launch two the high digit,
 // with the digit's stride `inner`), each a full read and write of the data.
 //
-// Shared memory is padded by one float per 32 so that the strided passes and the
-// per-thread runs of the first pass are free of bank conflicts.
+// Contiguous tiles are padded by one float per first-pass run, so that the per-thread runs
+// of the first pass and the strided later passes are free of bank conflicts, and every unit
+// is a run of constant stride in shared memory.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
