@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "operators/ks/ks_device.hpp"
+#include "operators/transforms/hadamard_host.hpp"
 #if STROP_HAVE_CUDA
 #include "operators/transforms/hadamard_device.hpp"
 #endif
@@ -89,9 +90,12 @@ void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
                                  Context& ctx) const {
   const std::vector<KSFactor<T>>& fs = factors();
   const std::size_t count = fs.size();
+  // A Hadamard transform needs no weights: on the host, the fast Walsh-Hadamard transform.
+  if (hadamard_form_ && X.space == MemorySpace::Host)
+    return detail::hadamard_host_apply(*hadamard_form_, op, X, Y, alpha, beta);
 #if STROP_HAVE_CUDA
   if constexpr (std::is_same_v<T, float>) {
-    // A Hadamard transform needs no weights: its own kernel is bound by the signals' traffic.
+    // On the device its own kernel, bound by the signals' traffic.
     if (hadamard_form_ && X.space == MemorySpace::Device && ks_algorithm() == KSAlgorithm::Auto &&
         detail::hadamard_device_supported(*hadamard_form_, X.row_stride, X.col_stride))
       return detail::hadamard_device_apply<float>(*hadamard_form_, op, X, Y, alpha, beta, ctx);
