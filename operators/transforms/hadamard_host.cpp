@@ -29,8 +29,8 @@ void power_of_two_stages(std::vector<T>& v, Index block) {
 
 // v <- (H_m or H_m^T ⊗ I_stride) v, the digit of m on top.
 template <class T>
-void odd_digit(std::vector<T>& v, Index m, Index stride, bool transposed, std::vector<T>& row) {
-  const HadamardRowMasks masks = paley_row_masks(int(m));
+void odd_digit(std::vector<T>& v, const HadamardRowMasks& masks, Index m, Index stride,
+               bool transposed, std::vector<T>& row) {
   auto negative = [&](Index r, Index c) {
     return (transposed ? masks[std::size_t(c)] >> r : masks[std::size_t(r)] >> c) & 1;
   };
@@ -57,6 +57,7 @@ void hadamard_host_apply(const HadamardForm& form, Op op, ConstView<T> X, Matrix
   // H is real: its adjoint is its transpose, and only H_m is not symmetric.
   const bool transposed = form.transposed != (op != Op::NoTrans);
   const T scaled_alpha = alpha * T(RealOf<T>(form.scale));
+  const HadamardRowMasks masks = paley_row_masks(int(form.m));  // once, not per signal
   [[maybe_unused]] const bool parallel = double(n) * double(X.cols) > 1e5;
 #ifdef _OPENMP
 #pragma omp parallel if (parallel)
@@ -71,7 +72,7 @@ void hadamard_host_apply(const HadamardForm& form, Op op, ConstView<T> X, Matrix
       for (Index i = 0; i < n; ++i)
         v[std::size_t(i)] = *X.ptr(i, c);
       power_of_two_stages(v, block);
-      if (form.m > 1) odd_digit(v, form.m, block, transposed, row);
+      if (form.m > 1) odd_digit(v, masks, form.m, block, transposed, row);
       for (Index i = 0; i < n; ++i) {
         T& y = *Y.ptr(i, c);
         y = beta == T(0) ? scaled_alpha * v[std::size_t(i)]
