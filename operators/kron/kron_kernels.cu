@@ -559,6 +559,34 @@ __global__ void kron_pack_kernel(const D* g, long long sq, long long sp, int con
   }
 }
 
+// A run of factors for the merge kernel, by value (at most kKronMaxFused).
+template <class D>
+struct MergeGroup {
+  const D* g[kKronMaxFused];
+  long long sq[kKronMaxFused], sp[kKronMaxFused], P[kKronMaxFused], Q[kKronMaxFused];
+  int conj[kKronMaxFused];
+  int count;
+};
+
+// out (column-major, prod Q x prod P) = G_0 ⊗ ... ⊗ G_{count-1}: entry (q, p) is the product
+// of G_f[q_f][p_f] over the digits of q and p (the last factor least significant).
+template <class D>
+__global__ void kron_merge_kernel(MergeGroup<D> group, long long P, long long Q, D* out) {
+  const long long total = P * Q;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long q = i % Q, p = i / Q;
+    D value = unit<D>();
+    for (int f = group.count - 1; f >= 0; --f) {
+      const long long qf = q % group.Q[f], pf = p % group.P[f];
+      q /= group.Q[f];
+      p /= group.P[f];
+      value = mul(value, factor_value(group.g[f], group.sq[f], group.sp[f], group.conj[f], qf, pf));
+    }
+    out[i] = value;
+  }
+}
+
 template <class T>
 bool is_zero_host(T v) {
   return v == T(0);
@@ -735,7 +763,33 @@ void kron_pack_factor(const KronFactorRef<T>& g, T* out, Context& ctx) {
   check_launch("kron_pack_kernel");
 }
 
+template <class T>
+void kron_merge_factors(std::span<const KronFactorRef<T>> group, T* out, Context& ctx) {
+  using D = DeviceScalar<T>;
+  require<ShapeError>(!group.empty() && group.size() <= std::size_t(kKronMaxFused),
+                      "kron_merge_factors: 1 to ", kKronMaxFused, " factors, got ", group.size());
+  MergeGroup<D> g{};
+  long long P = 1, Q = 1;
+  for (std::size_t f = 0; f < group.size(); ++f) {
+    g.g[f] = reinterpret_cast<const D*>(group[f].data);
+    g.sq[f] = group[f].stride_q;
+    g.sp[f] = group[f].stride_p;
+    g.P[f] = group[f].P;
+    g.Q[f] = group[f].Q;
+    g.conj[f] = group[f].conjugate;
+    P *= group[f].P;
+    Q *= group[f].Q;
+  }
+  g.count = int(group.size());
+  const long long blocks = std::min<long long>((P * Q + 255) / 256, 4096);
+  kron_merge_kernel<D>
+      <<<unsigned(std::max<long long>(blocks, 1)), 256, 0,
+         static_cast<cudaStream_t>(ctx.stream())>>>(g, P, Q, reinterpret_cast<D*>(out));
+  check_launch("kron_merge_kernel");
+}
+
 #define STROP_INSTANTIATE(T)                                                                     \
+  template void kron_merge_factors(std::span<const KronFactorRef<T>>, T*, Context&);             \
   template void kron_step(const KronFactorRef<T>&, ConstView<T>, MatrixView<T>, T, T, bool,      \
                           Context&);                                                             \
   template void kron_fused(std::span<const KronFactorRef<T>>, ConstView<T>, MatrixView<T>, T, T, \

@@ -29,6 +29,40 @@ void kron_permute(const T* in, T* out, Index n0, Index a, Index c, Index e, T al
 // G written column-major (Q x P, leading dimension Q) for cuBLAS.
 template <class T>
 void kron_pack_factor(const KronFactorRef<T>& g, T* out, Context& ctx);
+// G_lo ⊗ ... ⊗ G_hi (1 to kKronMaxFused factors) written column-major (prod Q x prod P).
+template <class T>
+void kron_merge_factors(std::span<const KronFactorRef<T>> group, T* out, Context& ctx);
+
+// Whether a view is packed in `layout` (what cuBLAS's leading dimensions can describe).
+template <class T>
+bool kron_packed(const MatrixView<T>& v, Layout layout) {
+  if (layout == Layout::ColMajor)
+    return v.row_stride == 1 && (v.col_stride == v.rows || v.cols == 1);
+  return v.col_stride == 1 && (v.row_stride == v.cols || v.rows == 1);
+}
+
+// A factor as a cuBLAS operand: op(data) (leading dimension ld) is G^T, P x Q.
+template <class T>
+struct KronGemmFactor {
+  const T* data = nullptr;
+  int ld = 0;
+  bool transpose = false;  // CUBLAS_OP_T (or CUBLAS_OP_C when conjugate)
+  bool conjugate = false;
+};
+
+// The operand of a GEMM pass on `group` (one factor, or a run merged into their Kronecker
+// product): a single factor as it is when cuBLAS can read it in place (one unit stride, no
+// conjugation it cannot express); otherwise packed or merged into `room` (prod P x prod Q
+// elements).
+template <class T>
+KronGemmFactor<T> kron_gemm_factor(std::span<const KronFactorRef<T>> group, T* room, Context& ctx);
+
+// One sliced multiply as one strided-batched cuBLAS GEMM: out = alpha * step(in) + beta * out
+// for packed `in` (K x B) and `out` ((K/P)Q x B) in `layout`. T is one of the four scalar
+// types (Compute = T) or half/bfloat16 (Compute = float, tensor cores, fp32 accumulation).
+template <class T, class Compute>
+void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T* out, Index K,
+                    Index B, Layout layout, Compute alpha, Compute beta, Context& ctx);
 
 // The shuffle algorithm (operators/kron/kron_shuffle_cublas.cpp).
 template <class T>

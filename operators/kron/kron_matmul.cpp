@@ -1,10 +1,14 @@
 // The Kron-matmul engine's entry: validation, the plan, the work space, and the sequence of
 // launches (operators/kron/kron_kernels.cu) or the shuffle baseline (kron_shuffle_cublas.cpp).
 #include <limits>
+#include <optional>
 
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
 #include "strop/core/buffer.hpp"
+#include "strop/core/timing.hpp"
+#include "strop/core/tuning.hpp"
+#include "strop/expr/elementwise.hpp"
 #include "strop/operators/kron_matmul.hpp"
 
 namespace strop {
@@ -36,14 +40,179 @@ std::vector<detail::KronShape> validated_shapes(std::span<const KronFactorRef<T>
   return shapes;
 }
 
+template <class T, class F>
+void check_views(std::span<const detail::KronShape> shapes, ConstView<T> X, MatrixView<T> Y,
+                 F alpha, F beta) {
+  Index in = 1, out = 1;
+  for (const auto& s : shapes) {
+    in *= s.P;
+    out *= s.Q;
+  }
+  require<ShapeError>(X.rows == in && Y.rows == out && X.cols == Y.cols, "kron_matmul: the ", out,
+                      "x", in, " product maps ", in, " x B to ", out, " x B, got X ", X.rows, "x",
+                      X.cols, " and Y ", Y.rows, "x", Y.cols);
+  require<DeviceError>(X.space == MemorySpace::Device && Y.space == MemorySpace::Device,
+                       "kron_matmul: X and Y must be device views (to_device)");
+  require<ShapeError>(!may_overlap(X, ConstView<T>(Y)), "kron_matmul: Y overlaps X");
+  require<NumericalError>(is_finite(alpha) && is_finite(beta),
+                          "kron_matmul: alpha and beta must be finite");
+}
+
+// detail::device_convert where it exists (the 16-bit path runs only with CUDA).
+template <class From, class To>
+void convert(ConstView<From> X, float beta, MatrixView<To> Y, Context& ctx) {
+#if STROP_HAVE_CUDA
+  detail::device_convert(X, beta, Y, ctx);
+#else
+  (void)X, (void)beta, (void)Y, (void)ctx;
+  throw DeviceError("kron_matmul: 16-bit signals need a CUDA build");
+#endif
+}
+
+// prod P_f x prod Q_f: the values of a run of factors merged into one GEMM operand.
 template <class T>
-KronAlgorithm resolved(KronAlgorithm algorithm, std::span<const KronFactorRef<T>> factors) {
-  if (algorithm != KronAlgorithm::Auto) return algorithm;
-  // Very large factors are plain GEMMs; cuBLAS's tuned tiles (and tensor cores for double)
-  // beat our SIMT tile there even with the transposes.
-  for (const auto& g : factors)
-    if (std::min(g.P, g.Q) < 256) return KronAlgorithm::Auto;
-  return KronAlgorithm::Shuffle;
+Index block_elements(std::span<const KronFactorRef<T>> group) {
+  Index P = 1, Q = 1;
+  for (const auto& g : group) {
+    P *= g.P;
+    Q *= g.Q;
+  }
+  return P * Q;
+}
+
+// Carves 256-byte aligned pieces out of the work space.
+struct Carver {
+  char* next;
+  char* end;
+  template <class T>
+  T* take(Index count) {
+    auto addr = (reinterpret_cast<std::uintptr_t>(next) + 255) / 256 * 256;
+    T* p = reinterpret_cast<T*>(addr);
+    next = reinterpret_cast<char*>(p + count);
+    require<ShapeError>(next <= end, "kron_matmul: work space too small");
+    return p;
+  }
+};
+
+// `from` copied into the packed `to` (16-bit data through float: exact both ways).
+template <class T>
+void copy_view(ConstView<T> from, MatrixView<T> to, Context& ctx) {
+  if constexpr (is_reduced_precision_v<T>) {
+    TempMatrix<float> tmp(from.rows, from.cols, layout_of(to), MemorySpace::Device, ctx);
+    convert(from, 0.0f, tmp.view, ctx);
+    convert(ConstView<float>(tmp.view), 0.0f, to, ctx);
+  } else {
+    detail::axpby(T(1), from, T(0), to, false, ctx);
+  }
+}
+
+// Y = Z + beta Y.
+template <class T, class F>
+void add_into(ConstView<T> Z, F beta, MatrixView<T> Y, Context& ctx) {
+  if constexpr (is_reduced_precision_v<T>) {
+    TempMatrix<float> tmp(Z.rows, Z.cols, layout_of(Y), MemorySpace::Device, ctx);
+    convert(Z, 0.0f, tmp.view, ctx);
+    convert(ConstView<float>(tmp.view), beta, Y, ctx);
+  } else {
+    detail::axpby(T(1), Z, beta, Y, false, ctx);
+  }
+}
+
+// The plan's passes, intermediates ping-ponging through `buffers`. `refs` are the factors
+// for our own kernels (empty on the 16-bit path, which runs GEMM passes only), `gemm` the
+// factors as cuBLAS operands (for the GEMM passes).
+template <class T, class F>
+void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> shapes,
+              std::span<const KronFactorRef<T>> refs,
+              const std::vector<detail::KronGemmFactor<T>>& gemm, ConstView<T> X, MatrixView<T> Y,
+              F alpha, F beta, T* const* buffers, Context& ctx) {
+  const Layout layout = layout_of(Y);
+  const Index B = X.cols;
+  ConstView<T> current = X;
+  int in_buffer = -1;  // the buffer holding `current` (-1: X itself)
+  std::optional<TempMatrix<T>> staged_x, staged_y;
+  const int m = int(plan.passes.size());
+  for (int i = 0; i < m; ++i) {
+    const detail::KronPass pass = plan.passes[i];
+    const bool last = i + 1 == m;
+    const int out_buffer = in_buffer == 0 ? 1 : 0;
+    MatrixView<T> next =
+        last ? Y : make_view(buffers[out_buffer], plan.extents[i], B, layout, MemorySpace::Device);
+    if (pass.kind == detail::KronPassKind::Gemm) {
+      // cuBLAS describes packed operands only: strided X or Y go through a packed copy.
+      if (!detail::kron_packed(current, layout)) {
+        staged_x.emplace(current.rows, B, layout, MemorySpace::Device, ctx);
+        copy_view(current, staged_x->view, ctx);
+        current = staged_x->view;
+      }
+      const bool stage_y = last && !detail::kron_packed(next, layout);
+      if (stage_y) {
+        staged_y.emplace(next.rows, B, layout, MemorySpace::Device, ctx);
+        next = staged_y->view;
+      }
+      Index P = 1, Q = 1;  // of the factor or of the merged run
+      for (int f = pass.lo; f <= pass.hi; ++f) {
+        P *= shapes[f].P;
+        Q *= shapes[f].Q;
+      }
+      detail::kron_gemm_step<T, F>(gemm[pass.hi], P, Q, current.data, next.data, current.rows, B,
+                                   layout, last ? alpha : F(1), last && !stage_y ? beta : F(0),
+                                   ctx);
+      if (stage_y) add_into(ConstView<T>(next), beta, Y, ctx);
+    } else if constexpr (!is_reduced_precision_v<T>) {
+      if (pass.kind == detail::KronPassKind::Sliced)
+        detail::kron_step(refs[pass.hi], current, next, alpha, beta, last, ctx);
+      else
+        detail::kron_fused(refs.subspan(pass.lo, pass.hi - pass.lo + 1), current, next, alpha, beta,
+                           last, ctx);
+    } else {
+      throw DeviceError(detail::concat("kron_matmul: a factor of ", shapes[pass.hi].Q, "x",
+                                       shapes[pass.hi].P, " on ", B,
+                                       " 16-bit signals exceeds cuBLAS's 32-bit sizes"));
+    }
+    current = next;
+    in_buffer = last ? -1 : out_buffer;
+  }
+}
+
+thread_local bool measuring = false;  // inside tuned_algorithm's measurements
+
+// Auto with tuning on: the time model's plan and the fixed algorithms measured once per
+// problem (into scratch memory, so Y is untouched), the fastest kept in the tuning cache.
+template <class T>
+KronAlgorithm tuned_algorithm(std::span<const KronFactorRef<T>> factors,
+                              std::span<const detail::KronShape> shapes, ConstView<T> X,
+                              MatrixView<T> Y, Context& ctx) {
+  std::string key = detail::concat("kron|", device_name(ctx.device()), "|", ScalarTraits<T>::name,
+                                   "|", to_string(layout_of(Y)), "|B=", X.cols, "|");
+  for (std::size_t f = 0; f < shapes.size(); ++f)
+    key += detail::concat(f == 0 ? "" : ",", shapes[f].Q, "x", shapes[f].P);
+  const KronAlgorithm candidates[] = {KronAlgorithm::Auto, KronAlgorithm::Fused,
+                                      KronAlgorithm::Sliced, KronAlgorithm::Gemm};
+  if (const auto choice = tuned_choice(key))
+    for (KronAlgorithm a : candidates)
+      if (to_string(a) == *choice) return a;
+  TempMatrix<T> scratch(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
+  KronAlgorithm best = KronAlgorithm::Auto;
+  double best_seconds = 0;
+  measuring = true;
+  try {
+    for (KronAlgorithm a : candidates) {
+      const double seconds = median_device_seconds(
+          ctx, [&] { kron_matmul<T>(factors, X, scratch.view, T(1), T(0), ctx, nullptr, 0, a); }, 3,
+          1);
+      if (a == KronAlgorithm::Auto || seconds < best_seconds) {
+        best = a;
+        best_seconds = seconds;
+      }
+    }
+  } catch (...) {
+    measuring = false;
+    throw;
+  }
+  measuring = false;
+  store_tuned_choice(key, std::string(to_string(best)));
+  return best;
 }
 
 }  // namespace
@@ -58,6 +227,8 @@ std::string_view to_string(KronAlgorithm algorithm) {
       return "sliced";
     case KronAlgorithm::Shuffle:
       return "shuffle";
+    case KronAlgorithm::Gemm:
+      return "gemm";
   }
   return "?";
 }
@@ -74,7 +245,7 @@ std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<T>> factor
                                         Layout layout, KronAlgorithm algorithm) {
   require<ShapeError>(batch >= 0, "kron_matmul_workspace_bytes: negative batch ", batch);
   const auto shapes = validated_shapes(factors);
-  return detail::plan_kron(shapes, batch, layout, resolved(algorithm, factors), sizeof(T))
+  return detail::plan_kron(shapes, batch, layout, algorithm, sizeof(T), is_complex_v<T>)
       .workspace_bytes;
 }
 
@@ -83,24 +254,14 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
                  T alpha, T beta, Context& ctx, void* workspace, std::size_t workspace_bytes,
                  KronAlgorithm algorithm) {
   const auto shapes = validated_shapes(factors);
-  Index in = 1, out = 1;
-  for (const auto& s : shapes) {
-    in *= s.P;
-    out *= s.Q;
-  }
-  require<ShapeError>(X.rows == in && Y.rows == out && X.cols == Y.cols, "kron_matmul: the ", out,
-                      "x", in, " product maps ", in, " x B to ", out, " x B, got X ", X.rows, "x",
-                      X.cols, " and Y ", Y.rows, "x", Y.cols);
-  require<DeviceError>(X.space == MemorySpace::Device && Y.space == MemorySpace::Device,
-                       "kron_matmul: X and Y must be device views (to_device)");
-  require<ShapeError>(!may_overlap(X, ConstView<T>(Y)), "kron_matmul: Y overlaps X");
-  require<NumericalError>(is_finite(alpha) && is_finite(beta),
-                          "kron_matmul: alpha and beta must be finite");
+  check_views(shapes, X, Y, alpha, beta);
   if (Y.rows == 0 || Y.cols == 0) return;
 
   const Layout layout = layout_of(Y);
-  algorithm = resolved(algorithm, factors);
-  const detail::KronPlan plan = detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T));
+  if (algorithm == KronAlgorithm::Auto && tuning_enabled() && !measuring)
+    algorithm = tuned_algorithm(factors, shapes, X, Y, ctx);
+  const detail::KronPlan plan =
+      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>);
   Buffer<char> owned;
   if (workspace == nullptr && plan.workspace_bytes > 0) {
     owned = Buffer<char>(Index(plan.workspace_bytes), MemorySpace::Device, ctx);
@@ -114,30 +275,75 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
   if (algorithm == KronAlgorithm::Shuffle)
     return detail::kron_shuffle(factors, X, Y, alpha, beta, workspace, workspace_bytes, ctx);
 
-  // Ping-pong intermediates in Y's layout, packed, 256-byte aligned.
+  Carver carve{static_cast<char*>(workspace), static_cast<char*>(workspace) + workspace_bytes};
   T* buffers[2] = {nullptr, nullptr};
-  {
-    auto base = (reinterpret_cast<std::uintptr_t>(workspace) + 255) / 256 * 256;
-    for (int i = 0; i < plan.buffers; ++i) {
-      buffers[i] = reinterpret_cast<T*>(base);
-      base += (sizeof(T) * std::size_t(plan.buffer_rows * X.cols) + 255) / 256 * 256;
+  for (int i = 0; i < plan.buffers; ++i)
+    buffers[i] = carve.take<T>(plan.buffer_rows * X.cols);
+  std::vector<detail::KronGemmFactor<T>> gemm(factors.size());
+  for (const detail::KronPass& pass : plan.passes)
+    if (pass.kind == detail::KronPassKind::Gemm) {
+      const auto group = factors.subspan(pass.lo, pass.hi - pass.lo + 1);
+      gemm[pass.hi] = detail::kron_gemm_factor(group, carve.take<T>(block_elements(group)), ctx);
     }
+  run_plan<T, T>(plan, shapes, factors, gemm, X, Y, alpha, beta, buffers, ctx);
+}
+
+template <ReducedPrecision Storage>
+std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<float>> factors, Index batch,
+                                        Layout layout) {
+  require<ShapeError>(batch >= 0, "kron_matmul_workspace_bytes: negative batch ", batch);
+  const auto shapes = validated_shapes(factors);
+  return detail::plan_kron(shapes, batch, layout, KronAlgorithm::Gemm, sizeof(Storage))
+      .workspace_bytes;
+}
+
+template <ReducedPrecision Storage>
+void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storage> X,
+                 MatrixView<Storage> Y, float alpha, float beta, Context& ctx, void* workspace,
+                 std::size_t workspace_bytes) {
+  const auto shapes = validated_shapes(factors);
+  check_views(shapes, X, Y, alpha, beta);
+  if (Y.rows == 0 || Y.cols == 0) return;
+#if STROP_HAVE_CUDA
+  const Layout layout = layout_of(Y);
+  const detail::KronPlan plan =
+      detail::plan_kron(shapes, X.cols, layout, KronAlgorithm::Gemm, sizeof(Storage));
+  Buffer<char> owned;
+  if (workspace == nullptr) {
+    owned = Buffer<char>(Index(plan.workspace_bytes), MemorySpace::Device, ctx);
+    workspace = owned.data();
+    workspace_bytes = plan.workspace_bytes;
   }
-  ConstView<T> current = X;
-  const int m = int(plan.passes.size());
-  for (int i = 0; i < m; ++i) {
-    const detail::KronPass pass = plan.passes[i];
-    const bool last = i + 1 == m;
-    MatrixView<T> next =
-        last ? Y : make_view(buffers[i % 2], plan.extents[i], X.cols, layout, MemorySpace::Device);
-    if (pass.lo == pass.hi) {
-      detail::kron_step(factors[pass.hi], current, next, alpha, beta, last, ctx);
-    } else {
-      detail::kron_fused(factors.subspan(pass.lo, pass.hi - pass.lo + 1), current, next, alpha,
-                         beta, last, ctx);
+  require<ShapeError>(workspace_bytes >= plan.workspace_bytes, "kron_matmul: work space of ",
+                      workspace_bytes, " bytes, ", plan.workspace_bytes, " needed (16-bit, batch ",
+                      X.cols, ")");
+  Carver carve{static_cast<char*>(workspace), static_cast<char*>(workspace) + workspace_bytes};
+  Storage* buffers[2] = {nullptr, nullptr};
+  for (int i = 0; i < plan.buffers; ++i)
+    buffers[i] = carve.take<Storage>(plan.buffer_rows * X.cols);
+  // Tensor cores read both operands in 16 bits: each pass's factor (or merged block) made in
+  // float (column-major, prod Q x prod P), then rounded once.
+  std::vector<detail::KronGemmFactor<Storage>> gemm(factors.size());
+  for (const detail::KronPass& pass : plan.passes) {
+    const auto group = factors.subspan(pass.lo, pass.hi - pass.lo + 1);
+    Index P = 1, Q = 1;
+    for (const auto& g : group) {
+      P *= g.P;
+      Q *= g.Q;
     }
-    current = next;
+    float* packed = carve.take<float>(P * Q);
+    Storage* rounded = carve.take<Storage>(P * Q);
+    detail::kron_merge_factors(group, packed, ctx);
+    detail::device_convert(
+        ConstView<float>(make_view(packed, Q, P, Layout::ColMajor, MemorySpace::Device)), 0.0f,
+        make_view(rounded, Q, P, Layout::ColMajor, MemorySpace::Device), ctx);
+    gemm[pass.hi] = {rounded, int(std::max<Index>(Q, 1)), true, false};
   }
+  run_plan<Storage, float>(plan, shapes, {}, gemm, X, Y, alpha, beta, buffers, ctx);
+#else
+  (void)workspace, (void)workspace_bytes, (void)ctx;
+  throw DeviceError("kron_matmul: GPU application requested but strop was built without CUDA");
+#endif
 }
 
 #if !STROP_HAVE_CUDA
@@ -161,6 +367,15 @@ void kron_shuffle(std::span<const KronFactorRef<T>>, ConstView<T>, MatrixView<T>
                   std::size_t, Context&) {
   no_cuda();
 }
+template <class T>
+KronGemmFactor<T> kron_gemm_factor(std::span<const KronFactorRef<T>>, T*, Context&) {
+  no_cuda();
+}
+template <class T, class Compute>
+void kron_gemm_step(const KronGemmFactor<T>&, Index, Index, const T*, T*, Index, Index, Layout,
+                    Compute, Compute, Context&) {
+  no_cuda();
+}
 }  // namespace detail
 #endif
 
@@ -170,5 +385,13 @@ void kron_shuffle(std::span<const KronFactorRef<T>>, ConstView<T>, MatrixView<T>
   template void kron_matmul(std::span<const KronFactorRef<T>>, ConstView<T>, MatrixView<T>, T, T, \
                             Context&, void*, std::size_t, KronAlgorithm);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+#undef STROP_INSTANTIATE
+#define STROP_INSTANTIATE(S)                                                                       \
+  template std::size_t kron_matmul_workspace_bytes<S>(std::span<const KronFactorRef<float>>,       \
+                                                      Index, Layout);                              \
+  template void kron_matmul<S>(std::span<const KronFactorRef<float>>, ConstView<S>, MatrixView<S>, \
+                               float, float, Context&, void*, std::size_t);
+STROP_INSTANTIATE(half)
+STROP_INSTANTIATE(bfloat16)
 
 }  // namespace strop

@@ -4,14 +4,19 @@
 // small factors (arithmetic intensity about P flops per element) the number of passes, not
 // the arithmetic, sets the time. FastKron's fusion applies several consecutive factors to a
 // chunk of prod(P_f) contiguous features held in shared memory; the chunk must fit (two
-// buffers and the factors). Auto fuses only on batch-first (ColMajor) data, where the chunks
-// are contiguous in memory, and only factors up to 32 in float, 16 in wider types: on an
-// H100 (bench/NOTES-kron.md) fusing 32^4 and 32^5 won in float and lost in double. A chunk
-// may be as large as shared memory allows with one chunk per block (8^4, 16^3, 32^2 in
-// float), so 8^6, 8^8, 16^5 and 16^6 take two passes.
+// buffers and the factors). A chunk may be as large as shared memory allows with one chunk
+// per block (8^4, 16^3, 32^2 in float), so 8^6 and 8^8 take two fused passes.
+//
+// The other kind of pass is one strided-batched cuBLAS GEMM (the permuted store in the
+// output strides, no transposes: one pass over memory at cuBLAS's rate, tensor cores for
+// double and 16-bit data), on one factor or on the Kronecker product of a run of small
+// factors materialised (8 x 8 becomes one 64 x 64 factor; blocks of 256 x 256 values).
+// Auto picks among these by a time model (plan_auto_passes); fused passes only on
+// batch-first (ColMajor) data, where the chunks are contiguous in memory.
 #include "operators/kron/kron_plan.hpp"
 
 #include <algorithm>
+#include <climits>
 
 namespace strop::detail {
 
@@ -38,68 +43,228 @@ std::size_t kron_fused_shared_bytes(std::span<const KronShape> group, Index chun
 }
 
 namespace {
+
 bool fusable(const KronShape& s, Index max_dim) {
   return s.P <= max_dim && s.Q <= max_dim && s.P >= 1 && s.Q >= 1;
 }
+
+// A time model of one pass, fitted to the H100 runs of bench/NOTES-kron.md (only the
+// ratios between the options matter):
+//   GEMM pass   max(memory, flops at the GEMM rate) times an efficiency factor that grows
+//               for small inner sizes P (cuBLAS's tiles waste work on k = 8), plus about
+//               10 us of launches (cuBLAS, and the merge kernel for a merged run);
+//   fused pass  1.2 x memory + the run's multiply-adds at our fused kernel's rate;
+//   one-factor  1.1 x memory + its multiply-adds at our one-factor kernel's rate, plus
+//               about 15 us (measured on small problems).
+struct PassCost {
+  double bandwidth = 3e12;  // bytes/s
+  std::size_t element_bytes = 4;
+  double gemm_rate = 0;    // multiply-adds per second: cuBLAS
+  double fused_rate = 0;   // our fused kernel
+  double sliced_rate = 0;  // our one-factor kernel
+
+  double memory(Index K_in, Index K_out, Index batch) const {
+    return double(element_bytes) * double(K_in + K_out) * double(batch) / bandwidth;
+  }
+  double gemm(double memory, double macs, Index P) const {
+    const double small_k = 8.0 / double(std::max<Index>(P, 1));
+    const double efficiency = (element_bytes == 4 ? 1.35 : 1.05) + 1.5 * small_k * small_k;
+    return efficiency * std::max(memory, macs / gemm_rate) + 10e-6;
+  }
+  double fused(double memory, double macs) const { return 1.2 * memory + macs / fused_rate + 4e-6; }
+  double sliced(double memory, double macs) const {
+    return 1.1 * memory + macs / sliced_rate + 15e-6;
+  }
+};
+
+PassCost pass_cost(std::size_t element_bytes, bool complex_values) {
+  PassCost c;
+  c.element_bytes = element_bytes;
+  // A complex multiply-add is four real ones.
+  const double complex_factor = complex_values ? 0.25 : 1.0;
+  if (element_bytes == 2) {
+    c.gemm_rate = 300e12;  // tensor cores, fp32 accumulation
+  } else if (element_bytes == 4 || (complex_values && element_bytes == 8)) {
+    c.gemm_rate = 25e12 * complex_factor;  // SGEMM (no TF32), CGEMM
+    c.fused_rate = 5.2e12 * complex_factor;
+    c.sliced_rate = 7.6e12 * complex_factor;
+  } else {
+    c.gemm_rate = 28e12 * complex_factor;  // DGEMM (FP64 tensor cores), ZGEMM
+    c.fused_rate = 3e12 * complex_factor;
+    c.sliced_rate = 11e12 * complex_factor;
+  }
+  return c;
+}
+
 }  // namespace
 
+// The cheapest sequence of passes by the time model: at each step, a run of factors (last
+// first) is either one GEMM on their Kronecker product materialised (merging small factors
+// into a block of up to kKronMaxMergedElements cuts passes at the price of flops), a fused
+// pass of our kernel (batch-first data, factors up to 32 that fit in shared memory), or
+// one factor through our one-factor kernel. Dynamic programming over the factor positions.
+std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
+                                       Layout layout, std::size_t element_bytes,
+                                       bool complex_values) {
+  const int n = int(shapes.size());
+  const PassCost cost = pass_cost(element_bytes, complex_values);
+  const bool reduced = element_bytes == 2;
+  const int rq = kron_fused_rq(element_bytes);
+  // K before factor f is applied: its own and earlier inputs, later factors' outputs.
+  std::vector<Index> K_before(n);
+  for (int f = 0; f < n; ++f) {
+    Index K = 1;
+    for (int g = 0; g < n; ++g)
+      K *= g <= f ? shapes[g].P : shapes[g].Q;
+    K_before[f] = K;
+  }
+  // best[h + 1]: the cheapest plan for factors 0..h (what remains with h the next one).
+  std::vector<double> best(n + 1, 1e300);
+  std::vector<KronPass> choice(n + 1);
+  best[0] = 0;
+  for (int hi = 0; hi < n; ++hi) {
+    Index P = 1, Q = 1, macs_chain = 0;
+    bool all_fusable = true;
+    for (int lo = hi; lo >= 0 && hi - lo < kKronMaxFused; --lo) {
+      P *= shapes[lo].P;
+      Q *= shapes[lo].Q;
+      all_fusable = all_fusable && fusable(shapes[lo], kKronMaxFusedDim);
+      const Index K_in = K_before[hi];
+      const Index K_out = K_in / P * Q;
+      // Multiply-adds of the run applied factor by factor (the fused kernel's work).
+      {
+        Index K = K_in;
+        macs_chain = 0;
+        for (int f = hi; f >= lo; --f) {
+          macs_chain += K / shapes[f].P * shapes[f].Q * shapes[f].P;
+          K = K / shapes[f].P * shapes[f].Q;
+        }
+      }
+      const double memory = cost.memory(K_in, K_out, batch);
+      auto consider = [&](double t, KronPassKind kind) {
+        if (best[lo] + t < best[hi + 1]) {
+          best[hi + 1] = best[lo] + t;
+          choice[hi + 1] = {lo, hi, kind};
+        }
+      };
+      if ((lo == hi || P * Q <= kKronMaxMergedElements) &&
+          kron_gemm_fits({P, Q}, K_in, batch, layout))
+        consider(cost.gemm(memory, double(K_in) * double(Q) * double(batch), P),
+                 KronPassKind::Gemm);
+      if (reduced) continue;
+      const double kernel_macs = double(macs_chain) * double(batch);
+      if (lo == hi) consider(cost.sliced(memory, kernel_macs), KronPassKind::Sliced);
+      if (lo < hi && layout == Layout::ColMajor && all_fusable &&
+          kron_fused_shared_bytes(shapes.subspan(lo, hi - lo + 1), 1, element_bytes, rq) <=
+              kKronFusedSharedBudget)
+        consider(cost.fused(memory, kernel_macs), KronPassKind::Fused);
+    }
+    // Nothing fits (a 16-bit pass beyond cuBLAS's 32-bit sizes): one factor with our kernel,
+    // which the 16-bit path rejects with a clear error.
+    if (best[hi + 1] >= 1e300) {
+      best[hi + 1] = best[hi] + 1e6;
+      choice[hi + 1] = {hi, hi, KronPassKind::Sliced};
+    }
+  }
+  std::vector<KronPass> passes;
+  for (int h = n; h > 0; h = choice[h].lo)
+    passes.push_back(choice[h]);
+  return passes;  // execution order: the last factors first
+}
+
+bool kron_gemm_fits(const KronShape& shape, Index K, Index batch, Layout layout) {
+  const Index S = K / shape.P;
+  const Index limit = INT_MAX;
+  // Batch-first: m = S, n = Q, k = P, batch = signals; batch-last: m = B, ldc = S*B,
+  // batch = S (kron_gemm_cublas.cpp).
+  if (layout == Layout::ColMajor || batch == 1)
+    return S <= limit && shape.Q <= limit && shape.P <= limit && batch <= limit;
+  return S * batch <= limit && shape.Q <= limit && shape.P <= limit;
+}
+
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
-                   KronAlgorithm algorithm, std::size_t element_bytes) {
+                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values) {
   KronPlan plan;
   const int n = int(shapes.size());
   Index K = 1;
   for (const KronShape& s : shapes)
     K *= s.P;
+  const Index K_in = K;
   Index largest = K;
+  Index g_elems = 0;
+  for (const KronShape& s : shapes)
+    g_elems += s.P * s.Q;
 
   if (algorithm == KronAlgorithm::Shuffle) {
     // One pass per factor; three buffers (ping, pong, the GEMM/transpose temporary) of the
     // largest extent, plus the factors packed column-major for cuBLAS.
-    Index g_elems = 0;
     for (int f = n - 1; f >= 0; --f) {
-      plan.passes.push_back({f, f});
+      plan.passes.push_back({f, f, KronPassKind::Gemm});
       K = K / shapes[f].P * shapes[f].Q;
       plan.extents.push_back(K);
       largest = std::max(largest, K);
-      g_elems += shapes[f].P * shapes[f].Q;
     }
     plan.buffers = 3;
     plan.buffer_rows = largest;
+    plan.factor_elements = g_elems;
     plan.workspace_bytes =
         element_bytes * std::size_t(3 * largest * batch + g_elems) + 256 * std::size_t(4 + n);
     return plan;
   }
 
-  // Auto: small factors on batch-first data; up to 32 in float, 16 in wider types (the
-  // H100 run of bench/NOTES-kron.md: fusing 32^4 and 32^5 won in float, lost in double).
-  const Index auto_dim = element_bytes == 4 ? kKronMaxFusedDim : 16;
-  const Index max_dim = algorithm == KronAlgorithm::Sliced  ? 0
-                        : algorithm == KronAlgorithm::Fused ? kKronMaxFusedDim
-                        : layout == Layout::ColMajor        ? auto_dim
-                                                            : 0;
-  const int rq = kron_fused_rq(element_bytes);
-  int hi = n - 1;
-  while (hi >= 0) {
-    int lo = hi;
-    if (fusable(shapes[hi], max_dim)) {
-      while (lo - 1 >= 0 && hi - (lo - 1) + 1 <= kKronMaxFused &&
-             fusable(shapes[lo - 1], max_dim) &&
-             kron_fused_shared_bytes(shapes.subspan(lo - 1, hi - lo + 2), 1, element_bytes, rq) <=
-                 kKronFusedSharedBudget)
-        --lo;
+  if (algorithm == KronAlgorithm::Auto || element_bytes == 2) {
+    plan.passes = plan_auto_passes(shapes, batch, layout, element_bytes, complex_values);
+  } else {
+    // Fused: greedy runs of factors up to 32 (the rest one per launch of our kernel);
+    // Sliced: our one-factor kernel throughout; Gemm: one cuBLAS GEMM per factor.
+    const Index max_dim = algorithm == KronAlgorithm::Fused ? kKronMaxFusedDim : 0;
+    const int rq = kron_fused_rq(element_bytes);
+    int hi = n - 1;
+    while (hi >= 0) {
+      int lo = hi;
+      if (fusable(shapes[hi], max_dim)) {
+        while (lo - 1 >= 0 && hi - (lo - 1) + 1 <= kKronMaxFused &&
+               fusable(shapes[lo - 1], max_dim) &&
+               kron_fused_shared_bytes(shapes.subspan(lo - 1, hi - lo + 2), 1, element_bytes, rq) <=
+                   kKronFusedSharedBudget)
+          --lo;
+      }
+      KronPassKind kind = lo < hi ? KronPassKind::Fused : KronPassKind::Sliced;
+      if (algorithm == KronAlgorithm::Gemm && kron_gemm_fits(shapes[hi], K, batch, layout))
+        kind = KronPassKind::Gemm;
+      plan.passes.push_back({lo, hi, kind});
+      for (int f = hi; f >= lo; --f)
+        K = K / shapes[f].P * shapes[f].Q;
+      hi = lo - 1;
     }
-    plan.passes.push_back({lo, hi});
-    for (int f = hi; f >= lo; --f)
+  }
+  K = K_in;
+  for (const KronPass& pass : plan.passes) {
+    for (int f = pass.hi; f >= pass.lo; --f)
       K = K / shapes[f].P * shapes[f].Q;
     plan.extents.push_back(K);
-    hi = lo - 1;
   }
   const int m = int(plan.passes.size());
+  // Strided X or Y on a GEMM pass are staged through a temporary of their own (rare: the
+  // work space covers packed data); the factors may need packing for cuBLAS (in float and
+  // in 16 bits on the reduced path).
+  for (const KronPass& pass : plan.passes)
+    if (pass.kind == KronPassKind::Gemm) {
+      Index P = 1, Q = 1;
+      for (int f = pass.lo; f <= pass.hi; ++f) {
+        P *= shapes[f].P;
+        Q *= shapes[f].Q;
+      }
+      plan.factor_elements += P * Q;
+    }
   plan.buffers = std::min(m - 1, 2);
   for (int i = 0; i + 1 < m; ++i)
     plan.buffer_rows = std::max(plan.buffer_rows, plan.extents[i]);
-  plan.workspace_bytes =
-      element_bytes * std::size_t(plan.buffers * plan.buffer_rows * batch) + 256 * 3;
+  const std::size_t factor_bytes =
+      std::size_t(plan.factor_elements) *
+      (element_bytes == 2 ? element_bytes + sizeof(float) : element_bytes);
+  plan.workspace_bytes = element_bytes * std::size_t(plan.buffers * plan.buffer_rows * batch) +
+                         factor_bytes + 256 * std::size_t(4 + 2 * n);
   return plan;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: how a Kron-matmul is cut into kernel launches (which consecutive factors share
 // one fused pass) and how much work space the intermediates need. Pure host arithmetic, so
-// the CPU unit tests check it (tests/unit/test_kron_plan.cpp).
+// the CPU unit tests check it (tests/unit/test_kron_matmul.cpp).
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -16,11 +16,18 @@ struct KronShape {
   Index Q = 0;  // output extent (rows of G)
 };
 
-// Factors lo..hi (0-based, G_1 is 0) applied in one launch, hi first. lo == hi is the
-// one-factor sliced-multiply kernel; lo < hi the shared-memory fused kernel.
+// How a pass runs: our shared-memory kernel for several factors (Fused), our one-factor
+// sliced-multiply kernel (Sliced), or one cuBLAS strided-batched GEMM whose strides make the
+// permuted store (Gemm, kron_gemm_cublas.cpp).
+enum class KronPassKind { Fused, Sliced, Gemm };
+
+// Factors lo..hi (0-based, G_1 is 0) applied in one launch, hi first: lo < hi is a fused
+// pass of our kernel, or one GEMM on G_lo ⊗ ... ⊗ G_hi materialised (the same sliced multiply
+// on the run's prod P_f contiguous features).
 struct KronPass {
   int lo = 0;
   int hi = 0;
+  KronPassKind kind = KronPassKind::Sliced;
 };
 
 struct KronPlan {
@@ -28,14 +35,22 @@ struct KronPlan {
   std::vector<Index> extents;    // rows of the intermediate after each pass (last: Y's rows)
   int buffers = 0;               // ping-pong buffers of buffer_rows x batch elements
   Index buffer_rows = 0;
+  Index factor_elements = 0;  // room for the GEMM passes' factors (packed or merged)
   std::size_t workspace_bytes = 0;
 };
+
+// Whether one factor's pass fits cuBLAS's 32-bit sizes as a strided-batched GEMM
+// (kron_gemm_cublas.cpp): K input rows, `batch` signals.
+bool kron_gemm_fits(const KronShape& shape, Index K, Index batch, Layout layout);
 
 // The fused kernel keeps a chunk of every signal in shared memory, `chunks_per_block` chunks
 // side by side, each padded (one element every 128 bytes against bank conflicts, an odd
 // stride between chunks). These sizes are shared by the planner and the launcher.
 inline constexpr int kKronMaxFused = 8;        // factors per fused pass
 inline constexpr Index kKronMaxFusedDim = 32;  // P, Q of a fusable factor
+// Auto may merge consecutive factors into one GEMM on their Kronecker product (a block of
+// prod P x prod Q values, materialised in the work space) up to this many elements.
+inline constexpr Index kKronMaxMergedElements = 256 * 256;
 inline constexpr std::size_t kKronFusedSharedBudget = 96 * 1024;
 
 inline Index kron_padded(Index elements, std::size_t element_bytes) {
@@ -54,7 +69,14 @@ std::size_t kron_fused_shared_bytes(std::span<const KronShape> group, Index chun
 // Register tile along Q of the fused kernel for this element size.
 int kron_fused_rq(std::size_t element_bytes);
 
+// `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
+// passes only and needs room for float and 16-bit copies of the factors).
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
-                   KronAlgorithm algorithm, std::size_t element_bytes);
+                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false);
+
+// Auto's passes (also the 16-bit path's, GEMMs only): the cheapest by a time model.
+std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
+                                       Layout layout, std::size_t element_bytes,
+                                       bool complex_values);
 
 }  // namespace strop::detail

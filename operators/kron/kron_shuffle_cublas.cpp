@@ -23,13 +23,6 @@ int to_int(Index v, const char* what) {
   return int(v);
 }
 
-template <class T>
-bool packed(const MatrixView<T>& v, Layout layout) {
-  if (layout == Layout::ColMajor)
-    return v.row_stride == 1 && (v.col_stride == v.rows || v.cols == 1);
-  return v.col_stride == 1 && (v.row_stride == v.cols || v.rows == 1);
-}
-
 // Carves aligned pieces out of the caller's work space.
 struct Carver {
   char* next;
@@ -70,12 +63,12 @@ void kron_shuffle(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Mat
   Index K = X.rows;
   const T* cur = X.data;
   int next = 0;
-  if (!packed(X, layout)) {  // bring X into the packed layout of the computation
+  if (!kron_packed(X, layout)) {  // bring X into the packed layout of the computation
     axpby(T(1), X, T(0), make_view(buf[0], K, B, layout, MemorySpace::Device), false, ctx);
     cur = buf[0];
     next = 1;
   }
-  const bool y_packed = packed(Y, layout);
+  const bool y_packed = kron_packed(Y, layout);
   const T one(1), zero(0);
   for (int f = n - 1; f >= 0; --f) {
     const Index P = factors[f].P, Q = factors[f].Q, S = K / P;

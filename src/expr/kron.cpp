@@ -1,11 +1,16 @@
 #include "strop/expr/kron.hpp"
 
+#include "runtime/reduced_apply.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/expr/algebra.hpp"
+#include "strop/expr/elementwise.hpp"
 #include "strop/expr/transposed.hpp"
 #include "strop/operators/dense.hpp"
 #include "strop/operators/identity.hpp"
 #include "strop/operators/kron_matmul.hpp"
+#if STROP_HAVE_CUDA
+#include "operators/kron/kron_kernels.hpp"
+#endif
 
 namespace strop {
 
@@ -63,39 +68,124 @@ void Kron<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T
     if (all_dense)
       return kron_matmul<T>(refs, X, Y, alpha, beta, ctx, nullptr, 0, kron_algorithm());
   }
+  apply_factor_by_factor(op, X, Y, alpha, beta, ctx);
+}
+
+namespace {
+// out[b][q][s] = alpha * in[b][s][q] (+ beta * out) for packed column-major data: signal b's
+// S x Q block, row-major, transposed into its Q x S block.
+template <class T>
+void permute_slices(const T* in, T* out, Index B, Index S, Index Q, T alpha, T beta,
+                    MemorySpace space, Context& ctx) {
+  if (space == MemorySpace::Device) {
+#if STROP_HAVE_CUDA
+    const Index K = S * Q, chunk = 65535;  // signals per launch (the kernel's grid)
+    for (Index b0 = 0; b0 < B; b0 += chunk)
+      detail::kron_permute(in + b0 * K, out + b0 * K, std::min(chunk, B - b0), S, Q, Index(1),
+                           alpha, beta, true, ctx);
+#else
+    (void)ctx;  // device data cannot exist without CUDA
+#endif
+    return;
+  }
+  const Index K = S * Q;
+#pragma omp parallel for if (B * K > 65536)
+  for (Index b = 0; b < B; ++b)
+    for (Index q = 0; q < Q; ++q)
+      for (Index s = 0; s < S; ++s) {
+        T& y = out[b * K + q * S + s];
+        const T v = alpha * in[b * K + s * Q + q];
+        y = beta == T(0) ? v : v + beta * y;
+      }
+}
+
+template <class T>
+bool packed_column_major(const MatrixView<T>& v) {
+  return v.row_stride == 1 && (v.col_stride == v.rows || v.cols == 1);
+}
+}  // namespace
+
+// The mixed-product structure: (F_1 ⊗ ... ⊗ F_n) = prod_f (I ⊗ F_f ⊗ I). For factor f, the
+// intermediate Z (K x B, packed column-major) unfolds into a P x (S*B) column-major matrix
+// (S = K/P slices of every signal side by side), so the factor is applied once, by its own
+// path (KS kernel, cuBLAS, ...), to S*B signals: T = op(F_f) U. A permutation then moves
+// each signal's output index to the front, Z'[q*S + s, b] = T[q, b*S + s], which is the
+// sliced multiply's order (after n steps the result is in natural order).
+template <class T>
+void Kron<T>::apply_factor_by_factor(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
+                                     Context& ctx) const {
   const bool transposed = op != Op::NoTrans;
   auto in_dim = [&](const AnyOperator<T>& f) { return transposed ? f.rows() : f.cols(); };
   auto out_dim = [&](const AnyOperator<T>& f) { return transposed ? f.cols() : f.rows(); };
+  const Index B = X.cols;
+  const MemorySpace space = X.space;
 
-  // Ping-pong intermediates, large enough for every step.
-  Index length = X.rows;
-  Index largest = 0;
-  for (std::size_t f = factors_.size(); f-- > 1;) {
-    length = length / in_dim(factors_[f]) * out_dim(factors_[f]);
-    largest = std::max(largest, length);
+  // Room for the largest factor output (T) and intermediate (Z), packed column-major.
+  Index largest = X.rows;
+  {
+    Index K = X.rows;
+    for (std::size_t f = factors_.size(); f-- > 0;) {
+      K = K / in_dim(factors_[f]) * out_dim(factors_[f]);
+      largest = std::max(largest, K);
+    }
   }
-  const Layout layout = layout_of(Y);
-  TempMatrix<T> ping(largest, X.cols, layout, X.space, ctx);
-  TempMatrix<T> pong(largest, X.cols, layout, X.space, ctx);
+  TempMatrix<T> t(largest, B, Layout::ColMajor, space, ctx);
+  TempMatrix<T> ping(largest, B, Layout::ColMajor, space, ctx);
+  TempMatrix<T> pong(largest, B, Layout::ColMajor, space, ctx);
 
   ConstView<T> in = X;
+  if (!packed_column_major(X)) {
+    detail::axpby(T(1), X, T(0), ping.view.row_block(0, X.rows), false, ctx);
+    in = ping.view.row_block(0, X.rows);
+  }
   Index K = X.rows;
   for (std::size_t f = factors_.size(); f-- > 0;) {
     const AnyOperator<T>& factor = factors_[f];
-    const Index P = in_dim(factor);
-    const Index Q = out_dim(factor);
-    const Index slices = K / P;
+    const Index P = in_dim(factor), Q = out_dim(factor), S = K / P;
     const bool last = f == 0;
-    MatrixView<T> out =
-        last ? Y : (in.data == ping.view.data ? pong.view : ping.view).row_block(0, slices * Q);
-    for (Index s = 0; s < slices; ++s) {
-      factor.apply_unchecked(op, in.row_block(s * P, P), out.row_slice(s, Q, slices),
-                             last ? alpha : T(1), last ? beta : T(0), ctx);
-    }
-    in = out;
-    K = slices * Q;
+    const ConstView<T> unfolded = make_view(in.data, P, S * B, Layout::ColMajor, space);
+    // A factor spanning the whole signal (S == 1) needs no permutation: straight into Y.
+    if (last && S == 1) return factor.apply_unchecked(op, in, Y, alpha, beta, ctx);
+    MatrixView<T> product = make_view(t.view.data, Q, S * B, Layout::ColMajor, space);
+    factor.apply_unchecked(op, unfolded, product, T(1), T(0), ctx);
+    T* next = in.data == ping.view.data ? pong.view.data : ping.view.data;
+    const bool into_y = last && packed_column_major(Y);
+    permute_slices(product.data, into_y ? Y.data : next, B, S, Q, into_y ? alpha : T(1),
+                   into_y ? beta : T(0), space, ctx);
+    K = S * Q;
+    if (last && !into_y)
+      detail::axpby(alpha, ConstView<T>(make_view(next, K, B, Layout::ColMajor, space)), beta, Y,
+                    false, ctx);
+    in = make_view(next, K, B, Layout::ColMajor, space);
   }
 }
+
+template <class Storage>
+void apply_reduced_precision(const Kron<float>& A, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
+#if STROP_HAVE_CUDA
+  std::vector<KronFactorRef<float>> refs(A.factors().size());
+  bool all_dense = true;
+  for (std::size_t f = 0; f < refs.size() && all_dense; ++f)
+    all_dense = engine_factor(A.factors()[f], op, ctx, refs[f]);
+  if (all_dense) return kron_matmul<Storage>(refs, X, Y, alpha, beta, ctx);
+  // Other factors: through float copies of the signals.
+  const Layout layout = layout_of(Y);
+  TempMatrix<float> x(X.rows, X.cols, layout, MemorySpace::Device, ctx);
+  TempMatrix<float> y(Y.rows, Y.cols, layout, MemorySpace::Device, ctx);
+  detail::device_convert(X, 0.0f, x.view, ctx);
+  A.apply(op, ConstView<float>(x.view), y.view, alpha, 0.0f, ctx);
+  detail::device_convert(ConstView<float>(y.view), beta, Y, ctx);
+#else
+  throw DeviceError("kron: strop was built without CUDA; apply it to host data");
+#endif
+}
+
+template void apply_reduced_precision<half>(const Kron<float>&, Op, ConstView<half>,
+                                            MatrixView<half>, float, float, Context&);
+template void apply_reduced_precision<bfloat16>(const Kron<float>&, Op, ConstView<bfloat16>,
+                                                MatrixView<bfloat16>, float, float, Context&);
 
 template <class T>
 double Kron<T>::flops(Index batch) const {

@@ -23,7 +23,8 @@ const std::vector<Shapes> kShapeSets = {
 };
 
 const KronAlgorithm kAlgorithms[] = {KronAlgorithm::Auto, KronAlgorithm::Fused,
-                                     KronAlgorithm::Sliced, KronAlgorithm::Shuffle};
+                                     KronAlgorithm::Sliced, KronAlgorithm::Gemm,
+                                     KronAlgorithm::Shuffle};
 
 template <class T>
 void check_shapes(const Shapes& shapes, const std::vector<Index>& batches) {
@@ -153,6 +154,153 @@ BOOST_AUTO_TEST_CASE(non_dense_factor_falls_back) {
   DeviceMatrix<double> yd(A.rows(), 5, Layout::RowMajor);
   A.apply(Op::NoTrans, xd.view(), yd.view());
   BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<double>(64));
+}
+
+// Any factors on the device: each applied once to the unfolded intermediate (its own GPU
+// path), then permuted; every op, layout pair and alpha/beta against the host path (itself
+// checked against the dense product in the unit tests), and more signals than one
+// permutation launch takes.
+BOOST_AUTO_TEST_CASE_TEMPLATE(any_factors_on_the_device, T, ScalarTypes) {
+  std::mt19937 gen(5);
+  const KSChain<T> butterfly = hadamard<T>(8);
+  const Kron<T> A = kron(butterfly, Dense<T>(random_matrix<T>(3, 5)),
+                         Diagonal<T>(typename Diagonal<T>::Vector(random_matrix<T>(4, 1))));
+  check_gpu_against_cpu(A, 13);
+  const Kron<T> small = kron(KSFactor<T>::random({1, 2, 3, 1}, gen), Identity<T>(2));
+  const HostMatrix<T> x = random_matrix<T>(small.cols(), 70000);
+  HostMatrix<T> expected(small.rows(), 70000);
+  small.apply(Op::NoTrans, view(x), view(expected));
+  const DeviceMatrix<T> xd = to_device(x, Layout::ColMajor);
+  DeviceMatrix<T> yd(small.rows(), 70000, Layout::ColMajor);
+  small.apply(Op::NoTrans, xd.view(), yd.view());
+  BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<T>(8));
+}
+
+// Views that are not packed (a column block of a wider matrix: col_stride > rows, and a row
+// block: row_stride > cols) reach every algorithm; the GEMM passes stage them.
+BOOST_AUTO_TEST_CASE_TEMPLATE(strided_views, T, ScalarTypes) {
+  const HostMatrix<T> f1 = random_matrix<T>(4, 3), f2 = random_matrix<T>(5, 6);
+  const Kron<T> A = kron(Dense<T>(f1), Dense<T>(f2));
+  const HostMatrix<T> dense = kron_dense(f1, f2);
+  const Index batch = 11;
+  const HostMatrix<T> x = random_matrix<T>(dense.cols() + 3, batch + 4);
+  const HostMatrix<T> y0 = random_matrix<T>(dense.rows() + 2, batch + 5);
+  for (KronAlgorithm algorithm : kAlgorithms) {
+    KronAlgorithmGuard guard(algorithm);
+    for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+      const DeviceMatrix<T> xd = to_device(x, layout);
+      DeviceMatrix<T> yd = to_device(y0, layout);
+      const auto xv = ConstView<T>(xd.view()).row_block(1, dense.cols()).col_block(2, batch);
+      auto yv = yd.view().row_block(2, dense.rows()).col_block(1, batch);
+      A.apply(Op::NoTrans, xv, yv, T(2), T(-1));
+      HostMatrix<T> expected = y0;
+      expected.block(2, 1, dense.rows(), batch) =
+          T(2) * dense * x.block(1, 2, dense.cols(), batch) - y0.block(2, 1, dense.rows(), batch);
+      BOOST_TEST_CONTEXT(to_string(algorithm) << " " << to_string(layout)) {
+        // The rows and columns around the block are untouched.
+        BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<T>(dense.cols()));
+      }
+    }
+  }
+}
+
+// Half and bfloat16 signals through float factors: one tensor-core GEMM per factor. Each
+// factor and each intermediate is rounded to 16 bits, so the error against the float CPU
+// result (same representable inputs) is a few units of roundoff per factor.
+template <class Storage>
+void check_reduced_kron(const Shapes& shapes, Index batch) {
+  std::vector<AnyOperator<float>> factors;
+  for (auto [r, c] : shapes)
+    factors.emplace_back(Dense<float>(random_matrix<float>(r, c)));
+  const Kron<float> A(factors);
+  const double bound = 2.0 * double(shapes.size() + 1) * unit_roundoff_v<Storage>;
+  for (Op op : {Op::NoTrans, Op::Trans})
+    for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
+      for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+        const Index in = op == Op::NoTrans ? A.cols() : A.rows();
+        const Index out = op == Op::NoTrans ? A.rows() : A.cols();
+        const HostMatrix<Storage> xs = random_matrix<float>(in, batch).cast<Storage>();
+        const HostMatrix<Storage> y0 = random_matrix<float>(out, batch).cast<Storage>();
+        HostMatrix<float> expected = y0.template cast<float>();
+        A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
+                -2.0f);
+        const DeviceMatrix<Storage> xd = to_device(xs, lx);
+        DeviceMatrix<Storage> yd = to_device(y0, ly);
+        apply_reduced_precision(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+        BOOST_TEST_CONTEXT(to_string(op) << " X " << to_string(lx) << " Y " << to_string(ly)
+                                         << " B " << batch << " factors " << shapes.size()) {
+          const HostMatrix<float> got = yd.to_host().template cast<float>();
+          BOOST_TEST(relative_error(got, expected) <= bound);
+        }
+      }
+}
+
+BOOST_AUTO_TEST_CASE(half_and_bfloat16_signals) {
+  for (const Shapes& shapes : kShapeSets) {
+    check_reduced_kron<half>(shapes, 7);
+    check_reduced_kron<bfloat16>(shapes, 7);
+  }
+  check_reduced_kron<half>({{16, 16}, {16, 16}, {16, 16}}, 130);
+  check_reduced_kron<bfloat16>({{32, 32}, {32, 32}}, 1);
+  // A non-dense factor: through float copies of the signals.
+  std::mt19937 gen(3);
+  const Kron<float> mixed(std::vector<AnyOperator<float>>{
+      AnyOperator<float>(KSFactor<float>::random({1, 4, 4, 2}, gen)),
+      AnyOperator<float>(Dense<float>(random_matrix<float>(3, 3)))});
+  const HostMatrix<half> xs = random_matrix<float>(mixed.cols(), 5).cast<half>();
+  HostMatrix<float> expected(mixed.rows(), 5);
+  mixed.apply(Op::NoTrans, view(HostMatrix<float>(xs.cast<float>())), view(expected));
+  const DeviceMatrix<half> xd = to_device(xs, Layout::ColMajor);
+  DeviceMatrix<half> yd(mixed.rows(), 5, Layout::ColMajor);
+  apply_reduced_precision(mixed, Op::NoTrans, xd.view(), yd.view());
+  BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected) <=
+             2 * unit_roundoff_v<half>);
+}
+
+// Tuning on: the candidates are measured once (into scratch memory: Y keeps its beta
+// term), the choice is cached, and the result is the same product.
+BOOST_AUTO_TEST_CASE(tuned_choice_is_cached_and_correct) {
+  const HostMatrix<float> f1 = random_matrix<float>(16, 16), f2 = random_matrix<float>(8, 8);
+  const Kron<float> A = kron(Dense<float>(f1), Dense<float>(f2));
+  const HostMatrix<float> dense = kron_dense(f1, f2);
+  const HostMatrix<float> x = random_matrix<float>(128, 300), y0 = random_matrix<float>(128, 300);
+  clear_tuned_choices();
+  set_tuning_enabled(true);
+  for (int round = 0; round < 2; ++round) {
+    const DeviceMatrix<float> xd = to_device(x, Layout::ColMajor);
+    DeviceMatrix<float> yd = to_device(y0, Layout::ColMajor);
+    A.apply(Op::NoTrans, xd.view(), yd.view(), 2.0f, -1.0f);
+    BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(2.0f * dense * x - y0)) <=
+               tolerance<float>(128));
+    BOOST_TEST(tuned_choice_count() == 1u);  // measured once, reused the second time
+  }
+  set_tuning_enabled(false);
+  clear_tuned_choices();
+}
+
+// KronSolver on device right-hand sides: the engine applies the factor inverses.
+BOOST_AUTO_TEST_CASE_TEMPLATE(solve_on_the_device, T, ScalarTypes) {
+  std::vector<AnyOperator<T>> factors;
+  HostMatrix<T> dense = HostMatrix<T>::Ones(1, 1);
+  for (Index n : {6, 8, 5}) {
+    HostMatrix<T> f = random_matrix<T>(n, n);
+    f.diagonal().array() += T(RealOf<T>(n));
+    factors.emplace_back(Dense<T>(f));
+    dense = kron_dense(dense, f);
+  }
+  const KronSolver<T> solver{Kron<T>(factors)};
+  const HostMatrix<T> b = random_matrix<T>(dense.rows(), 9);
+  for (Op op : {Op::NoTrans, Op::Adjoint})
+    for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+      const DeviceMatrix<T> bd = to_device(b, layout);
+      DeviceMatrix<T> xd(dense.rows(), 9, layout);
+      solver.solve(op, bd.view(), xd.view());
+      const HostMatrix<T> x = xd.to_host();
+      BOOST_TEST_CONTEXT(to_string(op) << " " << to_string(layout)) {
+        BOOST_TEST(relative_error(HostMatrix<T>(op_of(dense, op) * x), b) <=
+                   tolerance<T>(dense.rows()));
+      }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,13 @@
 // The host side of the Kron-matmul engine: work-space sizes of each plan, input
 // validation, and the clear errors without a device (the kernels are in tests/gpu).
+#include <Eigen/LU>
+#include <random>
+
+#include "operators/kron/kron_plan.hpp"
 #include "reference.hpp"
 
 using namespace strop;
+using namespace strop::testing;
 
 namespace {
 std::vector<KronFactorRef<float>> square_factors(Index p, int n) {
@@ -19,8 +24,14 @@ BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
   const auto f = square_factors(8, 6);  // FastKron's 8^6
   const Index K = 262144, B = 1024;
   const std::size_t one = sizeof(float) * std::size_t(K * B);
-  // Batch-first Auto fuses 8^3 chunks: two passes, one intermediate buffer.
-  const std::size_t fused = kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor);
+  // Auto runs 8^6 as three GEMMs on 64 x 64 blocks (8 x 8 pairs merged): two ping-pong
+  // buffers and the three merged blocks.
+  const std::size_t automatic = kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor);
+  BOOST_TEST(automatic >= 2 * one + 3 * 64 * 64 * sizeof(float));
+  BOOST_TEST(automatic < 3 * one);
+  // Fused: 8^3 chunks, two passes, one intermediate buffer.
+  const std::size_t fused =
+      kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor, KronAlgorithm::Fused);
   BOOST_TEST(fused >= one);
   BOOST_TEST(fused < 2 * one);
   // One factor per launch: two ping-pong buffers.
@@ -28,14 +39,60 @@ BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
       kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor, KronAlgorithm::Sliced);
   BOOST_TEST(sliced >= 2 * one);
   BOOST_TEST(sliced < 3 * one);
-  // Batch-last data is not fused by Auto.
-  BOOST_TEST(kron_matmul_workspace_bytes<float>(f, B, Layout::RowMajor) == sliced);
+  // Gemm: one GEMM per factor, two ping-pong buffers and room for each factor packed.
+  const std::size_t gemm =
+      kron_matmul_workspace_bytes<float>(f, B, Layout::RowMajor, KronAlgorithm::Gemm);
+  BOOST_TEST(gemm >= 2 * one + 6 * 64 * sizeof(float));
+  BOOST_TEST(gemm < 3 * one);
+  // The 16-bit path: GEMM passes on half the bytes (two buffers of 16-bit values), merged
+  // blocks in float and in 16 bits.
+  const std::size_t half_bytes = kron_matmul_workspace_bytes<half>(f, B, Layout::ColMajor);
+  BOOST_TEST(half_bytes >= one + 3 * 64 * 64 * (sizeof(float) + 2));
+  BOOST_TEST(half_bytes < one + one / 2);
   // Shuffle: ping, pong and the transpose temporary.
   BOOST_TEST(kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor, KronAlgorithm::Shuffle) >=
              3 * one);
-  // A single factor writes Y directly.
+  // A single factor writes Y directly (at most the factor is packed).
   BOOST_TEST(kron_matmul_workspace_bytes<float>(square_factors(8, 1), B, Layout::ColMajor) <
-             std::size_t(1024));
+             std::size_t(2048));
+}
+
+// Auto's planner: every factor applied exactly once, last factor first, whatever the
+// shapes; the 16-bit path uses GEMM passes only; small factors are merged into blocks.
+BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
+  std::mt19937 gen(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    // Up to 8 factors of up to 12, or up to 3 of up to 300 (products within the engine's
+    // sizes).
+    const bool large = trial % 4 == 0;
+    const int n = int(random_index(1, large ? 3 : 8));
+    std::vector<detail::KronShape> shapes(n);
+    for (auto& s : shapes)
+      s = {random_index(1, large ? 300 : 12), random_index(1, large ? 300 : 12)};
+    const Index batch = random_index(1, 3000);
+    for (std::size_t bytes : {2u, 4u, 8u, 16u})
+      for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+        const auto passes = detail::plan_auto_passes(shapes, batch, layout, bytes, bytes == 16);
+        int next = n - 1;
+        for (const detail::KronPass& p : passes) {
+          BOOST_TEST(p.hi == next);
+          BOOST_TEST(p.lo <= p.hi);
+          BOOST_TEST(p.hi - p.lo < detail::kKronMaxFused);
+          if (bytes == 2) BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
+          if (p.kind == detail::KronPassKind::Sliced) BOOST_TEST(p.lo == p.hi);
+          if (p.kind == detail::KronPassKind::Fused) BOOST_TEST((layout == Layout::ColMajor));
+          next = p.lo - 1;
+        }
+        BOOST_TEST(next == -1);
+      }
+  }
+  const std::vector<detail::KronShape> eights(6, {8, 8});
+  const auto passes = detail::plan_auto_passes(eights, 1024, Layout::ColMajor, 4, false);
+  BOOST_TEST(passes.size() == 3u);
+  for (const auto& p : passes) {
+    BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
+    BOOST_TEST(p.hi - p.lo == 1);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(bad_factors_and_host_views_are_rejected) {
@@ -51,11 +108,97 @@ BOOST_AUTO_TEST_CASE(bad_factors_and_host_views_are_rejected) {
   BOOST_CHECK_THROW(kron_matmul<float>(f, view(x), view(y), 1.0f, 0.0f, default_context()),
                     DeviceError);
   BOOST_TEST(to_string(KronAlgorithm::Shuffle) == "shuffle");
+  BOOST_TEST(to_string(KronAlgorithm::Gemm) == "gemm");
+  HostMatrix<half> xh(4, 3), yh(4, 3);
+  BOOST_CHECK_THROW(kron_matmul<half>(f, view(xh), view(yh), 1.0f, 0.0f, default_context()),
+                    DeviceError);
   {
     KronAlgorithmGuard guard(KronAlgorithm::Sliced);
     BOOST_TEST((kron_algorithm() == KronAlgorithm::Sliced));
   }
   BOOST_TEST((kron_algorithm() == KronAlgorithm::Auto));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// KronSolver on the host: against the dense solve of the materialised product.
+BOOST_AUTO_TEST_SUITE(kron_solve_host)
+
+namespace {
+// A well-conditioned random factor (diagonally dominant), Hermitian positive definite when
+// `hpd`.
+template <class T>
+HostMatrix<T> well_conditioned(Index n, bool hpd) {
+  HostMatrix<T> f = random_matrix<T>(n, n);
+  if (hpd) f = (f * f.adjoint()).eval();
+  f.diagonal().array() += T(RealOf<T>(n));
+  return f;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(solves_match_the_dense_solve, T, ScalarTypes) {
+  for (KronSolveMethod method : {KronSolveMethod::LU, KronSolveMethod::Cholesky}) {
+    const bool hpd = method == KronSolveMethod::Cholesky;
+    std::vector<AnyOperator<T>> factors;
+    HostMatrix<T> dense = HostMatrix<T>::Ones(1, 1);
+    for (Index n : {3, 4, 5}) {
+      const HostMatrix<T> f = well_conditioned<T>(n, hpd);
+      factors.emplace_back(Dense<T>(f));
+      dense = kron_dense(dense, f);
+    }
+    const KronSolver<T> solver(Kron<T>(factors), method);
+    BOOST_TEST(solver.size() == 60);
+    BOOST_TEST(solver.min_factor_rcond() > 0.01);
+    const HostMatrix<T> b = random_matrix<T>(60, 7);
+    for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+      const HostMatrix<T> expected = op_of(dense, op).fullPivLu().solve(b);
+      HostMatrix<T> x(60, 7);
+      solver.solve(op, view(b), view(x));
+      BOOST_TEST_CONTEXT(to_string(op) << (hpd ? " Cholesky" : " LU")) {
+        BOOST_TEST(relative_error(x, expected) <= tolerance<T>(60));
+        // The residual of the original system, independently of the dense solve.
+        BOOST_TEST(relative_error(HostMatrix<T>(op_of(dense, op) * x), b) <= tolerance<T>(60));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(any_square_operator_may_be_a_factor) {
+  // A diagonal factor next to a dense one: factorized through its dense matrix.
+  const HostMatrix<double> f = well_conditioned<double>(4, false);
+  const Eigen::VectorXd d = Eigen::VectorXd::LinSpaced(3, 1.0, 3.0);
+  const KronSolver<double> solver(kron(Diagonal<double>(d), Dense<double>(f)));
+  const HostMatrix<double> dense = kron_dense<double>(HostMatrix<double>(d.asDiagonal()), f);
+  const HostMatrix<double> b = random_matrix<double>(12, 2);
+  HostMatrix<double> x(12, 2);
+  solver.solve(view(b), view(x));
+  BOOST_TEST(relative_error(HostMatrix<double>(dense * x), b) <= tolerance<double>(12));
+}
+
+BOOST_AUTO_TEST_CASE(bad_factors_are_rejected_clearly) {
+  const Dense<double> good(well_conditioned<double>(3, true));
+  BOOST_CHECK_THROW(KronSolver<double>(kron(good, Dense<double>(HostMatrix<double>::Ones(2, 3)))),
+                    ShapeError);
+  HostMatrix<double> singular = HostMatrix<double>::Ones(3, 3);
+  BOOST_CHECK_THROW(KronSolver<double>(kron(good, Dense<double>(singular))), NumericalError);
+  HostMatrix<double> nan = well_conditioned<double>(3, false);
+  nan(1, 2) = std::nan("");
+  BOOST_CHECK_THROW(KronSolver<double>(kron(Dense<double>(nan), good)), NumericalError);
+  // Cholesky: an indefinite and a non-symmetric factor.
+  HostMatrix<double> indefinite = HostMatrix<double>::Identity(3, 3);
+  indefinite(2, 2) = -1;
+  BOOST_CHECK_THROW(
+      KronSolver<double>(kron(good, Dense<double>(indefinite)), KronSolveMethod::Cholesky),
+      NumericalError);
+  HostMatrix<double> nonsymmetric = well_conditioned<double>(3, true);
+  nonsymmetric(0, 2) += 1;
+  BOOST_CHECK_THROW(
+      KronSolver<double>(kron(good, Dense<double>(nonsymmetric)), KronSolveMethod::Cholesky),
+      NumericalError);
+  // Right-hand sides of the wrong size.
+  const KronSolver<double> solver(kron(good, good));
+  HostMatrix<double> b(8, 2), x(9, 2);
+  BOOST_CHECK_THROW(solver.solve(view(b), view(x)), ShapeError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

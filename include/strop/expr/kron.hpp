@@ -5,12 +5,12 @@
 // G_f = op(F_f) of shape Q_f x P_f, step f = n..1 maps an intermediate Z of K rows to
 //   Z'[q*(K/P_f) + s, :] = sum_p G_f[q, p] Z[s*P_f + p, :]
 // i.e. for every slice s, rows {s, s+K/P, ...} of Z' = G_f * rows [s*P, s*P+P) of Z.
-// The permuted store replaces the transposes of the shuffle algorithm; after n steps the
-// result is in natural order. Each slice product is the factor's own application, so a
-// factor can be any operator (a KS factor, a product, another Kron, ...).
-// On the device, a product of Dense/Identity factors (also behind transpose/adjoint nodes)
-// goes to the Kron-matmul engine instead (strop/operators/kron_matmul.hpp: fused CUDA
-// kernels, any layout); the algorithm follows kron_algorithm().
+// After n steps the result is in natural order. On the device, a product of Dense/Identity
+// factors (also behind transpose/adjoint nodes) goes to the Kron-matmul engine
+// (strop/operators/kron_matmul.hpp: fused CUDA kernels, cuBLAS GEMM passes, any layout);
+// the algorithm follows kron_algorithm(). Any other factors (a KS chain, a product, another
+// Kron, ...) go factor by factor, each applied once by its own path to all S = K/P_f slices
+// of all signals (one application to S*B columns), followed by the permutation.
 #include <vector>
 
 #include "strop/expr/any_operator.hpp"
@@ -35,6 +35,11 @@ class Kron : public OperatorBase<Kron<T>> {
   Index parameter_count() const;
 
  private:
+  // Any factors: each applied once to the mode unfolding of the intermediate, then a
+  // permutation (src/expr/kron.cpp).
+  void apply_factor_by_factor(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
+                              Context& ctx) const;
+
   std::vector<AnyOperator<T>> factors_;
   Index rows_ = 1;
   Index cols_ = 1;
@@ -52,6 +57,15 @@ requires(std::is_same_v<typename E::Scalar, typename Es::Scalar>&&...)
   using T = typename E::Scalar;
   return Kron<T>(std::vector<AnyOperator<T>>{AnyOperator<T>(first), AnyOperator<T>(rest)...});
 }
+
+// Mixed precision: a float Kron applied to half or bfloat16 signals. On the GPU a product of
+// dense/identity factors runs the Kron-matmul engine's 16-bit path (one tensor-core GEMM per
+// factor, fp32 accumulation, factors and intermediates rounded to 16 bits); other factors
+// go through float copies of the signals. On the host, through float.
+template <class Storage>
+void apply_reduced_precision(const Kron<float>& A, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha = 1, float beta = 0,
+                             Context& ctx = default_context());
 
 extern template class Kron<float>;
 extern template class Kron<double>;

@@ -2,28 +2,38 @@
 // Kron-matmul on the GPU: Y = alpha (G_1 ⊗ G_2 ⊗ ... ⊗ G_n) X + beta Y for dense factors
 // G_f (Q_f x P_f) of any shapes, never materialising the product (issue #8, FastKron).
 //
-//   Fused    FastKron's sliced multiply: one tiled CUDA kernel per factor, or one kernel for
-//            several consecutive small factors (P, Q <= 32) whose chunk fits in shared
-//            memory, intermediates ping-ponging through the workspace.
-//   Sliced   the same kernel, one factor per launch (no multi-factor fusion).
+//   Fused    FastKron's sliced multiply: one kernel for several consecutive small factors
+//            (P, Q <= 32) whose chunk fits in shared memory, the one-factor tiled kernel for
+//            the others, intermediates ping-ponging through the workspace.
+//   Sliced   our one-factor kernel for every factor (no multi-factor fusion).
+//   Gemm     one cuBLAS strided-batched GEMM per factor, the sliced multiply's permuted
+//            store written by the output strides (one pass over memory per factor at
+//            cuBLAS's rate; tensor cores for double).
 //   Shuffle  the baseline of GPyTorch/PyKronecker: per factor a reshape, a cuBLAS GEMM and
-//            a transpose kernel.
-//   Auto     Fused, fusing only the factors where it pays (small P and Q, batch-first layout).
+//            a transpose kernel (two passes per factor).
+//   Auto     fused passes for runs of small factors (P, Q <= 8) on batch-first data, a GEMM
+//            pass for every other factor (what measured fastest: bench/NOTES-kron.md).
 //
 // X and Y are device views in either layout (or any strides). The work space holds the
 // intermediates; pass one of at least kron_matmul_workspace_bytes() to avoid an
-// allocation per call (otherwise a stream-ordered temporary is taken from the driver pool).
+// allocation per call (otherwise a stream-ordered temporary is taken from the driver pool;
+// strided, non-packed X or Y on a GEMM pass also take one, for a packed copy).
+//
+// Half and bfloat16 signals (float factors): one tensor-core GEMM per factor with fp32
+// accumulation; the factors and every intermediate are rounded to the 16-bit type, so the
+// error grows with the number of factors (about n units of roundoff).
 #include <cstddef>
 #include <span>
 #include <string_view>
 
 #include "strop/core/context.hpp"
 #include "strop/core/op.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/core/view.hpp"
 
 namespace strop {
 
-enum class KronAlgorithm { Auto, Fused, Sliced, Shuffle };
+enum class KronAlgorithm { Auto, Fused, Sliced, Gemm, Shuffle };
 
 std::string_view to_string(KronAlgorithm algorithm);
 
@@ -77,5 +87,14 @@ template <class T>
 void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, MatrixView<T> Y,
                  T alpha, T beta, Context& ctx, void* workspace = nullptr,
                  std::size_t workspace_bytes = 0, KronAlgorithm algorithm = KronAlgorithm::Auto);
+
+// The 16-bit path: float factors, half or bfloat16 signals (GEMM passes on tensor cores).
+template <ReducedPrecision Storage>
+std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<float>> factors, Index batch,
+                                        Layout layout);
+template <ReducedPrecision Storage>
+void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storage> X,
+                 MatrixView<Storage> Y, float alpha, float beta, Context& ctx,
+                 void* workspace = nullptr, std::size_t workspace_bytes = 0);
 
 }  // namespace strop

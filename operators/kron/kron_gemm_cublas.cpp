@@ -1,0 +1,117 @@
+// One sliced multiply as one cuBLAS strided-batched GEMM, the permuted store written by the
+// output strides (no transpose pass, unlike the shuffle algorithm):
+//
+//   batch-first (ColMajor): signal b's input is a P x S column-major matrix A_b (S = K/P
+//     slices) and its output Z'[q*S + s] a S x Q column-major matrix C_b, so
+//     C_b = A_b^T G^T, a GEMM of m = S, n = Q, k = P per signal, batched over the signals.
+//   batch-last (RowMajor): the input is (S, P, B) and the output (Q, S, B); slice s is
+//     C_s (B x Q, leading dimension S*B, at offset s*B) = A_s (B x P) G^T, batched over s.
+//
+// One read and one write of the intermediate per factor at cuBLAS's GEMM rate, with tensor
+// cores for double (DMMA) and for half/bfloat16 (fp32 accumulation); float stays on FP32
+// (no TF32), the arithmetic of the CPU path.
+#include <algorithm>
+#include <climits>
+
+#include "operators/kron/kron_kernels.hpp"
+#include "runtime/cuda_types.hpp"
+#include "strop/core/reduced_precision.hpp"
+
+namespace strop::detail {
+namespace {
+
+template <class T>
+cudaDataType_t data_type() {
+  if constexpr (std::is_same_v<T, half>) {
+    return CUDA_R_16F;
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return CUDA_R_16BF;
+  } else {
+    return cuda_data_type<T>();
+  }
+}
+
+template <class T>
+cublasComputeType_t compute_type() {
+  if constexpr (is_reduced_precision_v<T>) {
+    return CUBLAS_COMPUTE_32F;
+  } else {
+    return cublas_compute_type<T>();
+  }
+}
+
+// cuBLAS's batch count is an int; larger batches run in chunks.
+constexpr Index kMaxBatch = 1 << 30;
+
+}  // namespace
+
+template <class T>
+KronGemmFactor<T> kron_gemm_factor(std::span<const KronFactorRef<T>> group, T* room, Context& ctx) {
+  if (group.size() > 1) {
+    kron_merge_factors(group, room, ctx);
+    Index Q = 1;
+    for (const auto& g : group)
+      Q *= g.Q;
+    return {room, cuda_int(Q, "kron gemm: merged Q"), true, false};
+  }
+  const KronFactorRef<T>& g = group.front();
+  // G[q][p] = data[q*stride_q + p*stride_p]. Column-major G (stride_q == 1): G^T is the
+  // transpose (conjugate transpose when conjugated). Column-major G^T (stride_p == 1): as is.
+  if (g.data != nullptr && g.stride_q == 1 && g.stride_p >= std::max<Index>(g.Q, 1) &&
+      g.stride_p <= INT_MAX)
+    return {g.data, int(g.stride_p), true, g.conjugate};
+  if (g.data != nullptr && g.stride_p == 1 && !g.conjugate &&
+      g.stride_q >= std::max<Index>(g.P, 1) && g.stride_q <= INT_MAX)
+    return {g.data, int(g.stride_q), false, false};
+  kron_pack_factor(g, room, ctx);  // G column-major, Q x P, conjugation applied
+  return {room, int(std::max<Index>(g.Q, 1)), true, false};
+}
+
+template <class T, class Compute>
+void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T* out, Index K,
+                    Index B, Layout layout, Compute alpha, Compute beta, Context& ctx) {
+  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+  const cudaDataType_t type = data_type<T>();
+  const cublasOperation_t g_op =
+      !g.transpose ? CUBLAS_OP_N : (g.conjugate ? CUBLAS_OP_C : CUBLAS_OP_T);
+  const Index S = K / P;
+  const int n = cuda_int(Q, "kron gemm: Q"), k = cuda_int(P, "kron gemm: P");
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  if (layout == Layout::ColMajor || B == 1) {
+    const int m = cuda_int(S, "kron gemm: slices");
+    for (Index b0 = 0; b0 < B && status == CUBLAS_STATUS_SUCCESS; b0 += kMaxBatch) {
+      const int count = int(std::min(kMaxBatch, B - b0));
+      status =
+          cublasGemmStridedBatchedEx(handle, CUBLAS_OP_T, g_op, m, n, k, &alpha, in + b0 * K, type,
+                                     k, K, g.data, type, g.ld, 0, &beta, out + b0 * S * Q, type, m,
+                                     S * Q, count, compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    }
+  } else {
+    const int m = cuda_int(B, "kron gemm: batch");
+    const int ldc = cuda_int(S * B, "kron gemm: slices x batch");
+    for (Index s0 = 0; s0 < S && status == CUBLAS_STATUS_SUCCESS; s0 += kMaxBatch) {
+      const int count = int(std::min(kMaxBatch, S - s0));
+      status =
+          cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, g_op, m, n, k, &alpha, in + s0 * P * B,
+                                     type, m, P * B, g.data, type, g.ld, 0, &beta, out + s0 * B,
+                                     type, ldc, B, count, compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+    }
+  }
+  require<DeviceError>(status == CUBLAS_STATUS_SUCCESS,
+                       "kron_matmul: cuBLAS strided-batched GEMM failed with status ", int(status),
+                       " (P ", P, ", Q ", Q, ", K ", K, ", batch ", B, ", ", to_string(layout),
+                       ")");
+}
+
+#define STROP_INSTANTIATE(T)                                                                       \
+  template KronGemmFactor<T> kron_gemm_factor(std::span<const KronFactorRef<T>>, T*, Context&);    \
+  template void kron_gemm_step(const KronGemmFactor<T>&, Index, Index, const T*, T*, Index, Index, \
+                               Layout, T, T, Context&);
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+#undef STROP_INSTANTIATE
+template void kron_gemm_step(const KronGemmFactor<half>&, Index, Index, const half*, half*, Index,
+                             Index, Layout, float, float, Context&);
+template void kron_gemm_step(const KronGemmFactor<bfloat16>&, Index, Index, const bfloat16*,
+                             bfloat16*, Index, Index, Layout, float, float, Context&);
+
+}  // namespace strop::detail

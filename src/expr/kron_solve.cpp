@@ -1,0 +1,80 @@
+#include "strop/expr/kron_solve.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+#include <limits>
+
+#include "strop/operators/dense.hpp"
+
+namespace strop {
+namespace {
+
+template <class T>
+struct FactorInverse {
+  HostMatrix<T> inverse;
+  double rcond = 1;
+};
+
+template <class T>
+FactorInverse<T> invert_factor(const HostMatrix<T>& F, std::size_t index, KronSolveMethod method) {
+  using Real = RealOf<T>;
+  require<ShapeError>(F.rows() == F.cols(), "KronSolver: factor ", index, " is ", F.rows(), "x",
+                      F.cols(), "; solving needs square factors");
+  require<NumericalError>(F.allFinite(), "KronSolver: factor ", index,
+                          " has NaN or infinite entries");
+  const double eps = double(std::numeric_limits<Real>::epsilon());
+  const Index n = F.rows();
+  if (method == KronSolveMethod::Cholesky) {
+    const double asym = double((F - F.adjoint()).cwiseAbs().maxCoeff());
+    require<NumericalError>(asym <= 100 * eps * double(F.cwiseAbs().maxCoeff()),
+                            "KronSolver: factor ", index,
+                            " is not Hermitian (Cholesky needs Hermitian positive definite "
+                            "factors; use KronSolveMethod::LU)");
+    const Eigen::LLT<HostMatrix<T>> llt(F);
+    require<NumericalError>(llt.info() == Eigen::Success, "KronSolver: factor ", index,
+                            " is not positive definite (Cholesky failed; use "
+                            "KronSolveMethod::LU)");
+    const double rcond = double(llt.rcond());
+    require<NumericalError>(rcond > eps, "KronSolver: factor ", index,
+                            " is singular to working precision (reciprocal condition ", rcond, ")");
+    return {llt.solve(HostMatrix<T>::Identity(n, n)), rcond};
+  }
+  const Eigen::PartialPivLU<HostMatrix<T>> lu(F);
+  const double rcond = double(lu.rcond());
+  require<NumericalError>(rcond > eps && std::isfinite(rcond), "KronSolver: factor ", index,
+                          " is singular to working precision (reciprocal condition ", rcond, ")");
+  return {lu.inverse(), rcond};
+}
+
+template <class T>
+std::vector<AnyOperator<T>> inverse_factors(const Kron<T>& A, KronSolveMethod method,
+                                            double& min_rcond) {
+  std::vector<AnyOperator<T>> inverses;
+  for (std::size_t f = 0; f < A.factors().size(); ++f) {
+    FactorInverse<T> inv = invert_factor<T>(A.factors()[f].to_dense(), f, method);
+    min_rcond = std::min(min_rcond, inv.rcond);
+    inverses.emplace_back(Dense<T>(std::move(inv.inverse)));
+  }
+  return inverses;
+}
+
+}  // namespace
+
+template <class T>
+KronSolver<T>::KronSolver(const Kron<T>& A, KronSolveMethod method)
+    : inverse_(inverse_factors(A, method, min_rcond_)) {}
+
+template <class T>
+void KronSolver<T>::solve(Op op, ConstView<T> B, MatrixView<T> X, Context& ctx) const {
+  require<ShapeError>(B.rows == size() && X.rows == size() && B.cols == X.cols,
+                      "KronSolver: the system has ", size(), " unknowns; got B ", B.rows, "x",
+                      B.cols, " and X ", X.rows, "x", X.cols);
+  inverse_.apply(op, B, X, T(1), T(0), ctx);
+}
+
+template class KronSolver<float>;
+template class KronSolver<double>;
+template class KronSolver<std::complex<float>>;
+template class KronSolver<std::complex<double>>;
+
+}  // namespace strop

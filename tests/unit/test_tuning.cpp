@@ -1,0 +1,73 @@
+// The tuning cache (strop/core/tuning.hpp): choices kept in memory and in a file, reloaded,
+// and malformed files rejected without touching the cache or the file.
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "reference.hpp"
+
+using namespace strop;
+
+namespace {
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Restores the process-wide state after each case.
+struct TuningState {
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("strop-tuning-" + std::to_string(::getpid())))
+          .string();
+  TuningState() { std::filesystem::create_directories(dir); }
+  ~TuningState() {
+    set_tuning_file("");
+    clear_tuned_choices();
+    set_tuning_enabled(false);
+    std::filesystem::remove_all(dir);
+  }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(tuning_cache)
+
+BOOST_AUTO_TEST_CASE(choices_persist_in_the_file) {
+  TuningState state;
+  const std::string path = state.dir + "/cache.txt";
+  set_tuning_file(path);
+  BOOST_TEST(tuning_file() == path);
+  BOOST_TEST(!tuned_choice("kron|gpu|float32|B=4|2x2").has_value());
+  store_tuned_choice("kron|gpu|float32|B=4|2x2", "gemm");
+  store_tuned_choice("ks|gpu|float64|a=1", "fused");
+  store_tuned_choice("kron|gpu|float32|B=4|2x2", "sliced");  // replaces the first choice
+  BOOST_TEST(*tuned_choice("kron|gpu|float32|B=4|2x2") == "sliced");
+  BOOST_TEST(
+      read_all(path) ==
+      "# strop tuning cache v1\nkron|gpu|float32|B=4|2x2\tsliced\nks|gpu|float64|a=1\tfused\n");
+  // A fresh start (memory cleared) reloads the file.
+  set_tuning_file("");
+  clear_tuned_choices();
+  BOOST_TEST(tuned_choice_count() == 0u);
+  set_tuning_file(path);
+  BOOST_TEST(tuned_choice_count() == 2u);
+  BOOST_TEST(*tuned_choice("ks|gpu|float64|a=1") == "fused");
+}
+
+BOOST_AUTO_TEST_CASE(bad_files_and_keys_are_rejected) {
+  TuningState state;
+  const std::string path = state.dir + "/not-a-cache.txt";
+  std::ofstream(path) << "hello\tworld\n";
+  BOOST_CHECK_THROW(set_tuning_file(path), IoError);
+  BOOST_TEST(tuning_file().empty());
+  BOOST_TEST(read_all(path) == "hello\tworld\n");  // untouched
+  const std::string truncated = state.dir + "/truncated.txt";
+  std::ofstream(truncated) << "# strop tuning cache v1\nkron|a\tgemm\nkron|b";
+  BOOST_CHECK_THROW(set_tuning_file(truncated), IoError);
+  BOOST_TEST(tuned_choice_count() == 0u);
+  BOOST_CHECK_THROW(store_tuned_choice("key\twith tab", "x"), ShapeError);
+  BOOST_CHECK_THROW(store_tuned_choice("key", ""), ShapeError);
+  set_tuning_enabled(true);
+  BOOST_TEST(tuning_enabled());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
