@@ -38,11 +38,15 @@ ROWS = {
         ("chain_fusion_speedup_4096", "fused butterfly chain n = 4096, fp32, B = 4096 vs factor by factor", "x"),
     ],
     "kron-summary.json": [
-        ("float32_median_time_over_roofline", "Kron-matmul (Auto), fp32, FastKron Tables 1+3: median time / roofline", "x"),
-        ("float64_median_time_over_roofline", "Kron-matmul (Auto), fp64, FastKron Tables 1+3: median time / roofline", "x"),
-        ("float32_median_speedup_vs_shuffle", "Kron-matmul (Auto), fp32: median speedup vs the shuffle algorithm", "x"),
-        ("float32_speedup_8^6", "Kron-matmul (Auto), fp32 8^6, M = 1024: speedup vs shuffle", "x"),
-        ("float32_speedup_16^5", "Kron-matmul (Auto), fp32 16^5, M = 1024: speedup vs shuffle", "x"),
+        ("float_median_frac_roofline", "Kron-matmul (Auto), fp32, FastKron Tables 1+3: median fraction of the roofline", "f"),
+        ("double_median_frac_roofline", "Kron-matmul (Auto), fp64, FastKron Tables 1+3: median fraction of the roofline", "f"),
+        ("float_median_speedup_vs_shuffle", "Kron-matmul (Auto), fp32: median speedup vs the shuffle algorithm", "x"),
+        ("float_speedup_vs_shuffle/8^6", "Kron-matmul (Auto), fp32 8^6, M = 1024: speedup vs shuffle", "x"),
+        ("float_speedup_vs_shuffle/16^5", "Kron-matmul (Auto), fp32 16^5, M = 1024: speedup vs shuffle", "x"),
+        ("half_over_float/8^6", "Kron-matmul, half (tensor cores) vs our float path, 8^6, M = 1024", "x"),
+        ("half_over_float/16^5", "Kron-matmul, half (tensor cores) vs our float path, 16^5, M = 1024", "x"),
+        ("half_over_float/32^4", "Kron-matmul, half (tensor cores) vs our float path, 32^4, M = 1024", "x"),
+        ("half_over_float/64^3", "Kron-matmul, half (tensor cores) vs our float path, 64^3, M = 1024", "x"),
     ],
     "stl-summary.json": [
         ("half_layer_speedup_n8192_r32", "Strassen-Tile layer, half, n = 8192, r = 32: speedup vs dense cuBLAS", "x"),
@@ -80,6 +84,8 @@ def fmt(value, kind):
         return f"{value:.2f}x"
     if kind == "s":
         return f"{value:.3g} s"
+    if kind == "f":
+        return f"{value:.3f}"
     return f"{value:.1e}"
 
 

@@ -134,9 +134,10 @@ void Kron<T>::apply_factor_by_factor(Op op, ConstView<T> X, MatrixView<T> Y, T a
   TempMatrix<T> pong(largest, B, Layout::ColMajor, space, ctx);
 
   ConstView<T> in = X;
-  if (!packed_column_major(X)) {
-    detail::axpby(T(1), X, T(0), ping.view.row_block(0, X.rows), false, ctx);
-    in = ping.view.row_block(0, X.rows);
+  if (!packed_column_major(X)) {  // a packed copy (leading dimension X.rows, not largest)
+    const MatrixView<T> copy = make_view(ping.view.data, X.rows, B, Layout::ColMajor, space);
+    detail::axpby(T(1), X, T(0), copy, false, ctx);
+    in = copy;
   }
   Index K = X.rows;
   for (std::size_t f = factors_.size(); f-- > 0;) {

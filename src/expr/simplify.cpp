@@ -6,6 +6,7 @@
 #include "strop/expr/block_diag.hpp"
 #include "strop/expr/kron.hpp"
 #include "strop/expr/stack.hpp"
+#include "strop/operators/identity.hpp"
 #include "strop/operators/ks_chain.hpp"
 
 namespace strop {
@@ -54,6 +55,53 @@ Any<T> simplify_product(const Any<T>& lhs, const Any<T>& rhs) {
   return Product<Any<T>, Any<T>>(lhs, rhs);
 }
 
+// I_L ⊗ K ⊗ I_R of a KS factor (a,b,c,d) is the KS factor (L*a, b, c, d*R) with
+// w'[l*a + i, k, m, j*R + r] = w[i, k, m, j] (the support's definition, indices expanded).
+template <class T>
+KSFactor<T> widened(const KSFactor<T>& K, Index L, Index R) {
+  const KSPattern p = K.pattern();
+  const KSPattern q{L * p.a, p.b, p.c, p.d * R};
+  std::vector<T> values(static_cast<std::size_t>(q.nnz()));
+  std::size_t at = 0;
+  for (Index i = 0; i < q.a; ++i)
+    for (Index k = 0; k < q.b; ++k)
+      for (Index m = 0; m < q.c; ++m)
+        for (Index j = 0; j < q.d; ++j)
+          values[at++] = K.value(i % p.a, k, m, j / R);
+  return KSFactor<T>(q, std::move(values));
+}
+
+// A Kronecker product of KS factors and chains (and identities) is a KS chain, by the
+// mixed-product rule F_1 ⊗ ... ⊗ F_n = prod_f (I_{L_f} ⊗ F_f ⊗ I_{R_f}) with L_f the
+// columns of the factors before f and R_f the rows of those after it.
+template <class T>
+std::optional<KSChain<T>> kron_as_chain(const std::vector<Any<T>>& factors) {
+  std::vector<std::optional<KSChain<T>>> chains;
+  bool any_ks = false;
+  for (const auto& f : factors) {
+    if (f.template as<Identity<T>>() != nullptr) {
+      chains.emplace_back();
+      continue;
+    }
+    chains.push_back(as_chain(f));
+    if (!chains.back()) return std::nullopt;
+    any_ks = true;
+  }
+  if (!any_ks) return std::nullopt;
+  std::vector<KSFactor<T>> out;
+  for (std::size_t f = 0; f < factors.size(); ++f) {
+    if (!chains[f]) continue;
+    Index L = 1, R = 1;
+    for (std::size_t g = 0; g < f; ++g)
+      L *= factors[g].cols();
+    for (std::size_t g = f + 1; g < factors.size(); ++g)
+      R *= factors[g].rows();
+    for (const KSFactor<T>& K : chains[f]->factors())
+      out.push_back(widened(K, L, R));
+  }
+  return KSChain<T>(std::move(out));
+}
+
 template <class T, bool Conjugate>
 Any<T> simplify_transposed(const Any<T>& inner) {
   // (A^T)^T and (A^H)^H; for real scalars ^T and ^H are the same.
@@ -95,7 +143,11 @@ AnyOperator<T> simplify(const AnyOperator<T>& op) {
   if (const auto* t = op.template as<Transposed<Any<T>, true>>()) {
     return simplify_transposed<T, true>(simplify(t->inner()));
   }
-  if (const auto* k = op.template as<Kron<T>>()) return Kron<T>(simplify_all(k->factors()));
+  if (const auto* k = op.template as<Kron<T>>()) {
+    auto factors = simplify_all(k->factors());
+    if (auto chain = kron_as_chain(factors)) return *std::move(chain);
+    return Kron<T>(std::move(factors));
+  }
   if (const auto* b = op.template as<BlockDiag<T>>())
     return BlockDiag<T>(simplify_all(b->blocks()));
   if (const auto* v = op.template as<VStack<T>>()) return VStack<T>(simplify_all(v->parts()));

@@ -1,4 +1,6 @@
 // The planner's run-time rewrites give the same operator, with the expected structure.
+#include <random>
+
 #include "reference.hpp"
 
 using namespace strop;
@@ -19,6 +21,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_mixed_product, T, ScalarTypes) {
   const AnyOperator<T> misaligned = kron(A, B) * kron(E, F);  // (8x6)(6x10)
   BOOST_TEST(simplify(misaligned).node_type() == std::string("product"));
   check_against_dense(simplify(misaligned), misaligned.to_dense());
+}
+
+// A Kronecker product of KS factors, chains and identities stays KS: one chain with each
+// factor widened to I_L ⊗ K ⊗ I_R (rectangular factors, a > 1 and d > 1 included).
+BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_ks_factors_is_a_ks_chain, T, ScalarTypes) {
+  std::mt19937 gen(17);
+  const auto K1 = KSFactor<T>::random({2, 3, 2, 1}, gen);  // 6 x 4
+  const auto K2 = KSFactor<T>::random({1, 2, 3, 2}, gen);  // 4 x 6
+  const KSChain<T> chain(
+      {KSFactor<T>::random({1, 2, 2, 2}, gen), KSFactor<T>::random({2, 2, 2, 1}, gen)});  // 4 x 4
+  const AnyOperator<T> before = kron(K1, Identity<T>(3), chain, K2);
+  const AnyOperator<T> after = simplify(before);
+  const auto* as_chain = after.template as<KSChain<T>>();
+  BOOST_REQUIRE(as_chain != nullptr);
+  BOOST_TEST(as_chain->factors().size() == 4u);  // K1, the chain's two, K2
+  check_against_dense(
+      after,
+      kron_dense(kron_dense(kron_dense(K1.to_dense(), HostMatrix<T>(HostMatrix<T>::Identity(3, 3))),
+                            chain.to_dense()),
+                 K2.to_dense()));
+  // Any other factor keeps the Kronecker product.
+  const AnyOperator<T> mixed = kron(K1, Dense<T>(random_matrix<T>(2, 2)));
+  BOOST_TEST(simplify(mixed).node_type() == std::string("kron"));
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(kron_transposes_and_double_transposes, T, ScalarTypes) {

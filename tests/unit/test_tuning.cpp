@@ -1,8 +1,8 @@
 // The tuning cache (strop/core/tuning.hpp): choices kept in memory and in a file, reloaded,
 // and malformed files rejected without touching the cache or the file.
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "reference.hpp"
 
