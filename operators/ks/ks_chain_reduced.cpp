@@ -19,14 +19,7 @@ void apply_reduced_precision(const KSChain<float>& A, Op op, ConstView<Storage> 
   if (form && ks_algorithm() == KSAlgorithm::Auto &&
       detail::hadamard_device_supported(*form, X.row_stride, X.col_stride))
     return detail::hadamard_device_apply<Storage>(*form, op, X, Y, alpha, beta, ctx);
-  // Any other chain: through float copies of the signals (three passes over memory more
-  // than a native 16-bit kernel would make).
-  const Layout layout = layout_of(Y);
-  TempMatrix<float> x(X.rows, X.cols, layout, MemorySpace::Device, ctx);
-  TempMatrix<float> y(Y.rows, Y.cols, layout, MemorySpace::Device, ctx);
-  detail::device_convert(X, 0.0f, x.view, ctx);
-  A.apply(op, ConstView<float>(x.view), y.view, alpha, 0.0f, ctx);
-  detail::device_convert(ConstView<float>(y.view), beta, Y, ctx);
+  detail::apply_through_float(A, op, X, Y, alpha, beta, ctx);  // any other chain
 #else
   throw DeviceError("ks_chain: strop was built without CUDA; apply it to host data");
 #endif

@@ -171,13 +171,7 @@ void apply_reduced_precision(const Kron<float>& A, Op op, ConstView<Storage> X,
   for (std::size_t f = 0; f < refs.size() && all_dense; ++f)
     all_dense = engine_factor(A.factors()[f], op, ctx, refs[f]);
   if (all_dense) return kron_matmul<Storage>(refs, X, Y, alpha, beta, ctx);
-  // Other factors: through float copies of the signals.
-  const Layout layout = layout_of(Y);
-  TempMatrix<float> x(X.rows, X.cols, layout, MemorySpace::Device, ctx);
-  TempMatrix<float> y(Y.rows, Y.cols, layout, MemorySpace::Device, ctx);
-  detail::device_convert(X, 0.0f, x.view, ctx);
-  A.apply(op, ConstView<float>(x.view), y.view, alpha, 0.0f, ctx);
-  detail::device_convert(ConstView<float>(y.view), beta, Y, ctx);
+  detail::apply_through_float(A, op, X, Y, alpha, beta, ctx);  // other factors
 #else
   throw DeviceError("kron: strop was built without CUDA; apply it to host data");
 #endif

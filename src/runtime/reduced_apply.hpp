@@ -4,11 +4,13 @@
 // ks_chain_reduced.cpp).
 #include <cmath>
 
+#include "strop/core/buffer.hpp"
 #include "strop/core/context.hpp"
 #include "strop/core/error.hpp"
 #include "strop/core/reduced_precision.hpp"
 #include "strop/core/view.hpp"
 #include "strop/expr/algebra.hpp"
+#include "strop/expr/elementwise.hpp"
 
 namespace strop::detail {
 
@@ -55,5 +57,20 @@ bool reduced_done_without_device(const Operator& A, Op op, ConstView<Storage> X,
   apply_on_host(A, op, X, Y, alpha, beta, ctx);
   return true;
 }
+
+#if STROP_HAVE_CUDA
+// Device signals through float copies around the float operator (three passes over memory
+// more than a native 16-bit path would make): the fallback where no 16-bit kernel applies.
+template <class Storage, class Operator>
+void apply_through_float(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                         float alpha, float beta, Context& ctx) {
+  const Layout layout = layout_of(Y);
+  TempMatrix<float> x(X.rows, X.cols, layout, MemorySpace::Device, ctx);
+  TempMatrix<float> y(Y.rows, Y.cols, layout, MemorySpace::Device, ctx);
+  device_convert(X, 0.0f, x.view, ctx);
+  A.apply(op, ConstView<float>(x.view), y.view, alpha, 0.0f, ctx);
+  device_convert(ConstView<float>(y.view), beta, Y, ctx);
+}
+#endif
 
 }  // namespace strop::detail
