@@ -5,9 +5,8 @@
 
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
+#include "runtime/tuner.hpp"
 #include "strop/core/buffer.hpp"
-#include "strop/core/timing.hpp"
-#include "strop/core/tuning.hpp"
 #include "strop/expr/elementwise.hpp"
 #include "strop/operators/kron_matmul.hpp"
 
@@ -189,30 +188,22 @@ KronAlgorithm tuned_algorithm(std::span<const KronFactorRef<T>> factors,
     key += detail::concat(f == 0 ? "" : ",", shapes[f].Q, "x", shapes[f].P);
   const KronAlgorithm candidates[] = {KronAlgorithm::Auto, KronAlgorithm::Fused,
                                       KronAlgorithm::Sliced, KronAlgorithm::Gemm};
-  if (const auto choice = tuned_choice(key))
-    for (KronAlgorithm a : candidates)
-      if (to_string(a) == *choice) return a;
-  TempMatrix<T> scratch(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
-  KronAlgorithm best = KronAlgorithm::Auto;
-  double best_seconds = 0;
+  std::optional<TempMatrix<T>> scratch;  // made only when measuring
   measuring = true;
   try {
-    for (KronAlgorithm a : candidates) {
-      const double seconds = median_device_seconds(
-          ctx, [&] { kron_matmul<T>(factors, X, scratch.view, T(1), T(0), ctx, nullptr, 0, a); }, 3,
-          1);
-      if (a == KronAlgorithm::Auto || seconds < best_seconds) {
-        best = a;
-        best_seconds = seconds;
-      }
-    }
+    const KronAlgorithm best = detail::tuned_choice_by_measurement<KronAlgorithm>(
+        key, candidates, [](KronAlgorithm a) { return to_string(a); },
+        [&](KronAlgorithm a) {
+          if (!scratch) scratch.emplace(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
+          kron_matmul<T>(factors, X, scratch->view, T(1), T(0), ctx, nullptr, 0, a);
+        },
+        ctx);
+    measuring = false;
+    return best;
   } catch (...) {
     measuring = false;
     throw;
   }
-  measuring = false;
-  store_tuned_choice(key, std::string(to_string(best)));
-  return best;
 }
 
 }  // namespace

@@ -1,19 +1,57 @@
 // KSFactor on the GPU: picks an algorithm and hands the cached device values to it.
+#include <algorithm>
+#include <optional>
+
 #include "operators/ks/ks_device.hpp"
+#include "runtime/tuner.hpp"
+#include "strop/core/buffer.hpp"
 #include "strop/operators/dense.hpp"
 #include "strop/operators/ks_factor.hpp"
 
 namespace strop {
 
 #if STROP_HAVE_CUDA
+// Auto with tuning on: every algorithm that applies measured once per problem (pattern,
+// op, batch, layouts, dtype, GPU) into scratch memory, the fastest cached. Dense only while
+// the materialised matrix is small (it is made and uploaded once per factor).
+template <class T>
+KSAlgorithm KSFactor<T>::tuned_algorithm(Op op, ConstView<T> X, MatrixView<T> Y,
+                                         Context& ctx) const {
+  const KSPattern& p = pattern();
+  const std::string key =
+      detail::concat("ks|", device_name(ctx.device()), "|", ScalarTraits<T>::name, "|",
+                     to_string(op), "|X=", to_string(layout_of(X)), "|Y=", to_string(layout_of(Y)),
+                     "|B=", X.cols, "|", p.a, ",", p.b, ",", p.c, ",", p.d);
+  // The model's choice first: ties keep it.
+  std::vector<KSAlgorithm> candidates = {ks_auto_algorithm(p, op, X, ConstView<T>(Y))};
+  auto add = [&](KSAlgorithm a) {
+    if (std::find(candidates.begin(), candidates.end(), a) == candidates.end())
+      candidates.push_back(a);
+  };
+  add(KSAlgorithm::Fused);
+  add(KSAlgorithm::SmallBatch);
+  add(KSAlgorithm::Bmm);
+  if (ks_strided_gemm_supported(p, op, X, ConstView<T>(Y))) add(KSAlgorithm::StridedGemm);
+  if (rows() * cols() <= (Index(1) << 24)) add(KSAlgorithm::Dense);
+  std::optional<TempMatrix<T>> scratch;  // made only when measuring
+  return detail::tuned_choice_by_measurement<KSAlgorithm>(
+      key, candidates, [](KSAlgorithm a) { return to_string(a); },
+      [&](KSAlgorithm a) {
+        if (!scratch) scratch.emplace(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
+        KSAlgorithmGuard forced(a);
+        apply_device(op, X, scratch->view, T(1), T(0), ctx);
+      },
+      ctx);
+}
+
 template <class T>
 void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                                Context& ctx) const {
   const KSPattern& p = pattern();
   KSAlgorithm algorithm = ks_algorithm();
-  if (algorithm == KSAlgorithm::Auto) {
-    algorithm = ks_auto_algorithm(p, op, X, ConstView<T>(Y));
-  }
+  if (algorithm == KSAlgorithm::Auto)
+    algorithm = tuning_enabled() ? tuned_algorithm(op, X, Y, ctx)
+                                 : ks_auto_algorithm(p, op, X, ConstView<T>(Y));
   const State& s = *state_;
   switch (algorithm) {
     case KSAlgorithm::Auto:

@@ -122,4 +122,27 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(fused_chain_kernel, T, ScalarTypes) {
   }
 }
 
+// Tuning on: the algorithms that apply are measured once per problem (into scratch memory:
+// Y keeps its beta term), the fastest is cached and gives the same product; another batch
+// size is another problem.
+BOOST_AUTO_TEST_CASE(tuned_algorithm_is_cached_and_correct) {
+  std::mt19937 gen(29);
+  const auto K = KSFactor<float>::random({2, 32, 48, 2}, gen);
+  const HostMatrix<float> dense = K.to_dense();
+  clear_tuned_choices();
+  set_tuning_enabled(true);
+  for (Index batch : {Index(64), Index(64), Index(3)}) {
+    const HostMatrix<float> x = random_matrix<float>(K.cols(), batch);
+    const HostMatrix<float> y0 = random_matrix<float>(K.rows(), batch);
+    const DeviceMatrix<float> xd = to_device(x, Layout::RowMajor);
+    DeviceMatrix<float> yd = to_device(y0, Layout::RowMajor);
+    K.apply(Op::NoTrans, xd.view(), yd.view(), 2.0f, -1.0f);
+    BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(2.0f * dense * x - y0)) <=
+               tolerance<float>(K.cols()));
+  }
+  BOOST_TEST(tuned_choice_count() == 2u);  // B = 64 once, B = 3 once
+  set_tuning_enabled(false);
+  clear_tuned_choices();
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 
 #include "strop/core/device_cache.hpp"
 #include "strop/expr/operator_base.hpp"
+#include "strop/operators/ks_algorithm.hpp"
 #include "strop/operators/ks_pattern.hpp"
 
 namespace strop {
@@ -60,6 +61,8 @@ class KSFactor : public OperatorBase<KSFactor<T>> {
     DeviceCache<T> device_dense;    // the materialised matrix, for the Dense baseline
   };
   void apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  // What Auto runs with tuning on (strop/core/tuning.hpp): measured once, then cached.
+  KSAlgorithm tuned_algorithm(Op op, ConstView<T> X, MatrixView<T> Y, Context& ctx) const;
   std::shared_ptr<const State> state_;
 };
 
