@@ -102,5 +102,12 @@ void KSFactor<T>::apply_device(Op, ConstView<T>, MatrixView<T>, T, T, Context&) 
   template void KSFactor<T>::apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, \
                                           Context& ctx) const;
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+#undef STROP_INSTANTIATE
+#if STROP_HAVE_CUDA
+#define STROP_INSTANTIATE(T)                                                                   \
+  template KSAlgorithm KSFactor<T>::tuned_algorithm(Op, ConstView<T>, MatrixView<T>, Context&) \
+      const;
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+#endif
 
 }  // namespace strop
