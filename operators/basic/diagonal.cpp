@@ -1,5 +1,6 @@
 #include "strop/operators/diagonal.hpp"
 
+#include "strop/expr/elementwise.hpp"
 #include "strop/operators/leaf_support.hpp"
 
 namespace strop {
@@ -11,8 +12,17 @@ Diagonal<T>::Diagonal(Vector diagonal) : diagonal_(std::make_shared<Vector>(std:
 
 template <class T>
 void Diagonal<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
-                                  Context&) const {
-  detail::require_host("diagonal", X.space);
+                                  Context& ctx) const {
+  if (X.space == MemorySpace::Device) {
+#if STROP_HAVE_CUDA
+    const bool conjugate = is_complex_v<T> && op == Op::Adjoint;
+    const T* d = device_diagonal_->get(diagonal_->data(), rows(), ctx, conjugate);
+    return detail::device_scale_rows(alpha, d, X, beta, Y, ctx);
+#else
+    (void)ctx;
+    detail::require_host("diagonal", X.space);
+#endif
+  }
   auto x = eigen_map(X);
   auto y = eigen_map(Y);
   const Vector d =

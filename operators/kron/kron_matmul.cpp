@@ -249,10 +249,19 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
   if (Y.rows == 0 || Y.cols == 0) return;
 
   const Layout layout = layout_of(Y);
-  if (algorithm == KronAlgorithm::Auto && tuning_enabled() && !measuring)
-    algorithm = tuned_algorithm(factors, shapes, X, Y, ctx);
-  const detail::KronPlan plan =
+  detail::KronPlan plan =
       detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>);
+  if (algorithm == KronAlgorithm::Auto && tuning_enabled() && !measuring) {
+    // The tuned choice, unless it needs more than the caller's work space (sized for
+    // Auto's plan by kron_matmul_workspace_bytes): then Auto's plan stays.
+    const KronAlgorithm tuned = tuned_algorithm(factors, shapes, X, Y, ctx);
+    detail::KronPlan tuned_plan =
+        detail::plan_kron(shapes, X.cols, layout, tuned, sizeof(T), is_complex_v<T>);
+    if (workspace == nullptr || tuned_plan.workspace_bytes <= workspace_bytes) {
+      algorithm = tuned;
+      plan = std::move(tuned_plan);
+    }
+  }
   Buffer<char> owned;
   if (workspace == nullptr && plan.workspace_bytes > 0) {
     owned = Buffer<char>(Index(plan.workspace_bytes), MemorySpace::Device, ctx);

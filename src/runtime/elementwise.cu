@@ -10,17 +10,18 @@
 namespace strop::detail {
 namespace {
 
-// Row r of Y takes row from[r] of X (row r without `from`).
+// Row r of Y takes row from[r] of X (row r without `from`), times scale[r] when given.
 template <class D>
 __global__ void axpby_kernel(D alpha, const D* x, Index x_rs, Index x_cs, D beta, D* y, Index y_rs,
                              Index y_cs, Index rows, Index cols, bool conjugate_x,
-                             const Index* from) {
+                             const Index* from, const D* scale) {
   const Index total = rows * cols;
   for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < total;
        i += Index(gridDim.x) * blockDim.x) {
     const auto [r, c] = element_in_memory_order(i, rows, cols, y_rs);  // stores coalesce
     D xv = x[(from ? from[r] : r) * x_rs + c * x_cs];
     if (conjugate_x) xv = conjugate(xv);
+    if (scale) xv = mul(scale[r], xv);
     D& yv = y[r * y_rs + c * y_cs];
     const D ax = is_zero(alpha) ? D{} : mul(alpha, xv);
     yv = is_zero(beta) ? ax : add(ax, mul(beta, yv));
@@ -29,7 +30,7 @@ __global__ void axpby_kernel(D alpha, const D* x, Index x_rs, Index x_cs, D beta
 
 template <class T>
 void launch_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x,
-                  const Index* from, Context& ctx) {
+                  const Index* from, const T* scale, Context& ctx) {
   using D = DeviceScalar<T>;
   const Index total = Y.rows * Y.cols;
   if (total == 0) return;
@@ -40,7 +41,7 @@ void launch_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjuga
       <<<static_cast<unsigned>(blocks), threads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
           a, reinterpret_cast<const D*>(X.data), X.row_stride, X.col_stride, b,
           reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.rows, Y.cols, conjugate_x,
-          from);
+          from, reinterpret_cast<const D*>(scale));
   check_launch("axpby_kernel");
 }
 
@@ -49,13 +50,19 @@ void launch_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjuga
 template <class T>
 void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x,
                   Context& ctx) {
-  launch_axpby(alpha, X, beta, Y, conjugate_x, nullptr, ctx);
+  launch_axpby(alpha, X, beta, Y, conjugate_x, nullptr, static_cast<const T*>(nullptr), ctx);
 }
 
 template <class T>
 void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta, MatrixView<T> Y,
                         Context& ctx) {
-  launch_axpby(alpha, X, beta, Y, false, from, ctx);
+  launch_axpby(alpha, X, beta, Y, false, from, static_cast<const T*>(nullptr), ctx);
+}
+
+template <class T>
+void device_scale_rows(T alpha, const T* row_scale, ConstView<T> X, T beta, MatrixView<T> Y,
+                       Context& ctx) {
+  launch_axpby(alpha, X, beta, Y, false, nullptr, row_scale, ctx);
 }
 
 namespace {
@@ -95,7 +102,9 @@ template void device_convert(ConstView<float>, float, MatrixView<bfloat16>, Cont
   template void device_axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, \
                              Context& ctx);                                                      \
   template void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta,           \
-                                   MatrixView<T> Y, Context& ctx);
+                                   MatrixView<T> Y, Context& ctx);                               \
+  template void device_scale_rows(T alpha, const T* row_scale, ConstView<T> X, T beta,           \
+                                  MatrixView<T> Y, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

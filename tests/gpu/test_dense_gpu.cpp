@@ -54,11 +54,15 @@ BOOST_AUTO_TEST_CASE(out_of_memory_is_a_device_error) {
   BOOST_TEST(to_device(HostMatrix<double>(HostMatrix<double>::Ones(2, 2))).to_host().sum() == 4);
 }
 
-BOOST_AUTO_TEST_CASE(host_only_leaf_on_device_says_so) {
-  const Diagonal<float> D(Eigen::VectorXf::Ones(4));
-  const DeviceMatrix<float> x = to_device(HostMatrix<float>(HostMatrix<float>::Ones(4, 2)));
-  DeviceMatrix<float> y(4, 2);
-  BOOST_CHECK_THROW(D.apply(Op::NoTrans, x.view(), y.view()), DeviceError);
+// The diagonal's row-scaling kernel (d conjugated for A^H), every layout pair and alpha/beta,
+// and inside an expression and a Kronecker product (the any-factor path).
+BOOST_AUTO_TEST_CASE_TEMPLATE(diagonal_on_the_device, T, ScalarTypes) {
+  const Diagonal<T> D(typename Diagonal<T>::Vector(random_matrix<T>(24, 1)));
+  check_gpu_against_cpu(D, 9);
+  const Dense<T> A(random_matrix<T>(24, 24));
+  check_gpu_against_cpu(A * D + D.adjoint(), 5);
+  check_gpu_against_cpu(kron(Diagonal<T>(typename Diagonal<T>::Vector(random_matrix<T>(3, 1))), A),
+                        4);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -274,6 +274,24 @@ BOOST_AUTO_TEST_CASE(tuned_choice_is_cached_and_correct) {
                tolerance<float>(128));
     BOOST_TEST(tuned_choice_count() == 1u);  // measured once, reused the second time
   }
+  // A caller's work space sized for Auto's plan: the tuned choice never asks for more.
+  const DeviceMatrix<float> d1 = to_device(f1, Layout::ColMajor),
+                            d2 = to_device(f2, Layout::ColMajor);
+  const std::vector<KronFactorRef<float>> refs = {
+      KronFactorRef<float>::column_major(d1.data(), 16, 16, Op::NoTrans),
+      KronFactorRef<float>::column_major(d2.data(), 8, 8, Op::NoTrans)};
+  for (Index batch : {Index(1), Index(77)}) {
+    const std::size_t bytes = kron_matmul_workspace_bytes<float>(refs, batch, Layout::RowMajor);
+    Buffer<char> workspace(Index(std::max<std::size_t>(bytes, 1)), MemorySpace::Device,
+                           default_context());
+    const HostMatrix<float> xb = random_matrix<float>(128, batch);
+    const DeviceMatrix<float> xd = to_device(xb, Layout::RowMajor);
+    DeviceMatrix<float> yd(128, batch, Layout::RowMajor);
+    kron_matmul<float>(refs, xd.view(), yd.view(), 1.0f, 0.0f, default_context(), workspace.data(),
+                       bytes);
+    BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(dense * xb)) <=
+               tolerance<float>(128));
+  }
   set_tuning_enabled(false);
   clear_tuned_choices();
 }

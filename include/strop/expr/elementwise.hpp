@@ -17,6 +17,11 @@ void axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, C
 template <class T>
 void device_gather_rows(T alpha, ConstView<T> X, const Index* from, T beta, MatrixView<T> Y,
                         Context& ctx);
+// Y[i, :] = alpha s[i] X[i, :] + beta Y[i, :] on device views, `row_scale` a device array of
+// Y.rows values s (a diagonal's application).
+template <class T>
+void device_scale_rows(T alpha, const T* row_scale, ConstView<T> X, T beta, MatrixView<T> Y,
+                       Context& ctx);
 // Y = X + beta Y between float and half/bfloat16 device views (From or To is float),
 // computed in float and rounded once to To (the reduced-precision fallbacks' conversions).
 template <class From, class To>

@@ -1,7 +1,8 @@
 #pragma once
-// Diagonal<T>: diag(d), n x n.
+// Diagonal<T>: diag(d), n x n. On the GPU a row-scaling kernel with the values uploaded once.
 #include <memory>
 
+#include "strop/core/device_cache.hpp"
 #include "strop/expr/operator_base.hpp"
 
 namespace strop {
@@ -25,6 +26,8 @@ class Diagonal : public OperatorBase<Diagonal<T>> {
 
  private:
   std::shared_ptr<const Vector> diagonal_;
+  // d and conj(d) on the device, made on first use (the values are immutable).
+  std::shared_ptr<DeviceCache<T>> device_diagonal_ = std::make_shared<DeviceCache<T>>();
 };
 
 extern template class Diagonal<float>;
