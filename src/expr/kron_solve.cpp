@@ -3,57 +3,67 @@
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <limits>
+#include <type_traits>
 
 #include "strop/operators/dense.hpp"
 
 namespace strop {
 namespace {
 
+// Factors are inverted in double precision (complex<double> for complex scalars) and rounded
+// once to T: single-precision factors get an inverse accurate to their own precision, and
+// only two instantiations of Eigen's decompositions are compiled.
 template <class T>
+using Wide = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
+
+template <class W>
 struct FactorInverse {
-  HostMatrix<T> inverse;
+  HostMatrix<W> inverse;
   double rcond = 1;
 };
 
-template <class T>
-FactorInverse<T> invert_factor(const HostMatrix<T>& F, std::size_t index, KronSolveMethod method) {
-  using Real = RealOf<T>;
+// `eps`: the working precision of the solver's scalar type, for the singularity check.
+template <class W>
+FactorInverse<W> invert_factor(const HostMatrix<W>& F, std::size_t index, KronSolveMethod method,
+                               double eps) {
   require<ShapeError>(F.rows() == F.cols(), "KronSolver: factor ", index, " is ", F.rows(), "x",
                       F.cols(), "; solving needs square factors");
   require<NumericalError>(F.allFinite(), "KronSolver: factor ", index,
                           " has NaN or infinite entries");
-  const double eps = double(std::numeric_limits<Real>::epsilon());
   const Index n = F.rows();
+  const HostMatrix<W> identity = HostMatrix<W>::Identity(n, n);
   if (method == KronSolveMethod::Cholesky) {
     const double asym = double((F - F.adjoint()).cwiseAbs().maxCoeff());
     require<NumericalError>(asym <= 100 * eps * double(F.cwiseAbs().maxCoeff()),
                             "KronSolver: factor ", index,
                             " is not Hermitian (Cholesky needs Hermitian positive definite "
                             "factors; use KronSolveMethod::LU)");
-    const Eigen::LLT<HostMatrix<T>> llt(F);
+    const Eigen::LLT<HostMatrix<W>> llt(F);
     require<NumericalError>(llt.info() == Eigen::Success, "KronSolver: factor ", index,
                             " is not positive definite (Cholesky failed; use "
                             "KronSolveMethod::LU)");
     const double rcond = double(llt.rcond());
     require<NumericalError>(rcond > eps, "KronSolver: factor ", index,
                             " is singular to working precision (reciprocal condition ", rcond, ")");
-    return {llt.solve(HostMatrix<T>::Identity(n, n)), rcond};
+    return {llt.solve(identity), rcond};
   }
-  const Eigen::PartialPivLU<HostMatrix<T>> lu(F);
+  const Eigen::PartialPivLU<HostMatrix<W>> lu(F);
   const double rcond = double(lu.rcond());
   require<NumericalError>(rcond > eps && std::isfinite(rcond), "KronSolver: factor ", index,
                           " is singular to working precision (reciprocal condition ", rcond, ")");
-  return {lu.inverse(), rcond};
+  return {lu.solve(identity), rcond};
 }
 
 template <class T>
 std::vector<AnyOperator<T>> inverse_factors(const Kron<T>& A, KronSolveMethod method,
                                             double& min_rcond) {
+  const double eps = double(std::numeric_limits<RealOf<T>>::epsilon());
   std::vector<AnyOperator<T>> inverses;
   for (std::size_t f = 0; f < A.factors().size(); ++f) {
-    FactorInverse<T> inv = invert_factor<T>(A.factors()[f].to_dense(), f, method);
+    const HostMatrix<Wide<T>> F = A.factors()[f].to_dense().template cast<Wide<T>>();
+    FactorInverse<Wide<T>> inv = invert_factor<Wide<T>>(F, f, method, eps);
     min_rcond = std::min(min_rcond, inv.rcond);
-    inverses.emplace_back(Dense<T>(std::move(inv.inverse)));
+    inverses.emplace_back(Dense<T>(inv.inverse.template cast<T>()));
   }
   return inverses;
 }

@@ -23,9 +23,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_mixed_product, T, ScalarTypes) {
   check_against_dense(simplify(misaligned), misaligned.to_dense());
 }
 
+using KronKSTypes = boost::mpl::list<double, std::complex<float>>;
+
 // A Kronecker product of KS factors, chains and identities stays KS: one chain with each
 // factor widened to I_L ⊗ K ⊗ I_R (rectangular factors, a > 1 and d > 1 included).
-BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_ks_factors_is_a_ks_chain, T, ScalarTypes) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_ks_factors_is_a_ks_chain, T, KronKSTypes) {
   std::mt19937 gen(17);
   const auto K1 = KSFactor<T>::random({2, 3, 2, 1}, gen);  // 6 x 4
   const auto K2 = KSFactor<T>::random({1, 2, 3, 2}, gen);  // 4 x 6
