@@ -2,6 +2,7 @@
 // Internal: the CUDA launches of the Kron-matmul engine (operators/kron/kron_kernels.cu).
 // Views carry general strides: element (k, b) of an intermediate is at
 // data[k*row_stride + b*col_stride], so one kernel serves both layouts.
+#include <cstdint>
 #include <span>
 
 #include "strop/core/context.hpp"
@@ -40,6 +41,20 @@ bool kron_packed(const MatrixView<T>& v, Layout layout) {
     return v.row_stride == 1 && (v.col_stride == v.rows || v.cols == 1);
   return v.col_stride == 1 && (v.row_stride == v.cols || v.rows == 1);
 }
+
+// Carves 256-byte aligned pieces out of a caller's work space (ShapeError when it is short).
+struct KronCarver {
+  char* next;
+  char* end;
+  template <class T>
+  T* take(Index count) {
+    auto addr = (reinterpret_cast<std::uintptr_t>(next) + 255) / 256 * 256;
+    T* p = reinterpret_cast<T*>(addr);
+    next = reinterpret_cast<char*>(p + count);
+    require<ShapeError>(next <= end, "kron_matmul: work space too small");
+    return p;
+  }
+};
 
 // A factor as a cuBLAS operand: op(data) (leading dimension ld) is G^T, P x Q.
 template <class T>

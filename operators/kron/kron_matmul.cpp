@@ -79,20 +79,6 @@ Index block_elements(std::span<const KronFactorRef<T>> group) {
   return P * Q;
 }
 
-// Carves 256-byte aligned pieces out of the work space.
-struct Carver {
-  char* next;
-  char* end;
-  template <class T>
-  T* take(Index count) {
-    auto addr = (reinterpret_cast<std::uintptr_t>(next) + 255) / 256 * 256;
-    T* p = reinterpret_cast<T*>(addr);
-    next = reinterpret_cast<char*>(p + count);
-    require<ShapeError>(next <= end, "kron_matmul: work space too small");
-    return p;
-  }
-};
-
 // `from` copied into the packed `to` (16-bit data through float: exact both ways).
 template <class T>
 void copy_view(ConstView<T> from, MatrixView<T> to, Context& ctx) {
@@ -275,7 +261,8 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
   if (algorithm == KronAlgorithm::Shuffle)
     return detail::kron_shuffle(factors, X, Y, alpha, beta, workspace, workspace_bytes, ctx);
 
-  Carver carve{static_cast<char*>(workspace), static_cast<char*>(workspace) + workspace_bytes};
+  detail::KronCarver carve{static_cast<char*>(workspace),
+                           static_cast<char*>(workspace) + workspace_bytes};
   T* buffers[2] = {nullptr, nullptr};
   for (int i = 0; i < plan.buffers; ++i)
     buffers[i] = carve.take<T>(plan.buffer_rows * X.cols);
@@ -317,7 +304,8 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
   require<ShapeError>(workspace_bytes >= plan.workspace_bytes, "kron_matmul: work space of ",
                       workspace_bytes, " bytes, ", plan.workspace_bytes, " needed (16-bit, batch ",
                       X.cols, ")");
-  Carver carve{static_cast<char*>(workspace), static_cast<char*>(workspace) + workspace_bytes};
+  detail::KronCarver carve{static_cast<char*>(workspace),
+                           static_cast<char*>(workspace) + workspace_bytes};
   Storage* buffers[2] = {nullptr, nullptr};
   for (int i = 0; i < plan.buffers; ++i)
     buffers[i] = carve.take<Storage>(plan.buffer_rows * X.cols);

@@ -23,21 +23,6 @@ int to_int(Index v, const char* what) {
   return int(v);
 }
 
-// Carves aligned pieces out of the caller's work space.
-struct Carver {
-  char* next;
-  char* end;
-  template <class T>
-  T* take(Index count) {
-    auto addr = reinterpret_cast<std::uintptr_t>(next);
-    addr = (addr + 255) / 256 * 256;
-    T* p = reinterpret_cast<T*>(addr);
-    next = reinterpret_cast<char*>(p + count);
-    require<ShapeError>(next <= end, "kron shuffle: work space too small");
-    return p;
-  }
-};
-
 }  // namespace
 
 template <class T>
@@ -50,7 +35,7 @@ void kron_shuffle(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Mat
   for (const auto& g : factors)
     shapes.push_back({g.P, g.Q});
   const KronPlan plan = plan_kron(shapes, B, layout, KronAlgorithm::Shuffle, sizeof(T));
-  Carver carve{static_cast<char*>(workspace), static_cast<char*>(workspace) + workspace_bytes};
+  KronCarver carve{static_cast<char*>(workspace), static_cast<char*>(workspace) + workspace_bytes};
   T* buf[2] = {carve.take<T>(plan.buffer_rows * B), carve.take<T>(plan.buffer_rows * B)};
   T* tmp = carve.take<T>(plan.buffer_rows * B);
   std::vector<T*> packed_g(n);
