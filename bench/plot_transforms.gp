@@ -26,6 +26,8 @@ plot select('hadamard', 'float16', 9) using 1:2 with linespoints title 'half, co
      1.1 with lines dashtype 2 lc rgb 'black' title 'target 1.1 (n <= 8192)'
 set title 'DFT complex<float>: time / cuFFT C2C'
 set ylabel 'time / cuFFT'
-plot select('dft', 'complex64', 12) using 1:2 with linespoints title 'KS chain (generic path)', \
-     1.5 with lines dashtype 2 lc rgb 'black' title 'target 1.5 (n <= 4096)'
+set yrange [0.5:4]
+plot select('dft', 'complex64', 12) using 1:2 with linespoints title 'Stockham FFT kernel', \
+     1.5 with lines dashtype 2 lc rgb 'black' title 'target 1.5 (n <= 4096)', \
+     2.0 with lines dashtype 3 lc rgb 'black' title 'target 2 (n <= 32768)'
 unset multiplot

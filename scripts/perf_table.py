@@ -61,7 +61,9 @@ ROWS = {
         ("hadamard_float_over_memcpy/8192", "Walsh-Hadamard kernel, float, n = 8192, B = 4096: time / cudaMemcpy of the data", "x"),
         ("hadamard_12x_over_pow2_per_elem", "Hadamard 12 x 2^k (half): time per value / the power of two's", "x"),
         ("hadamard_28x_over_pow2_per_elem", "Hadamard 28 x 2^k (half): time per value / the power of two's", "x"),
-        ("dft_c64_over_cufft/4096", "DFT complex<float> n = 4096 (KS chain): time / cuFFT C2C", "x"),
+        ("dft_c64_over_cufft/1024", "DFT complex<float> n = 1024, B = 4096 (Stockham kernel): time / cuFFT C2C", "x"),
+        ("dft_c64_over_cufft/4096", "DFT complex<float> n = 4096, B = 4096 (Stockham kernel): time / cuFFT C2C", "x"),
+        ("dft_c64_over_cufft/32768", "DFT complex<float> n = 32768, B = 4096 (Stockham kernel): time / cuFFT C2C", "x"),
     ],
     "factorize-summary.json": [
         ("butterfly_4096_f64_cpu_s", "butterfly factorization 4096 x 4096 double, CPU", "s"),

@@ -37,6 +37,17 @@ KSChain<T>::KSChain(std::vector<KSFactor<T>> factors, const detail::HadamardForm
 }
 
 template <class T>
+KSChain<T>::KSChain(std::vector<KSFactor<T>> factors, detail::FourierForm form)
+    : KSChain(std::move(factors)) {
+  require<PatternError>(form.n == rows() && rows() == cols() && form.input_order &&
+                            Index(form.input_order->size()) == form.n && form.roots &&
+                            Index(form.roots->size()) == form.n,
+                        "ks_chain: a Fourier form of size ", form.n, " does not match a ", rows(),
+                        "x", cols(), " chain");
+  fourier_form_ = std::move(form);
+}
+
+template <class T>
 KSChain<T> KSChain<T>::random(const std::vector<KSPattern>& patterns, std::mt19937& rng) {
   std::vector<KSFactor<T>> factors;
   factors.reserve(patterns.size());

@@ -1,5 +1,7 @@
 // The DFT and its inverse: a Cooley-Tukey chain times the digit reversal of its input.
 #include <cmath>
+#include <memory>
+#include <numbers>
 
 #include "operators/transforms/fourier_chain.hpp"
 #include "strop/operators/transforms.hpp"
@@ -22,8 +24,21 @@ Product<KSChain<T>, Permutation<T>> fourier_transform(Index n, const TransformOp
     s = 1.0 / double(n);
   }
   transforms::scale(chain.front(), s);
-  return Product<KSChain<T>, Permutation<T>>(transforms::to_chain<T>(chain),
-                                             Permutation<T>(transforms::digit_reversal(radices)));
+  Permutation<T> reversal(transforms::digit_reversal(radices));
+  // The form lets the product run as one Stockham FFT (no digit reversal pass).
+  detail::FourierForm form;
+  form.n = n;
+  form.sign = inverse ? +1 : -1;
+  form.scale = s;
+  form.input_order = reversal.shared_indices();
+  auto roots = std::make_shared<std::vector<std::complex<double>>>(static_cast<std::size_t>(n));
+  for (Index e = 0; e < n; ++e)
+    (*roots)[std::size_t(e)] =
+        std::polar(1.0, double(form.sign) * 2.0 * std::numbers::pi * double(e) / double(n));
+  form.roots = std::move(roots);
+  const KSChain<T> factors = transforms::to_chain<T>(chain);
+  return Product<KSChain<T>, Permutation<T>>(KSChain<T>(factors.factors(), std::move(form)),
+                                             std::move(reversal));
 }
 
 }  // namespace

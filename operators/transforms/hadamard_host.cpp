@@ -1,13 +1,13 @@
 // The fast Walsh-Hadamard transform on the host. Each signal is copied into a buffer of n
 // values (at most a few hundred KiB: it stays in cache), transformed in place by the radix-2
 // stages of H_{2^k} on every block of 2^k values (the inner loops run over contiguous values
-// and vectorise) and by H_m on the top digit, then scaled into Y. Signals are spread over
-// the OpenMP threads. n log2(n) additions per signal, against the n sum(radices) multiply-adds
-// of the generic chain path.
+// and vectorise) and by H_m on the top digit, then scaled into Y (transform_each_signal). n log2(n)
+// additions per signal, against the n sum(radices) multiply-adds of the generic chain path.
 #include "operators/transforms/hadamard_host.hpp"
 
 #include <vector>
 
+#include "operators/transforms/each_signal_host.hpp"
 #include "operators/transforms/hadamard_signs.hpp"
 #include "strop/core/scalar.hpp"
 
@@ -53,33 +53,17 @@ void odd_digit(std::vector<T>& v, const HadamardRowMasks& masks, Index m, Index 
 template <class T>
 void hadamard_host_apply(const HadamardForm& form, Op op, ConstView<T> X, MatrixView<T> Y, T alpha,
                          T beta) {
-  const Index n = form.size(), block = Index(1) << form.log2_pow2;
+  const Index block = Index(1) << form.log2_pow2;
   // H is real: its adjoint is its transpose, and only H_m is not symmetric.
   const bool transposed = form.transposed != (op != Op::NoTrans);
   const T scaled_alpha = alpha * T(RealOf<T>(form.scale));
   const HadamardRowMasks masks = paley_row_masks(int(form.m));  // once, not per signal
-  [[maybe_unused]] const bool parallel = double(n) * double(X.cols) > 1e5;
-#ifdef _OPENMP
-#pragma omp parallel if (parallel)
-#endif
-  {
-    std::vector<T> v(static_cast<std::size_t>(n));
-    std::vector<T> row(static_cast<std::size_t>(form.m));
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-    for (Index c = 0; c < X.cols; ++c) {
-      for (Index i = 0; i < n; ++i)
-        v[std::size_t(i)] = *X.ptr(i, c);
-      power_of_two_stages(v, block);
-      if (form.m > 1) odd_digit(v, masks, form.m, block, transposed, row);
-      for (Index i = 0; i < n; ++i) {
-        T& y = *Y.ptr(i, c);
-        y = beta == T(0) ? scaled_alpha * v[std::size_t(i)]
-                         : scaled_alpha * v[std::size_t(i)] + beta * y;
-      }
-    }
-  }
+  transform_each_signal(
+      X, Y, scaled_alpha, beta, [&] { return std::vector<T>(static_cast<std::size_t>(form.m)); },
+      [&](std::vector<T>& v, std::vector<T>& row) {
+        power_of_two_stages(v, block);
+        if (form.m > 1) odd_digit(v, masks, form.m, block, transposed, row);
+      });
 }
 
 #define STROP_INSTANTIATE(T) \

@@ -1,8 +1,11 @@
 // Fast transforms and permutations on the GPU against the CPU path (itself tested against
 // naive transforms and FFTW in tests/unit/test_transforms.cpp): the chains go through the
 // fused multi-factor kernel where they fit, the digit reversal through the row gather.
+#include <limits>
 #include "gpu_reference.hpp"
+
 #include "operators/ks/ks_device.hpp"
+#include "operators/transforms/fft_device.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -69,6 +72,44 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(dft_on_the_device, T, DftTypes) {
                             50 * tolerance<T>(n));
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(fft_kernel_matches_the_cpu) {
+  // Every size the Stockham kernel takes: each first-stage radix, several signals per block
+  // with a partial last block, blocks of 512 and 1024 threads; both directions, every op and
+  // layout (batch-contiguous signals take the chain path), against the host FFT.
+  using T = std::complex<float>;
+  for (Index n = 16; n <= detail::kFftDeviceMaxSize; n *= 2) {
+    BOOST_TEST_CONTEXT("n = " << n) {
+      BOOST_TEST(detail::fft_device_supported(n, 1, 1));
+      check_gpu_against_cpu(dft<T>(n), 37, 50 * tolerance<T>(n));
+      check_gpu_against_cpu(inverse_dft<T>(n, {Normalization::Orthonormal}), 5,
+                            50 * tolerance<T>(n));
+    }
+  }
+  BOOST_TEST(!detail::fft_device_supported(3 * 128, 1, 1));
+  BOOST_TEST(!detail::fft_device_supported(2 * detail::kFftDeviceMaxSize, 1, 1));
+  BOOST_TEST(!detail::fft_device_supported(1024, 2, 1));
+}
+
+BOOST_AUTO_TEST_CASE(fft_kernel_takes_strided_views_and_skips_y_without_beta) {
+  // Signals three values into a taller matrix; Y full of NaN, which beta = 0 must not read;
+  // the rows around the view stay untouched.
+  using T = std::complex<float>;
+  const Index n = 4096, batch = 11;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto f = dft<T>(n, {Normalization::Orthonormal});
+  const HostMatrix<T> x = random_matrix<T>(n + 3, batch);
+  HostMatrix<T> expected(n, batch);
+  f.apply(Op::NoTrans, view(HostMatrix<T>(x.block(3, 0, n, batch))), view(expected));
+  const DeviceMatrix<T> xd = to_device(x, Layout::ColMajor);
+  const HostMatrix<T> all_nan = HostMatrix<T>::Constant(n + 3, batch, T(nan, nan));
+  DeviceMatrix<T> yd = to_device(all_nan, Layout::ColMajor);
+  f.apply(Op::NoTrans, xd.view().row_block(3, n), yd.view().row_block(3, n));
+  const HostMatrix<T> got = yd.to_host();
+  BOOST_TEST(relative_error(HostMatrix<T>(got.block(3, 0, n, batch)), expected) <=
+             50 * tolerance<T>(n));
+  BOOST_TEST(got.topRows(3).array().isNaN().all());
 }
 
 BOOST_AUTO_TEST_CASE(hadamard_kernel_matches_the_cpu_chain) {

@@ -7,6 +7,26 @@
 
 namespace strop {
 
+namespace detail {
+// One operand of a product for the hook below: its type name ("any" for an AnyOperator,
+// whose node is then looked at) and its address.
+struct ProductOperand {
+  const char* type;
+  const void* object;
+};
+template <class E>
+ProductOperand product_operand(const E& e) {
+  return {E::type_name, &e};
+}
+// Products that one kernel applies whole, with no temporary between the factors: today the
+// chain dft() builds times its digit reversal (the Stockham FFT, KSChain's FourierForm).
+// Applies L R and returns true, or returns false having touched nothing. Defined in
+// operators/transforms/fourier_product.cpp for each scalar type.
+template <class T>
+bool apply_product_whole(ProductOperand lhs, ProductOperand rhs, Op op, ConstView<T> X,
+                         MatrixView<T> Y, T alpha, T beta, Context& ctx);
+}  // namespace detail
+
 template <class L, class R>
 class Product : public OperatorBase<Product<L, R>> {
   static_assert(std::is_same_v<typename L::Scalar, typename R::Scalar>,
@@ -28,6 +48,9 @@ class Product : public OperatorBase<Product<L, R>> {
 
   void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
                        Context& ctx) const {
+    if (detail::apply_product_whole(detail::product_operand(lhs_), detail::product_operand(rhs_),
+                                    op, X, Y, alpha, beta, ctx))
+      return;
     // (LR) X = L (R X) and (LR)^T X = R^T (L^T X): the inner dimension is shared.
     TempMatrix<Scalar> inner(rhs_.rows(), X.cols, layout_of(Y), X.space, ctx);
     if (op == Op::NoTrans) {

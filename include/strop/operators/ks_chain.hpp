@@ -15,6 +15,7 @@
 
 #include "strop/core/reduced_precision.hpp"
 #include "strop/expr/algebra.hpp"
+#include "strop/operators/fourier_form.hpp"
 #include "strop/operators/hadamard_form.hpp"
 #include "strop/operators/ks_factor.hpp"
 
@@ -31,12 +32,15 @@ class KSChain : public OperatorBase<KSChain<T>> {
   // The same, marking the chain as the Hadamard matrix `form` describes (for hadamard();
   // PatternError unless the sizes agree; the values are trusted to match).
   KSChain(std::vector<KSFactor<T>> factors, const detail::HadamardForm& form);
+  // The same, marking the chain as the DFT factor that `form` describes (for dft()).
+  KSChain(std::vector<KSFactor<T>> factors, detail::FourierForm form);
   static KSChain random(const std::vector<KSPattern>& patterns, std::mt19937& rng);
 
   const std::vector<KSFactor<T>>& factors() const { return *factors_; }
   std::vector<KSPattern> patterns() const;
   std::size_t size() const { return factors_->size(); }
   const std::optional<detail::HadamardForm>& hadamard_form() const { return hadamard_form_; }
+  const std::optional<detail::FourierForm>& fourier_form() const { return fourier_form_; }
 
   // The chain with factors i and i+1 replaced by one factor of pattern
   // fuse(p_i, p_{i+1}) holding their exact product. PatternError unless they are chainable,
@@ -55,6 +59,7 @@ class KSChain : public OperatorBase<KSChain<T>> {
  private:
   std::shared_ptr<const std::vector<KSFactor<T>>> factors_;
   std::optional<detail::HadamardForm> hadamard_form_;
+  std::optional<detail::FourierForm> fourier_form_;
   // All factors' values one after the other on the device, for the fused chain kernel
   // (made on its first use; the chain is immutable).
   std::shared_ptr<DeviceCache<T>> packed_values_ = std::make_shared<DeviceCache<T>>();

@@ -22,6 +22,8 @@ class Permutation : public OperatorBase<Permutation<T>> {
   Index rows() const { return static_cast<Index>(perm_->size()); }
   Index cols() const { return rows(); }
   const std::vector<Index>& indices() const { return *perm_; }
+  // The indices, shared with every copy (lets dft()'s product recognise its own digit reversal).
+  const std::shared_ptr<const std::vector<Index>>& shared_indices() const { return perm_; }
 
   void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index) const { return 0; }

@@ -23,6 +23,13 @@
 // Fewer factors mean fewer passes over the signals but larger blocks; the GPU side picks by
 // measurement, so it is a parameter.
 //
+// The DFT as one FFT: the product dft() returns carries, on its chain, a FourierForm naming
+// the transform and its own digit reversal; applied as a whole (directly or inside any
+// expression) it runs a Stockham FFT instead of the permutation and the factors: on the host
+// for every size and scalar type, on the GPU for complex<float> and n = 2^k <= 32768 with
+// contiguous signals. The chain alone, chains derived from it and products loaded from a file
+// apply their factors (same values, tested against each other).
+//
 // Real signals and the DFT: dft<T> needs a complex T. Promote real signals to complex
 // (imaginary part zero), e.g. X.cast<std::complex<float>>(); `strop transform --kind dft`
 // does this. There is no half-spectrum (R2C) operator: the output is the full spectrum.

@@ -1,0 +1,32 @@
+#pragma once
+// Internal: the Stockham FFT kernel (fft_kernel.cu) that applies the product dft() builds on
+// the GPU, for complex<float> signals stored one after the other (row stride 1).
+#include <complex>
+#include <vector>
+
+#include "strop/core/context.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop::detail {
+
+// The largest n the kernel takes: a signal split over the shared memory of a cluster of
+// blocks.
+inline constexpr Index kFftDeviceMaxSize = 32768;
+
+// Whether the kernel takes size n with these row strides: n = 2^k with 16 <= n <=
+// kFftDeviceMaxSize, and contiguous signals in X and Y.
+bool fft_device_supported(Index n, Index x_row_stride, Index y_row_stride);
+
+// The kernel's table of stage twiddles for size n (host values, to be copied to the device
+// once per transform), and its length.
+std::vector<std::complex<float>> fft_device_twiddles(Index n);
+Index fft_device_twiddle_count(Index n);
+
+// Y = alpha F X + beta Y with F = exp(-2 pi i j k / n) (forward) or its conjugate (inverse),
+// for device views X and Y that do not overlap; `twiddles` the device copy of
+// fft_device_twiddles(n). DeviceError unless supported.
+void fft_device_apply(Index n, bool inverse, const std::complex<float>* twiddles,
+                      ConstView<std::complex<float>> X, MatrixView<std::complex<float>> Y,
+                      std::complex<float> alpha, std::complex<float> beta, Context& ctx);
+
+}  // namespace strop::detail
