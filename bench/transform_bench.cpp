@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
   // Hadamard in float (the Walsh-Hadamard kernel, and for comparison the generic chain path
   // the float chain took before it, forced with KSAlgorithm::Fused), half and bfloat16.
   std::map<Index, double> hadamard_over_copy, hadamard_half_over_copy, hadamard_bf16_over_copy,
-      hadamard_rowmajor_half_over_copy, dft_over_cufft;
+      hadamard_rowmajor_half_over_copy, dft_over_cufft, dft_rowmajor_over_cufft;
   std::map<Index, double> half_per_element, float_per_element, hadamard_half_over_bandwidth;
   auto time_hadamard = [&](Index n, Layout layout, const char* dtype) {
     const KSChain<float> h = hadamard<float>(n);
@@ -286,6 +286,11 @@ int main(int argc, char** argv) {
     const double td =
         bench::time_apply_device<std::complex<float>>(f, B, Layout::ColMajor, opt.reps, ctx);
     row("dft", n, "complex64", sizeof(std::complex<float>), td, c2c, r2c);
+    // Batch-contiguous signals (against the same cuFFT C2C on contiguous ones).
+    const double tr =
+        bench::time_apply_device<std::complex<float>>(f, B, Layout::RowMajor, opt.reps, ctx);
+    row("dft_rowmajor", n, "complex64", sizeof(std::complex<float>), tr, c2c, r2c);
+    if (c2c > 0) dft_rowmajor_over_cufft[n] = tr / c2c;
     if (c2c > 0) dft_over_cufft[n] = td / c2c;
   }
   // Fixed cost per call: one call timed alone against 20 queued back to back (per call).
@@ -340,6 +345,7 @@ int main(int argc, char** argv) {
   write_map("hadamard_float_over_memcpy", hadamard_over_copy);
   write_map("hadamard_rowmajor_half_over_memcpy", hadamard_rowmajor_half_over_copy);
   write_map("dft_c64_over_cufft", dft_over_cufft);
+  write_map("dft_c64_rowmajor_over_cufft", dft_rowmajor_over_cufft);
   // The keys: half, the worse of the two sizes compared.
   const double over12 =
       std::max(odd_over_pow2["12x_half_vs_4096"], odd_over_pow2["12x_half_vs_32768"]);

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: the Stockham FFT kernel (fft_kernel.cu) that applies the product dft() builds on
-// the GPU, for complex<float> signals stored one after the other (row stride 1).
+// the GPU, for complex<float> signals in either layout (fastest with contiguous signals).
 #include <complex>
 #include <vector>
 
@@ -13,9 +13,8 @@ namespace strop::detail {
 // blocks.
 inline constexpr Index kFftDeviceMaxSize = 32768;
 
-// Whether the kernel takes size n with these row strides: n = 2^k with 16 <= n <=
-// kFftDeviceMaxSize, and contiguous signals in X and Y.
-bool fft_device_supported(Index n, Index x_row_stride, Index y_row_stride);
+// Whether the kernel takes size n: n = 2^k with 16 <= n <= kFftDeviceMaxSize (any strides).
+bool fft_device_supported(Index n);
 
 // The kernel's table of stage twiddles for size n (host values, to be copied to the device
 // once per transform), and its length.

@@ -49,8 +49,7 @@ bool apply_product_whole(ProductOperand lhs, ProductOperand rhs, Op op, ConstVie
 #if STROP_HAVE_CUDA
     if constexpr (std::is_same_v<T, std::complex<float>>) {
       // Forced KS algorithms keep the chain's own path on the GPU (as for Hadamard).
-      if (ks_algorithm() == KSAlgorithm::Auto &&
-          fft_device_supported(form.n, X.row_stride, Y.row_stride)) {
+      if (ks_algorithm() == KSAlgorithm::Auto && fft_device_supported(form.n)) {
         const std::complex<float>* twiddles = form.device_twiddles->get_or_make(
             fft_device_twiddle_count(form.n), ctx, [&] { return fft_device_twiddles(form.n); });
         fft_device_apply(form.n, sign > 0, twiddles, X, Y,

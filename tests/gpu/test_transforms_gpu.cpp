@@ -76,25 +76,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(dft_on_the_device, T, DftTypes) {
 
 BOOST_AUTO_TEST_CASE(fft_kernel_matches_the_cpu) {
   // Every size the Stockham kernel takes: each first-stage radix, several signals per block
-  // with a partial last block, blocks of 512 and 1024 threads; both directions, every op and
-  // layout (batch-contiguous signals take the chain path), against the host FFT.
+  // with a partial last block, blocks of 512 and 1024 threads, 2^15 in two halves; both
+  // directions, every op and layout, against the host FFT.
   using T = std::complex<float>;
   for (Index n = 16; n <= detail::kFftDeviceMaxSize; n *= 2) {
     BOOST_TEST_CONTEXT("n = " << n) {
-      BOOST_TEST(detail::fft_device_supported(n, 1, 1));
+      BOOST_TEST(detail::fft_device_supported(n));
       check_gpu_against_cpu(dft<T>(n), 37, 50 * tolerance<T>(n));
       check_gpu_against_cpu(inverse_dft<T>(n, {Normalization::Orthonormal}), 5,
                             50 * tolerance<T>(n));
     }
   }
-  BOOST_TEST(!detail::fft_device_supported(3 * 128, 1, 1));
-  BOOST_TEST(!detail::fft_device_supported(2 * detail::kFftDeviceMaxSize, 1, 1));
-  BOOST_TEST(!detail::fft_device_supported(1024, 2, 1));
+  BOOST_TEST(!detail::fft_device_supported(3 * 128));
+  BOOST_TEST(!detail::fft_device_supported(2 * detail::kFftDeviceMaxSize));
+  BOOST_TEST(!detail::fft_device_supported(8));
 }
 
 BOOST_AUTO_TEST_CASE(fft_kernel_takes_strided_views_and_skips_y_without_beta) {
-  // Signals three values into a taller matrix; Y full of NaN, which beta = 0 must not read;
-  // the rows around the view stay untouched.
+  // Signals three values into a taller matrix, in both layouts; Y full of NaN, which beta = 0
+  // must not read; the rows around the view stay untouched.
   using T = std::complex<float>;
   const Index n = 4096, batch = 11;
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -102,14 +102,18 @@ BOOST_AUTO_TEST_CASE(fft_kernel_takes_strided_views_and_skips_y_without_beta) {
   const HostMatrix<T> x = random_matrix<T>(n + 3, batch);
   HostMatrix<T> expected(n, batch);
   f.apply(Op::NoTrans, view(HostMatrix<T>(x.block(3, 0, n, batch))), view(expected));
-  const DeviceMatrix<T> xd = to_device(x, Layout::ColMajor);
   const HostMatrix<T> all_nan = HostMatrix<T>::Constant(n + 3, batch, T(nan, nan));
-  DeviceMatrix<T> yd = to_device(all_nan, Layout::ColMajor);
-  f.apply(Op::NoTrans, xd.view().row_block(3, n), yd.view().row_block(3, n));
-  const HostMatrix<T> got = yd.to_host();
-  BOOST_TEST(relative_error(HostMatrix<T>(got.block(3, 0, n, batch)), expected) <=
-             50 * tolerance<T>(n));
-  BOOST_TEST(got.topRows(3).array().isNaN().all());
+  for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+    const DeviceMatrix<T> xd = to_device(x, layout);
+    DeviceMatrix<T> yd = to_device(all_nan, layout);
+    f.apply(Op::NoTrans, xd.view().row_block(3, n), yd.view().row_block(3, n));
+    const HostMatrix<T> got = yd.to_host();
+    BOOST_TEST_CONTEXT(to_string(layout)) {
+      BOOST_TEST(relative_error(HostMatrix<T>(got.block(3, 0, n, batch)), expected) <=
+                 50 * tolerance<T>(n));
+      BOOST_TEST(got.topRows(3).array().isNaN().all());
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(hadamard_kernel_matches_the_cpu_chain) {
