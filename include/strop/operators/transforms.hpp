@@ -27,8 +27,8 @@
 // the transform and its own digit reversal; applied as a whole (directly or inside any
 // expression) it runs a Stockham FFT instead of the permutation and the factors: on the host
 // for every size and scalar type, on the GPU for complex<float> and n = 2^k <= 32768 (either
-// layout; fastest with contiguous signals). The chain alone, chains derived from it and products loaded from a file
-// apply their factors (same values, tested against each other).
+// layout; fastest with contiguous signals). The chain alone, chains derived from it and products
+// loaded from a file apply their factors (same values, tested against each other).
 //
 // Real signals and the DFT: dft<T> needs a complex T. Promote real signals to complex
 // (imaginary part zero), e.g. X.cast<std::complex<float>>(); `strop transform --kind dft`
