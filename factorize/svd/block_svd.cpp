@@ -3,6 +3,8 @@
 #include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <type_traits>
 
 #include "factorize/svd/jacobi_svd.hpp"
 #include "factorize/svd/leading_svd.hpp"
@@ -40,19 +42,26 @@ double truncated_svd_cpu(const T* block, Index rows, Index cols, Index rank, T* 
   if (use_leading_svd(rows, cols, rank)) {
     if (const auto dropped = leading_svd(block, rows, cols, rank, u, s, vh)) return *dropped;
   }
+  // The full SVD runs in double precision for every T: float blocks get double's accuracy,
+  // and the build instantiates Eigen's two SVDs for two types instead of four (this file
+  // alone took ~5 of CI's 25 minutes).
+  using Wide = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
+  using WideMatrix = Eigen::Matrix<Wide, Eigen::Dynamic, Eigen::Dynamic>;
+  const WideMatrix wide = a.template cast<Wide>();
   const unsigned options = Eigen::ComputeThinU | Eigen::ComputeThinV;
   auto take = [&](const auto& svd) {
     const Index k = std::min<Index>(rank, svd.singularValues().size());
-    U.leftCols(k) = svd.matrixU().leftCols(k);
-    S.head(k) = svd.singularValues().head(k);
-    VH.topRows(k) = svd.matrixV().leftCols(k).adjoint();
+    U.leftCols(k) = svd.matrixU().leftCols(k).template cast<T>();
+    S.head(k) = svd.singularValues().head(k).template cast<RealOf<T>>();
+    VH.topRows(k) = svd.matrixV().leftCols(k).adjoint().template cast<T>();
     double tail = 0;
     for (Index i = k; i < svd.singularValues().size(); ++i)
-      tail += double(svd.singularValues()(i)) * double(svd.singularValues()(i));
+      tail += svd.singularValues()(i) * svd.singularValues()(i);
     return tail;
   };
-  if (std::min(rows, cols) <= kJacobiMaxSide) return take(Eigen::JacobiSVD<Matrix>(a, options));
-  return take(Eigen::BDCSVD<Matrix>(a, options));
+  if (std::min(rows, cols) <= kJacobiMaxSide)
+    return take(Eigen::JacobiSVD<WideMatrix>(wide, options));
+  return take(Eigen::BDCSVD<WideMatrix>(wide, options));
 }
 
 template <class T>
