@@ -35,7 +35,8 @@
 #include <vector>
 
 #include "operators/transforms/hadamard_device.hpp"
-#include "operators/transforms/hadamard_signs.hpp"
+#include "operators/transforms/hadamard_mma.hpp"
+#include "operators/transforms/hadamard_odd_digit.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
 #include "strop/core/buffer.hpp"
@@ -283,25 +284,6 @@ __device__ void power_of_two_pass(const HadamardArgs& a, Index row0, float* tile
   }
 }
 
-// Whether (H_m or H_m^T)(R, C) = -1, as a compile-time constant.
-template <int M, bool Transposed, int R, int C>
-struct NegativeSign {
-  static constexpr HadamardRowMasks rows = paley_row_masks(M);
-  static constexpr bool value = Transposed ? (rows[C] >> R & 1) : (rows[R] >> C & 1);
-};
-
-template <int M, bool Transposed, int R, int... C>
-__device__ __forceinline__ float hadamard_row(const float (&v)[M],
-                                              std::integer_sequence<int, C...>) {
-  return (0.0f + ... + (NegativeSign<M, Transposed, R, C>::value ? -v[C] : v[C]));
-}
-
-template <int M, bool Transposed, int... R>
-__device__ __forceinline__ void multiply_small(const float (&v)[M], float (&w)[M],
-                                               std::integer_sequence<int, R...>) {
-  ((w[R] = hadamard_row<M, Transposed, R>(v, std::make_integer_sequence<int, M>{})), ...);
-}
-
 template <class S, int M>
 __device__ void odd_digit_pass(const HadamardArgs& a, Index row0, float* tile, bool first,
                                bool last) {
@@ -326,11 +308,7 @@ __device__ void odd_digit_pass(const HadamardArgs& a, Index row0, float* tile, b
       for (int c = 0; c < M; ++c)
         v[c] = tile[run.first + c * run.stride];
     }
-    if (a.transposed) {
-      multiply_small<M, true>(v, w, std::make_integer_sequence<int, M>{});
-    } else {
-      multiply_small<M, false>(v, w, std::make_integer_sequence<int, M>{});
-    }
+    multiply_odd_digit<M>(a.transposed, v, w);
     if (last) {
       if (at.valid)
         store_unit<S, M>(a, static_cast<S*>(a.y) + at.y + f * a.y_step, free_count * a.y_step, w);
@@ -521,6 +499,9 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   const bool transposed = form.transposed != (op != Op::NoTrans);
 
+  if constexpr (!std::is_same_v<Storage, float>) {
+    if (hadamard_mma_takes(form, X, Y)) return hadamard_mma_apply(form, op, X, Y, alpha, beta, ctx);
+  }
   if (X.row_stride == 1) {  // contiguous signals: one launch, whole signals per tile
     HadamardArgs a = signal_first_plan(form, X.cols);
     a.x = X.data, a.y = Y.data;

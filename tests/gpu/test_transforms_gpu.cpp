@@ -12,6 +12,7 @@ using namespace strop::testing;
 
 namespace {
 using DftTypes = boost::mpl::list<std::complex<float>, std::complex<double>>;
+using HalfTypes = boost::mpl::list<half, bfloat16>;
 
 // Sizes that exercise each plan of the Walsh-Hadamard kernel: registers only (n <= 32), two
 // to three passes through shared memory, several signals per tile, the digit of m alone and
@@ -185,13 +186,50 @@ BOOST_AUTO_TEST_CASE(half_and_bfloat16_hadamard_match_the_float_path) {
           BOOST_TEST_CONTEXT("n = " << n << ", " << to_string(op) << " X " << to_string(lx) << " Y "
                                     << to_string(ly)) {
             // fp32 arithmetic, the output rounded once (twice where batch-contiguous signals
-            // take two launches): within two units of roundoff of the storage type.
+            // take two launches; a few times on tensor cores, for contiguous signals of
+            // n >= 256): within two units of roundoff of the storage type.
             BOOST_TEST(reduced_error_vs_float<half>(h, op, batch, lx, ly) <=
                        2 * unit_roundoff_v<half>);
             BOOST_TEST(reduced_error_vs_float<bfloat16>(h, op, batch, lx, ly) <=
                        2 * unit_roundoff_v<bfloat16>);
           }
         }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_tensor_core_kernel_matches_the_float_path, S, HalfTypes) {
+  // Every size the tensor-core kernel takes (operators/transforms/hadamard_mma_kernel.cu):
+  // 2^8 ... 2^15 and m 2^k for 2^k = 256 ... 2048, batches that end inside a warp's chunks,
+  // signals with a column stride of n + 8 (16-byte runs: that kernel) and of n + 1 (the
+  // general one), beta = 0 over a NaN-filled Y, both directions (H_m^T for op = Trans).
+  std::vector<Index> sizes;
+  for (int k = 8; k <= 15; ++k)
+    sizes.push_back(Index(1) << k);
+  for (Index m : {12, 20, 28})
+    for (int k = 8; k <= 11; ++k)
+      sizes.push_back(m << k);
+  for (Index n : sizes)
+    for (Index pad : {8, 1})
+      for (Op op : {Op::NoTrans, Op::Trans}) {
+        const KSChain<float> h = hadamard<float>(n, {Normalization::Orthonormal});
+        const Index batch = n >= 8192 ? 3 : 11;
+        const HostMatrix<S> xs = random_matrix<float>(n + pad, batch).cast<S>();
+        HostMatrix<float> expected(n, batch);
+        h.apply(op, view(HostMatrix<float>(xs.template cast<float>().topRows(n))), view(expected));
+        const DeviceMatrix<S> xd = to_device(xs);
+        DeviceMatrix<S> yd = to_device(HostMatrix<S>(
+            HostMatrix<float>::Constant(n + pad, batch, std::numeric_limits<float>::quiet_NaN())
+                .cast<S>()));
+        apply_reduced_precision<S>(h, op, xd.view().row_block(0, n), yd.view().row_block(0, n));
+        const HostMatrix<float> got = yd.to_host().template cast<float>();
+        BOOST_TEST_CONTEXT("n = " << n << ", column stride n + " << pad << ", " << to_string(op)) {
+          // Each 16-bit rounding of the intermediates (one per 8 bits of the index and one
+          // after the top digit) adds about a third of a unit of roundoff to the relative
+          // error; the output's own rounding one more.
+          BOOST_TEST(relative_error(HostMatrix<float>(got.topRows(n)), expected) <=
+                     2 * unit_roundoff_v<S>);
+          BOOST_TEST(got.bottomRows(pad).array().isNaN().all());
+        }
+      }
 }
 
 BOOST_AUTO_TEST_CASE(half_signals_through_any_chain) {
