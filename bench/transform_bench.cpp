@@ -17,7 +17,8 @@
 // hadamard_{half,bf16,float,rowmajor_half}_over_memcpy (against the measured memcpy) and
 // dft_c64_over_cufft per n, and the 12 x 2^k and 28 x 2^k Hadamard time per element over the
 // power-of-two one (half, the worse of n near 4096 and near 32768; all in
-// odd_over_pow2_per_elem).
+// odd_over_pow2_per_elem). Rows hadamard_tc (JSON hadamard_tc_{half,bf16}_over_memcpy and
+// odd_over_pow2_per_elem's *_tc_* keys) time the tensor-core Hadamard kernel called directly.
 #include <algorithm>
 #include <complex>
 #include <cstdio>
@@ -26,6 +27,9 @@
 #include <string>
 
 #include "bench_support.hpp"
+#if STROP_BENCH_HAVE_TC_HADAMARD
+#include "operators/transforms/hadamard_mma.hpp"
+#endif
 #include "strop/strop.hpp"
 
 #if STROP_HAVE_CUFFT
@@ -248,7 +252,9 @@ int main(int argc, char** argv) {
   std::map<Index, double> hadamard_over_copy, hadamard_half_over_copy, hadamard_bf16_over_copy,
       hadamard_rowmajor_half_over_copy, dft_over_cufft, dft_rowmajor_over_cufft;
   std::map<Index, double> half_per_element, float_per_element, hadamard_half_over_bandwidth;
-  auto time_hadamard = [&](Index n, Layout layout, const char* dtype) {
+  // tensor_cores: the tensor-core kernel called directly (not on the default path until it
+  // has been measured faster: operators/transforms/hadamard_mma_kernel.cu).
+  auto time_hadamard = [&](Index n, Layout layout, const char* dtype, bool tensor_cores = false) {
     const KSChain<float> h = hadamard<float>(n);
     if (std::string(dtype) == "float32")
       return bench::time_apply_device<float>(h, B, layout, opt.reps, ctx);
@@ -256,12 +262,26 @@ int main(int argc, char** argv) {
       using S = decltype(storage);
       DeviceMatrix<S> x(n, B, layout, ctx), y(n, B, layout, ctx);
       fill_random_device(x.view(), 5, ctx);
+      if (tensor_cores) {
+#if STROP_BENCH_HAVE_TC_HADAMARD
+        return median_device_seconds(
+            ctx,
+            [&] {
+              detail::hadamard_mma_apply<S>(*h.hadamard_form(), Op::NoTrans, x.view(), y.view(),
+                                            1.0f, 0.0f, ctx);
+            },
+            opt.reps, 3);
+#else
+        return -1.0;
+#endif
+      }
       return median_device_seconds(
           ctx, [&] { apply_reduced_precision<S>(h, Op::NoTrans, x.view(), y.view()); }, opt.reps,
           3);
     };
     return std::string(dtype) == "float16" ? run(strop::half{}) : run(strop::bfloat16{});
   };
+  std::map<Index, double> tc_half_over_memcpy, tc_bf16_over_memcpy, tc_half_per_element;
   for (Index n = 256; n <= 32768; n *= 2) {
     const double th = time_hadamard(n, Layout::ColMajor, "float32");
     hadamard_over_copy[n] = row("hadamard", n, "float32", sizeof(float), th, -1, -1);
@@ -277,6 +297,11 @@ int main(int argc, char** argv) {
     half_per_element[n] = t16 / double(n);
     hadamard_bf16_over_copy[n] =
         row("hadamard", n, "bfloat16", 2, time_hadamard(n, Layout::ColMajor, "bfloat16"), -1, -1);
+    const double tc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
+    tc_half_over_memcpy[n] = row("hadamard_tc", n, "float16", 2, tc16, -1, -1);
+    tc_half_per_element[n] = tc16 / double(n);
+    tc_bf16_over_memcpy[n] = row("hadamard_tc", n, "bfloat16", 2,
+                                 time_hadamard(n, Layout::ColMajor, "bfloat16", true), -1, -1);
     hadamard_rowmajor_half_over_copy[n] =
         row("hadamard_rowmajor", n, "float16", 2, time_hadamard(n, Layout::RowMajor, "float16"), -1,
             -1);
@@ -321,7 +346,11 @@ int main(int argc, char** argv) {
       row(kind.c_str(), n, "float16", 2, t16, -1, -1);
       const double t32 = time_hadamard(n, Layout::ColMajor, "float32");
       row(kind.c_str(), n, "float32", sizeof(float), t32, -1, -1);
+      const double tc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
+      row((kind + "_tc").c_str(), n, "float16", 2, tc16, -1, -1);
       const std::string at = std::to_string(big);
+      odd_over_pow2[std::to_string(m) + "x_tc_half_vs_" + at] =
+          (tc16 / double(n)) / tc_half_per_element[big];
       odd_over_pow2[std::to_string(m) + "x_half_vs_" + at] =
           (t16 / double(n)) / half_per_element[big];
       odd_over_pow2[std::to_string(m) + "x_float_vs_" + at] =
@@ -344,6 +373,8 @@ int main(int argc, char** argv) {
   write_map("hadamard_bf16_over_memcpy", hadamard_bf16_over_copy);
   write_map("hadamard_float_over_memcpy", hadamard_over_copy);
   write_map("hadamard_rowmajor_half_over_memcpy", hadamard_rowmajor_half_over_copy);
+  write_map("hadamard_tc_half_over_memcpy", tc_half_over_memcpy);
+  write_map("hadamard_tc_bf16_over_memcpy", tc_bf16_over_memcpy);
   write_map("dft_c64_over_cufft", dft_over_cufft);
   write_map("dft_c64_rowmajor_over_cufft", dft_rowmajor_over_cufft);
   // The keys: half, the worse of the two sizes compared.

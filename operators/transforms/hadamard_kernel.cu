@@ -44,6 +44,12 @@
 namespace strop::detail {
 namespace {
 
+// Whether contiguous half/bfloat16 signals take the tensor-core kernel
+// (hadamard_mma_kernel.cu) where it applies. Off until that kernel has passed its GPU tests
+// and measured faster than this one: it was written in a session without a GPU
+// (bench/NOTES-transforms.md). Its tests and benchmark rows call it directly.
+constexpr bool kTensorCoreHadamardByDefault = false;
+
 constexpr int kMaxRegisterBits = 5;
 // Long runs: up to 2^7 values per thread in a kernel of at most 256 threads (255 registers),
 // taken for powers of two where they save a pass through shared memory (n = 2048 ... 16384).
@@ -499,7 +505,7 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   const bool transposed = form.transposed != (op != Op::NoTrans);
 
-  if constexpr (!std::is_same_v<Storage, float>) {
+  if constexpr (kTensorCoreHadamardByDefault && !std::is_same_v<Storage, float>) {
     if (hadamard_mma_takes(form, X, Y)) return hadamard_mma_apply(form, op, X, Y, alpha, beta, ctx);
   }
   if (X.row_stride == 1) {  // contiguous signals: one launch, whole signals per tile

@@ -1,5 +1,5 @@
 // The Walsh-Hadamard transform on tensor cores, for contiguous half and bfloat16 signals of
-// n = 2^k (256 ... 32768) or n = m 2^k (m = 12, 20, 28; 256 <= 2^k <= 2048) values. The
+// n = 2^k (256 ... 32768) or n = m 2^k (m = 12, 20, 28; 128 <= 2^k <= 2048) values. The
 // general kernel (hadamard_kernel.cu) computes in fp32 on CUDA cores and is bound by its
 // instruction count, not by memory; here each value costs a few instructions.
 //
@@ -21,7 +21,8 @@
 //   thread block each, staged in shared memory in 16 bits. Pass one reads the signal, each
 //   thread taking a run of adjacent values in every row of the top digit, transforms the
 //   top digit in fp32 registers and stores to shared memory; pass two transforms the pieces
-//   (one per row of the top digit) and writes Y.
+//   (one per row of the top digit) and writes Y. Rows of 128 values (m 2^7) pair up into
+//   chunks whose second pair of products leaves the row bit (index bit 7) alone.
 // X is read once and Y written once, with 16-byte accesses in pass two and in the kernel
 // without a top digit.
 #include <algorithm>
@@ -83,11 +84,17 @@ __device__ __forceinline__ void mma(__nv_bfloat16, float (&d)[4], const uint32_t
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
 }
 
-// This lane's A fragment of H_16 / 4 (row layout: rows g, g + 8, columns 2t, 2t + 1, +8).
+// This lane's A fragment (row layout: rows g, g + 8, columns 2t, 2t + 1, +8) of H_16 / 4
+// restricted to the bits of `mask`: entry (row, col) is zero where row and col differ
+// outside the mask, else +-1/4. mask = 15: H_16 / 4; mask = 11: the k digit's bit 2 is left
+// alone (H_8 ⊗ I_2 / 4 up to the order of the bits).
 template <class S>
-__device__ __forceinline__ void hadamard_fragment(uint32_t (&a)[4]) {
+__device__ __forceinline__ void hadamard_fragment(uint32_t (&a)[4], int mask) {
   const int g = int(threadIdx.x % 32) / 4, t = int(threadIdx.x % 4);
-  auto entry = [](int row, int col) { return (__popc(row & col) & 1) ? -0.25f : 0.25f; };
+  auto entry = [mask](int row, int col) {
+    if ((row ^ col) & ~mask) return 0.0f;
+    return (__popc(row & col & mask) & 1) ? -0.25f : 0.25f;
+  };
   auto pair = [&](int row, int col) { return pack(S{}, entry(row, col), entry(row, col + 1)); };
   a[0] = pair(g, 2 * t);
   a[1] = pair(g + 8, 2 * t);
@@ -95,16 +102,30 @@ __device__ __forceinline__ void hadamard_fragment(uint32_t (&a)[4]) {
   a[3] = pair(g + 8, 2 * t + 8);
 }
 
-// v = (H_256 / 16) of the chunk whose values 8 l ... 8 l + 7 this lane holds in q, in fp32
-// and in the same positions.
+// The A fragments of a chunk's two pairs of products: the first transforms bits 0, 3, 4, 1 of
+// the index, the second bits 5, 6, 7, 2 (the second's mask bit 2 is index bit 7).
+struct ChunkFragments {
+  uint32_t first[4], second[4];
+};
+// Chunks of 256 values (every bit transformed), or of two rows of 128 (bit 7 left alone).
 template <class S>
-__device__ __forceinline__ void transform_chunk(const uint32_t (&h)[4], const uint4& q,
+__device__ __forceinline__ ChunkFragments chunk_fragments(bool two_rows) {
+  ChunkFragments f;
+  hadamard_fragment<S>(f.first, 15);
+  hadamard_fragment<S>(f.second, two_rows ? 11 : 15);
+  return f;
+}
+
+// v = (H_256 / 16) of the chunk whose values 8 l ... 8 l + 7 this lane holds in q (or
+// H_128 / 16 of each of its two rows), in fp32 and in the same positions.
+template <class S>
+__device__ __forceinline__ void transform_chunk(const ChunkFragments& h, const uint4& q,
                                                 float (&v)[8]) {
   float a[4], b[4], c[4], d[4];
-  mma(S{}, a, h, q.x, q.y);
-  mma(S{}, b, h, q.z, q.w);
-  mma(S{}, c, h, pack(S{}, a[0], a[1]), pack(S{}, b[0], b[1]));
-  mma(S{}, d, h, pack(S{}, a[2], a[3]), pack(S{}, b[2], b[3]));
+  mma(S{}, a, h.first, q.x, q.y);
+  mma(S{}, b, h.first, q.z, q.w);
+  mma(S{}, c, h.second, pack(S{}, a[0], a[1]), pack(S{}, b[0], b[1]));
+  mma(S{}, d, h.second, pack(S{}, a[2], a[3]), pack(S{}, b[2], b[3]));
   v[0] = c[0], v[1] = c[1], v[2] = d[0], v[3] = d[1];
   v[4] = c[2], v[5] = c[3], v[6] = d[2], v[7] = d[3];
 }
@@ -112,7 +133,7 @@ __device__ __forceinline__ void transform_chunk(const uint32_t (&h)[4], const ui
 // The G chunks of q, each by transform_chunk, then radix-2 butterflies between chunks on
 // the low CrossBits bits of the chunk index (G is a multiple of 2^CrossBits).
 template <class S, int G, int CrossBits>
-__device__ __forceinline__ void transform_chunks(const uint32_t (&h)[4], const uint4 (&q)[G],
+__device__ __forceinline__ void transform_chunks(const ChunkFragments& h, const uint4 (&q)[G],
                                                  float (&v)[G][8]) {
 #pragma unroll
   for (int c = 0; c < G; ++c)
@@ -158,8 +179,7 @@ __device__ __forceinline__ void store_eight(const MmaArgs& a, S* y, const float 
 template <class S, int K>
 __global__ void __launch_bounds__(kThreads, 4) hadamard_mma_pieces(const MmaArgs a) {
   constexpr int kCross = K - kChunkBits;
-  uint32_t h[4];
-  hadamard_fragment<S>(h);
+  const ChunkFragments h = chunk_fragments<S>(false);
   const int lane = int(threadIdx.x % 32);
   const Index first_chunk =
       (Index(blockIdx.x) * kWarps + Index(threadIdx.x / 32)) * Index(kWarpChunks);
@@ -207,8 +227,9 @@ __device__ __forceinline__ void store_run(void* p, const uint32_t (&w)[N / 2]) {
   }
 }
 
-// The top digit of a signal of M 2^K values: M > 1 (2^K <= 2048), or M = 1 and the bits of
-// K above kPieceBits.
+// The top digit of a signal of M 2^K values: M > 1 (128 <= 2^K <= 2048), or M = 1 and the
+// bits of K above kPieceBits. Pass two transforms groups of 2^kCross chunks: one row each,
+// or with 2^K = 128 one chunk of two rows (M is even).
 template <int M, int K>
 struct TopDigit {
   static constexpr int kLowBits = M > 1 ? K : kPieceBits;
@@ -217,6 +238,9 @@ struct TopDigit {
   static constexpr int kRun = M > 1 ? 2 : std::min(8, 64 / kRows);  // values per thread and row
   // Pass one scales by this (exact) so that 16-bit values keep their size.
   static constexpr float kScale = M > 1 ? 0.25f : 1.0f / float(1 << ((K - kPieceBits) / 2));
+  static constexpr int kCross = std::max(kLowBits - kChunkBits, 0);
+  static constexpr int kGroupValues = 256 << kCross;
+  static constexpr int kGroups = (M << K) / kGroupValues;
 };
 
 // Signals with a top digit: one block per signal (see the file's header).
@@ -277,22 +301,21 @@ __global__ void __launch_bounds__(kThreads, 4) hadamard_mma_signal(const MmaArgs
   }
   __syncthreads();
 
-  constexpr int kCross = Top::kLowBits - kChunkBits;
-  constexpr int kPieceChunks = 1 << kCross;
-  uint32_t h[4];
-  hadamard_fragment<S>(h);
+  constexpr int kCross = Top::kCross, kGroupChunks = 1 << kCross;
+  const ChunkFragments h = chunk_fragments<S>(kRowValues < 256);
   const int lane = int(threadIdx.x % 32);
   S* y = static_cast<S*>(a.y) + signal * a.y_cs;
-  for (int piece = int(threadIdx.x / 32); piece < kRows; piece += kWarps) {
-    uint4 q[kPieceChunks];
+  for (int group = int(threadIdx.x / 32); group < Top::kGroups; group += kWarps) {
+    const int first = group * Top::kGroupValues + 8 * lane;
+    uint4 q[kGroupChunks];
 #pragma unroll
-    for (int c = 0; c < kPieceChunks; ++c)
-      q[c] = *reinterpret_cast<const uint4*>(tile + piece * kRowValues + c * 256 + 8 * lane);
-    float v[kPieceChunks][8];
-    transform_chunks<S, kPieceChunks, kCross>(h, q, v);
+    for (int c = 0; c < kGroupChunks; ++c)
+      q[c] = *reinterpret_cast<const uint4*>(tile + first + c * 256);
+    float v[kGroupChunks][8];
+    transform_chunks<S, kGroupChunks, kCross>(h, q, v);
 #pragma unroll
-    for (int c = 0; c < kPieceChunks; ++c)
-      store_eight<S>(a, y + piece * kRowValues + c * 256 + 8 * lane, v[c]);
+    for (int c = 0; c < kGroupChunks; ++c)
+      store_eight<S>(a, y + first + c * 256, v[c]);
   }
 }
 
@@ -320,6 +343,8 @@ void launch_pieces_kernel(const MmaArgs& a, cudaStream_t stream) {
 template <class S, int M>
 void launch_odd(const MmaArgs& a, int k, cudaStream_t stream) {
   switch (k) {
+    case 7:
+      return launch_signal_kernel<S, M, 7>(a, stream);
     case 8:
       return launch_signal_kernel<S, M, 8>(a, stream);
     case 9:
@@ -367,7 +392,7 @@ bool hadamard_mma_takes(const HadamardForm& form, ConstView<Storage> X, MatrixVi
   const int k = form.log2_pow2;
   const bool size_taken = form.m == 1 ? k >= kChunkBits && k <= 15
                                       : (form.m == 12 || form.m == 20 || form.m == 28) &&
-                                            k >= kChunkBits && k <= kPieceBits;
+                                            k >= kChunkBits - 1 && k <= kPieceBits;
   return size_taken && X.row_stride == 1 && Y.row_stride == 1 &&
          sixteen_byte_runs(X.data, X.col_stride, X.cols) &&
          sixteen_byte_runs(Y.data, Y.col_stride, Y.cols);

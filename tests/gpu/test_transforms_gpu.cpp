@@ -6,6 +6,7 @@
 
 #include "operators/ks/ks_device.hpp"
 #include "operators/transforms/fft_device.hpp"
+#include "operators/transforms/hadamard_mma.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -197,39 +198,64 @@ BOOST_AUTO_TEST_CASE(half_and_bfloat16_hadamard_match_the_float_path) {
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_tensor_core_kernel_matches_the_float_path, S, HalfTypes) {
-  // Every size the tensor-core kernel takes (operators/transforms/hadamard_mma_kernel.cu):
-  // 2^8 ... 2^15 and m 2^k for 2^k = 256 ... 2048, batches that end inside a warp's chunks,
-  // signals with a column stride of n + 8 (16-byte runs: that kernel) and of n + 1 (the
-  // general one), beta = 0 over a NaN-filled Y, both directions (H_m^T for op = Trans).
+  // Every size the tensor-core kernel takes (operators/transforms/hadamard_mma_kernel.cu,
+  // called directly: it is not on the default path yet): 2^8 ... 2^15 and m 2^k for
+  // 2^k = 128 ... 2048, batches that end inside a warp's chunks, signals with a column stride
+  // of n + 8, beta = 0 over a NaN-filled Y and then alpha = 0.5, beta = -2 over that result,
+  // both directions (H_m^T for op = Trans). A column stride of n + 1 (no 16-byte runs) is
+  // refused.
   std::vector<Index> sizes;
   for (int k = 8; k <= 15; ++k)
     sizes.push_back(Index(1) << k);
   for (Index m : {12, 20, 28})
-    for (int k = 8; k <= 11; ++k)
+    for (int k = 7; k <= 11; ++k)
       sizes.push_back(m << k);
   for (Index n : sizes)
-    for (Index pad : {8, 1})
-      for (Op op : {Op::NoTrans, Op::Trans}) {
-        const KSChain<float> h = hadamard<float>(n, {Normalization::Orthonormal});
-        const Index batch = n >= 8192 ? 3 : 11;
-        const HostMatrix<S> xs = random_matrix<float>(n + pad, batch).cast<S>();
-        HostMatrix<float> expected(n, batch);
-        h.apply(op, view(HostMatrix<float>(xs.template cast<float>().topRows(n))), view(expected));
-        const DeviceMatrix<S> xd = to_device(xs);
-        DeviceMatrix<S> yd = to_device(HostMatrix<S>(
-            HostMatrix<float>::Constant(n + pad, batch, std::numeric_limits<float>::quiet_NaN())
-                .cast<S>()));
-        apply_reduced_precision<S>(h, op, xd.view().row_block(0, n), yd.view().row_block(0, n));
+    for (Op op : {Op::NoTrans, Op::Trans}) {
+      const KSChain<float> h = hadamard<float>(n, {Normalization::Orthonormal});
+      const detail::HadamardForm form = *h.hadamard_form();
+      const Index batch = n >= 8192 ? 3 : 11, pad = 8;
+      const HostMatrix<S> xs = random_matrix<float>(n + pad, batch).cast<S>();
+      const HostMatrix<float> x = xs.template cast<float>().topRows(n);
+      HostMatrix<float> expected(n, batch);
+      h.apply(op, view(x), view(expected));
+      const DeviceMatrix<S> xd = to_device(xs);
+      DeviceMatrix<S> yd = to_device(HostMatrix<S>(
+          HostMatrix<float>::Constant(n + pad, batch, std::numeric_limits<float>::quiet_NaN())
+              .cast<S>()));
+      const ConstView<S> xv = xd.view().row_block(0, n);
+      const MatrixView<S> yv = yd.view().row_block(0, n);
+      BOOST_TEST_CONTEXT("n = " << n << ", " << to_string(op)) {
+        BOOST_REQUIRE(detail::hadamard_mma_takes(form, xv, yv));
+        detail::hadamard_mma_apply(form, op, xv, yv, 1.0f, 0.0f, default_context());
         const HostMatrix<float> got = yd.to_host().template cast<float>();
-        BOOST_TEST_CONTEXT("n = " << n << ", column stride n + " << pad << ", " << to_string(op)) {
-          // Each 16-bit rounding of the intermediates (one per 8 bits of the index and one
-          // after the top digit) adds about a third of a unit of roundoff to the relative
-          // error; the output's own rounding one more.
-          BOOST_TEST(relative_error(HostMatrix<float>(got.topRows(n)), expected) <=
-                     2 * unit_roundoff_v<S>);
-          BOOST_TEST(got.bottomRows(pad).array().isNaN().all());
-        }
+        // Each 16-bit rounding of the intermediates (one per 8 bits of the index, one after
+        // the top digit) adds about a third of a unit of roundoff to the relative error, the
+        // output's own rounding as much.
+        BOOST_TEST(relative_error(HostMatrix<float>(got.topRows(n)), expected) <=
+                   2 * unit_roundoff_v<S>);
+        BOOST_TEST(got.bottomRows(pad).array().isNaN().all());
+        // alpha = 0.5, beta = -2 over that result: 0.5 H x - 2 y.
+        const HostMatrix<float> y0 =
+            HostMatrix<float>(got.topRows(n)).template cast<S>().template cast<float>();
+        const HostMatrix<float> expected2 = 0.5f * expected - 2.0f * y0;
+        detail::hadamard_mma_apply(form, op, xv, yv, 0.5f, -2.0f, default_context());
+        const HostMatrix<float> got2 = yd.to_host().template cast<float>();
+        BOOST_TEST(relative_error(HostMatrix<float>(got2.topRows(n)), expected2) <=
+                   4 * unit_roundoff_v<S>);
       }
+    }
+  // Signals without 16-byte runs (column stride n + 1) go to the general kernel.
+  const Index n = 1024;
+  const KSChain<float> h = hadamard<float>(n);
+  const DeviceMatrix<S> xd(n + 1, 4);
+  DeviceMatrix<S> yd(n + 1, 4);
+  BOOST_TEST(!detail::hadamard_mma_takes(*h.hadamard_form(), xd.view().row_block(0, n),
+                                         yd.view().row_block(0, n)));
+  // One signal: its column stride does not matter.
+  BOOST_TEST(detail::hadamard_mma_takes(*h.hadamard_form(),
+                                        xd.view().row_block(0, n).col_block(0, 1),
+                                        yd.view().row_block(0, n).col_block(0, 1)));
 }
 
 BOOST_AUTO_TEST_CASE(half_signals_through_any_chain) {
