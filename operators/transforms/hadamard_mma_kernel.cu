@@ -39,8 +39,11 @@ namespace {
 
 constexpr int kChunkBits = 8;   // a chunk: 256 values, four products per warp
 constexpr int kPieceBits = 11;  // a piece: at most 8 chunks in one warp's registers
-constexpr int kWarpChunks = 8;  // chunks a warp of the kernel without top digit transforms
-constexpr int kThreads = 128;   // per block
+// The kernel without top digit: chunks per warp, at most (more loads in flight per warp),
+// and how many blocks per multiprocessor make it take fewer (small batches).
+constexpr int kMostWarpChunks = 8;
+constexpr int kBlocksPerMultiprocessor = 4;
+constexpr int kThreads = 128;  // per block
 constexpr int kWarps = kThreads / 32;
 
 struct MmaArgs {
@@ -174,20 +177,19 @@ __device__ __forceinline__ void store_eight(const MmaArgs& a, S* y, const float 
                                             pack(S{}, w[4], w[5]), pack(S{}, w[6], w[7]));
 }
 
-// Signals of n = 2^K <= 2048, no top digit: each warp transforms kWarpChunks consecutive
-// chunks of the batch (2048 / n whole signals), straight from X to Y.
-template <class S, int K>
+// Signals of n = 2^K <= 2048, no top digit: each warp transforms G consecutive chunks of the
+// batch (whole signals: G is a multiple of n / 256), straight from X to Y.
+template <class S, int K, int G>
 __global__ void __launch_bounds__(kThreads, 4) hadamard_mma_pieces(const MmaArgs a) {
   constexpr int kCross = K - kChunkBits;
   const ChunkFragments h = chunk_fragments<S>(false);
   const int lane = int(threadIdx.x % 32);
-  const Index first_chunk =
-      (Index(blockIdx.x) * kWarps + Index(threadIdx.x / 32)) * Index(kWarpChunks);
-  Index signal[kWarpChunks];
-  int offset[kWarpChunks];
-  uint4 q[kWarpChunks];
+  const Index first_chunk = (Index(blockIdx.x) * kWarps + Index(threadIdx.x / 32)) * Index(G);
+  Index signal[G];
+  int offset[G];
+  uint4 q[G];
 #pragma unroll
-  for (int c = 0; c < kWarpChunks; ++c) {
+  for (int c = 0; c < G; ++c) {
     const Index chunk = first_chunk + c;
     signal[c] = chunk >> kCross;
     offset[c] = int(chunk & ((1 << kCross) - 1)) * 256 + 8 * lane;
@@ -195,10 +197,10 @@ __global__ void __launch_bounds__(kThreads, 4) hadamard_mma_pieces(const MmaArgs
                                                                  signal[c] * a.x_cs + offset[c])
                                : make_uint4(0, 0, 0, 0);
   }
-  float v[kWarpChunks][8];
-  transform_chunks<S, kWarpChunks, kCross>(h, q, v);
+  float v[G][8];
+  transform_chunks<S, G, kCross>(h, q, v);
 #pragma unroll
-  for (int c = 0; c < kWarpChunks; ++c)
+  for (int c = 0; c < G; ++c)
     if (signal[c] < a.batch)
       store_eight<S>(a, static_cast<S*>(a.y) + signal[c] * a.y_cs + offset[c], v[c]);
 }
@@ -331,13 +333,23 @@ void launch_signal_kernel(const MmaArgs& a, cudaStream_t stream) {
   check_launch("hadamard_mma_signal");
 }
 
+// kMostWarpChunks chunks per warp, or one signal per warp where that would leave fewer than
+// kBlocksPerMultiprocessor blocks per multiprocessor.
 template <class S, int K>
 void launch_pieces_kernel(const MmaArgs& a, cudaStream_t stream) {
-  const Index chunks = a.batch << (K - kChunkBits);
-  const Index per_block = Index(kWarps) * kWarpChunks;
-  hadamard_mma_pieces<S, K>
-      <<<unsigned((chunks + per_block - 1) / per_block), kThreads, 0, stream>>>(a);
-  check_launch("hadamard_mma_pieces");
+  constexpr int kSignalChunks = 1 << (K - kChunkBits);
+  const Index chunks = a.batch * kSignalChunks;
+  auto go = [&](auto kernel, int warp_chunks) {
+    const Index per_block = Index(kWarps) * warp_chunks;
+    kernel<<<unsigned((chunks + per_block - 1) / per_block), kThreads, 0, stream>>>(a);
+    check_launch("hadamard_mma_pieces");
+  };
+  const Index most_blocks = (chunks + kWarps * kMostWarpChunks - 1) / (kWarps * kMostWarpChunks);
+  if constexpr (kSignalChunks < kMostWarpChunks) {
+    if (most_blocks < Index(kBlocksPerMultiprocessor) * multiprocessors())
+      return go(hadamard_mma_pieces<S, K, kSignalChunks>, kSignalChunks);
+  }
+  go(hadamard_mma_pieces<S, K, kMostWarpChunks>, kMostWarpChunks);
 }
 
 template <class S, int M>

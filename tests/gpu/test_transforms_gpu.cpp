@@ -245,6 +245,23 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_tensor_core_kernel_matches_the_float_path
                    4 * unit_roundoff_v<S>);
       }
     }
+  // Large batches: 8 chunks per warp (small ones take one signal per warp), ending inside a
+  // warp's chunks.
+  for (Index n : {Index(256), Index(1024)}) {
+    const KSChain<float> h = hadamard<float>(n);
+    const Index batch = (Index(1) << 23) / n + 3;
+    const HostMatrix<S> xs = random_matrix<float>(n, batch).cast<S>();
+    HostMatrix<float> expected(n, batch);
+    h.apply(Op::NoTrans, view(HostMatrix<float>(xs.template cast<float>())), view(expected));
+    const DeviceMatrix<S> xd = to_device(xs);
+    DeviceMatrix<S> yd(n, batch);
+    detail::hadamard_mma_apply(*h.hadamard_form(), Op::NoTrans, xd.view(), yd.view(), 1.0f, 0.0f,
+                               default_context());
+    BOOST_TEST_CONTEXT("n = " << n << ", B = " << batch) {
+      BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()), expected) <=
+                 2 * unit_roundoff_v<S>);
+    }
+  }
   // Signals without 16-byte runs (column stride n + 1) go to the general kernel.
   const Index n = 1024;
   const KSChain<float> h = hadamard<float>(n);
