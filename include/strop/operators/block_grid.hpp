@@ -2,6 +2,9 @@
 // BlockGrid: the shape shared by the block low-rank operators (Monarch, Blast). An M x N
 // operator is cut into row_blocks x col_blocks blocks of block_height() x block_width(),
 // each of rank `rank`.
+#include <cstdint>
+
+#include "strop/core/device_cache.hpp"
 #include "strop/core/error.hpp"
 #include "strop/core/scalar.hpp"
 
@@ -41,6 +44,16 @@ inline BlockGrid make_block_grid(const char* name, Index rows, Index cols, Index
                       " equal blocks");
   return {rows, cols, row_blocks, col_blocks, rank};
 }
+
+// Device copies of a Blast's or Monarch's values in the layouts its GEMM plans read
+// (operators/blr/blr_gemm_plan.hpp: the left values, the right values and one re-laid
+// array), as the operator's scalar type and rounded to half and bfloat16 (16-bit words).
+template <class T>
+struct BlrPlanWeights {
+  static constexpr int kArrays = 3;
+  DeviceCache<T> native[kArrays];
+  DeviceCache<std::uint16_t> half[kArrays], bf16[kArrays];
+};
 
 // Checks that a parameter array has the size the grid needs.
 template <class Vector>

@@ -70,7 +70,23 @@ class Monarch : public OperatorBase<Monarch<T>> {
 
  private:
   std::shared_ptr<Lazy<KSForm>> device_form_ = std::make_shared<Lazy<KSForm>>();
+  std::shared_ptr<detail::BlrPlanWeights<T>> plan_weights_ =
+      std::make_shared<detail::BlrPlanWeights<T>>();
+
+ public:
+  // The device copies its GEMM plans read (operators/blr/blr_gemm_cuda.cpp).
+  const detail::BlrPlanWeights<T>& plan_weights() const { return *plan_weights_; }
 };
+
+// Mixed precision: a float Monarch applied to half or bfloat16 signals. On the GPU, signals
+// with a unit stride (either layout) run the permutation-free GEMM plan on tensor cores
+// (fp32 accumulation; the values and the intermediates rounded to 16 bits); other views go
+// through float copies of the signals. On the host, through float. The GPU path has not run
+// on a GPU yet (bench/NOTES-blr.md).
+template <class Storage>
+void apply_reduced_precision(const Monarch<float>& A, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha = 1, float beta = 0,
+                             Context& ctx = default_context());
 
 extern template class Monarch<float>;
 extern template class Monarch<double>;

@@ -1,0 +1,202 @@
+// The GEMM plans of blr_gemm_plan.hpp on the GPU: one cuBLAS strided batched GEMM per stage,
+// or, for a two-level batch (Monarch's first stage), a pointer-array batched GEMM whose
+// arrays a small kernel fills on the device. Half and bfloat16 signals run on tensor cores
+// with fp32 accumulation (values and intermediates rounded to 16 bits); float stays on FP32
+// (no TF32), the arithmetic of the CPU path.
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "operators/blr/blr_gemm_device.hpp"
+#include "operators/blr/blr_gemm_plan.hpp"
+#include "operators/blr/blr_plan_pointers.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/cuda_types.hpp"
+#include "strop/core/buffer.hpp"
+#include "strop/operators/blast.hpp"
+#include "strop/operators/monarch.hpp"
+
+namespace strop::detail {
+namespace {
+
+template <class Storage>
+cudaDataType_t plan_data_type() {
+  if constexpr (std::is_same_v<Storage, half>) {
+    return CUDA_R_16F;
+  } else if constexpr (std::is_same_v<Storage, bfloat16>) {
+    return CUDA_R_16BF;
+  } else {
+    return cuda_data_type<Storage>();
+  }
+}
+
+template <class Storage>
+cublasComputeType_t plan_compute_type() {
+  return std::is_same_v<Storage, double> ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+}
+
+cublasOperation_t cublas_op(bool trans) {
+  return trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+// The values rounded to nearest in 16 bits, as words (the caches hold plain words).
+template <class Storage, class T>
+std::vector<std::uint16_t> rounded(const std::vector<T>& values) {
+  std::vector<std::uint16_t> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const Storage v(static_cast<float>(values[i]));
+    std::memcpy(&out[i], &v, sizeof(v));
+  }
+  return out;
+}
+
+// The device copy of the plan array in `slot` (0 left, 1 right, 2 extra) as Storage.
+template <class Storage, class T>
+const void* device_values(const BlrPlanWeights<T>& w, int slot, Index count,
+                          const std::function<std::vector<T>()>& make, Context& ctx) {
+  if constexpr (is_reduced_precision_v<Storage>) {
+    const auto& cache = std::is_same_v<Storage, half> ? w.half[slot] : w.bf16[slot];
+    return cache.get_or_make(count, ctx, [&] { return rounded<Storage>(make()); });
+  } else {
+    static_assert(std::is_same_v<Storage, T>, "native plans run on signals of the operator's type");
+    return w.native[slot].get_or_make(count, ctx, make);
+  }
+}
+
+template <class T>
+BlrGemmPlan plan_of(const Blast<T>& A, Op op, const PlanSignals& s) {
+  return blast_gemm_plan(A.grid(), op, s);
+}
+template <class T>
+BlrGemmPlan plan_of(const Monarch<T>& A, Op op, const PlanSignals& s) {
+  return monarch_gemm_plan(A.grid(), op, s);
+}
+template <class T>
+std::vector<T> extra_values(const Blast<T>& A) {
+  return blast_coupling_by_rank(A);
+}
+template <class T>
+std::vector<T> extra_values(const Monarch<T>& A) {
+  return monarch_right_by_column(A);
+}
+template <class T>
+Index extra_count(const Blast<T>& A) {
+  return Index(A.diagonal_values().size());
+}
+template <class T>
+Index extra_count(const Monarch<T>& A) {
+  return Index(A.right_values().size());
+}
+
+// A plan's signals: the layout whose unit stride both views share, leading dimensions at
+// least what cuBLAS requires (a one-column or one-row view may report any stride).
+template <class Storage>
+PlanSignals plan_signals(ConstView<Storage> X, MatrixView<Storage> Y) {
+  PlanSignals s;
+  const bool column_major = X.row_stride == 1 && Y.row_stride == 1;
+  s.layout = column_major ? Layout::ColMajor : Layout::RowMajor;
+  s.batch = X.cols;
+  s.x_ld = column_major ? std::max(X.col_stride, X.rows) : std::max(X.row_stride, X.cols);
+  s.y_ld = column_major ? std::max(Y.col_stride, Y.rows) : std::max(Y.row_stride, Y.cols);
+  s.x_ld = std::max<Index>(s.x_ld, 1);
+  s.y_ld = std::max<Index>(s.y_ld, 1);
+  return s;
+}
+
+}  // namespace
+
+template <class Storage>
+bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y) {
+  if (X.space != MemorySpace::Device || Y.space != MemorySpace::Device) return false;
+  return (X.row_stride == 1 && Y.row_stride == 1) || (X.col_stride == 1 && Y.col_stride == 1);
+}
+
+template <class Storage, class Operator>
+void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                           PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
+  using T = typename Operator::Scalar;
+  using Scale = PlanScale<Storage>;
+  require<DeviceError>(blr_plan_takes(X, Y), Operator::type_name,
+                       " (GEMM plan): X and Y must be device views with a unit stride on the same"
+                       " side");
+  if (Y.rows == 0 || Y.cols == 0) return;
+  const BlrGemmPlan plan = plan_of(A, op, plan_signals(X, Y));
+  Buffer<Storage> z1(plan.z1_size, MemorySpace::Device, ctx),
+      z2(plan.z2_size, MemorySpace::Device, ctx);
+  const BlrPlanWeights<T>& w = A.plan_weights();
+  std::array<char*, kPlanArrays> base{};
+  auto set = [&](PlanArray a, const void* p) {
+    base[static_cast<int>(a)] = static_cast<char*>(const_cast<void*>(p));
+  };
+  set(PlanArray::X, X.data);
+  set(PlanArray::Y, Y.data);
+  set(PlanArray::Z1, z1.data());
+  set(PlanArray::Z2, z2.data());
+  set(PlanArray::Left,
+      device_values<Storage, T>(
+          w, 0, Index(A.left_values().size()), [&] { return A.left_values(); }, ctx));
+  set(PlanArray::Right,
+      device_values<Storage, T>(
+          w, 1, Index(A.right_values().size()), [&] { return A.right_values(); }, ctx));
+  set(PlanArray::Extra, device_values<Storage, T>(
+                            w, 2, extra_count(A), [&] { return extra_values(A); }, ctx));
+
+  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+  const cudaDataType_t type = plan_data_type<Storage>();
+  const cublasComputeType_t compute = plan_compute_type<Storage>();
+  constexpr Index kElement = Index(sizeof(Storage));
+  const Scale one = 1, zero = 0;
+  for (const PlanGemm& g : plan.gemms) {
+    const bool to_y = g.c.array == PlanArray::Y;
+    const Scale* a_scale = to_y ? &alpha : &one;
+    const Scale* b_scale = to_y ? &beta : &zero;
+    auto start = [&](const PlanOperand& p) {
+      return base[static_cast<int>(p.array)] + p.offset * kElement;
+    };
+    const int m = cuda_int(g.m, "blr plan: m"), n = cuda_int(g.n, "blr plan: n"),
+              k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
+    const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
+              ldc = cuda_int(g.c.ld, "blr plan: ldc");
+    cublasStatus_t status;
+    if (g.inner == 0) {
+      status = cublasGemmStridedBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n,
+                                          k, a_scale, start(g.a), type, lda, g.a.stride, start(g.b),
+                                          type, ldb, g.b.stride, b_scale, start(g.c), type, ldc,
+                                          g.c.stride, batch, compute, CUBLAS_GEMM_DEFAULT);
+    } else {
+      Buffer<char*> pointers(3 * g.batch, MemorySpace::Device, ctx);
+      TwoLevelPointers p{};
+      const PlanOperand* operands[3] = {&g.a, &g.b, &g.c};
+      for (int q = 0; q < 3; ++q) {
+        p.base[q] = start(*operands[q]);
+        p.outer[q] = operands[q]->outer_stride * kElement;
+        p.stride[q] = operands[q]->stride * kElement;
+        p.out[q] = pointers.data() + q * g.batch;
+      }
+      p.inner = g.inner;
+      p.count = g.batch;
+      make_two_level_pointers(p, ctx);
+      status = cublasGemmBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,
+                                   a_scale, reinterpret_cast<const void* const*>(p.out[0]), type,
+                                   lda, reinterpret_cast<const void* const*>(p.out[1]), type, ldb,
+                                   b_scale, reinterpret_cast<void* const*>(p.out[2]), type, ldc,
+                                   batch, compute, CUBLAS_GEMM_DEFAULT);
+    }
+    check_cublas(status, "blr plan (cublasGemm*BatchedEx)");
+  }
+}
+
+#define STROP_INSTANTIATE_PLAN(S, T)                                                             \
+  template void blr_plan_apply_device<S, Blast<T>>(                                              \
+      const Blast<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);   \
+  template void blr_plan_apply_device<S, Monarch<T>>(                                            \
+      const Monarch<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&); \
+  template bool blr_plan_takes<S>(ConstView<S>, MatrixView<S>);
+STROP_INSTANTIATE_PLAN(float, float)
+STROP_INSTANTIATE_PLAN(double, double)
+STROP_INSTANTIATE_PLAN(half, float)
+STROP_INSTANTIATE_PLAN(bfloat16, float)
+
+}  // namespace strop::detail

@@ -1,0 +1,29 @@
+#pragma once
+// Internal: the GEMM plans of blr_gemm_plan.hpp run on the GPU with cuBLAS
+// (blr_gemm_cuda.cpp), for float and double operators on signals of their type and for
+// float operators on half/bfloat16 signals (tensor cores, fp32 accumulation).
+#include <type_traits>
+
+#include "strop/core/context.hpp"
+#include "strop/core/op.hpp"
+#include "strop/core/reduced_precision.hpp"
+#include "strop/core/view.hpp"
+
+namespace strop::detail {
+
+// alpha and beta: double for double signals, float otherwise.
+template <class Storage>
+using PlanScale = std::conditional_t<std::is_same_v<Storage, double>, double, float>;
+
+// Whether the views suit a plan: device views with a unit stride on the same side (both
+// signal-contiguous or both batch-contiguous).
+template <class Storage>
+bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
+
+// Y = alpha op(A) X + beta Y by A's plan (Operator: Blast or Monarch of float, or of double
+// for double signals; Op::Adjoint is Op::Trans). DeviceError unless blr_plan_takes.
+template <class Storage, class Operator>
+void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                           PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx);
+
+}  // namespace strop::detail

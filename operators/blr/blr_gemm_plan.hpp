@@ -1,0 +1,76 @@
+#pragma once
+// Internal: BLAST and Monarch as a few batched GEMMs with no permutation pass (issue #9; the
+// BLR paper's designs (5) for BLAST and (1)+(2) for Monarch, papers/NOTES.md paper 004).
+//
+// A plan is a list of batched GEMMs in cuBLAS's column-major terms, over named arrays (the
+// signals, two workspaces, the operator's values in fixed layouts). The intermediates keep
+// the batch index contiguous ("n contiguous" in the paper), so every stage reads and writes
+// whole rows of B values and each permutation of the block structure becomes a choice of
+// strides:
+//
+//   BLAST  (A = [U_k diag(s_kl) V_l]):  Z1[t][i][b] = (first_i x_i)[t]             batched over i
+//                                       Z2[o][t][b] = sum_i coupling_t(o, i) Z1[t][i][b]  over t
+//                                       y_o = second_o Z2[o]                        over o
+//   Monarch (A = [L_kl R_kl]):          Z1[o][i][t][b] = (first_oi x_i)[t]          over (i, o)
+//                                       y_o = [second_o0 ... second_o,I-1] Z1[o]    over o
+//
+// (i: input blocks, o: output blocks, t: rank index; for A^T the roles of the factors swap.)
+// Monarch's first stage has two-level batch offsets (a pointer-array GEMM on the GPU). The
+// plans are checked against the operators on the CPU by executing them with a naive GEMM
+// (tests/unit/test_blr_gemm_plan.cpp); the GPU runs them with cuBLAS (blr_gemm_cuda.cpp).
+#include <vector>
+
+#include "strop/core/op.hpp"
+#include "strop/core/scalar.hpp"
+#include "strop/core/view.hpp"
+#include "strop/operators/blast.hpp"
+#include "strop/operators/monarch.hpp"
+
+namespace strop::detail {
+
+// The arrays a plan reads and writes. Left, Right: the operator's own value arrays (BLAST:
+// U_k, V_l; Monarch: L_kl, R_kl; see their headers). Extra: BLAST's s_kl by rank index
+// (blast_coupling_by_rank) or Monarch's R_kl by block column (monarch_right_by_column).
+enum class PlanArray { X, Y, Z1, Z2, Left, Right, Extra };
+inline constexpr int kPlanArrays = 7;
+
+// Entry e of a batch starts at offset + e * stride, or, in two-level batches (inner > 0),
+// at offset + (e / inner) * outer_stride + (e % inner) * stride.
+struct PlanOperand {
+  PlanArray array = PlanArray::X;
+  Index offset = 0, ld = 1, stride = 0, outer_stride = 0;
+};
+
+// C_e = op(A_e) op(B_e) (m x n, inner dimension k), column-major with leading dimensions;
+// when C is Y, C_e = alpha op(A_e) op(B_e) + beta C_e.
+struct PlanGemm {
+  bool trans_a = false, trans_b = false;
+  Index m = 0, n = 0, k = 0;
+  PlanOperand a, b, c;
+  Index batch = 0, inner = 0;
+};
+
+struct BlrGemmPlan {
+  std::vector<PlanGemm> gemms;
+  Index z1_size = 0, z2_size = 0;  // workspace values
+};
+
+// The signals: X (in x B) and Y (out x B) in `layout` with these strides between
+// consecutive signals (ColMajor) or features (RowMajor). Op::Adjoint is Op::Trans (real
+// values only).
+struct PlanSignals {
+  Layout layout = Layout::ColMajor;
+  Index batch = 0, x_ld = 0, y_ld = 0;
+};
+
+BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& signals);
+BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& signals);
+
+// Extra arrays: s_kl[t] at (t L + l) K + k (for each t a column-major K x L matrix), and
+// R_kl(t, j) at (l w + j) K r + k r + t (for each l a column-major (K r) x w matrix).
+template <class T>
+std::vector<T> blast_coupling_by_rank(const Blast<T>& A);
+template <class T>
+std::vector<T> monarch_right_by_column(const Monarch<T>& A);
+
+}  // namespace strop::detail
