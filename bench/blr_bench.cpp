@@ -2,13 +2,20 @@
 // Table 3 (Llama-7B, Llama-3.2-1B, GPT2-S, ViT-B, DiT-XL/2 with their (r, b)), against dense
 // cuBLAS on the equivalent dense matrix and the memory-traffic bound measured in the same run.
 //
-//   blr_bench [--reps R] [--csv FILE] [--batches 1,16,...] [--ks-algorithm NAME]
+//   blr_bench [--reps R] [--csv FILE] [--csv16 FILE] [--json FILE] [--batches 1,16,...]
+//             [--ks-algorithm NAME]
 //
 // "ours" is what strop runs today: each operator's Kronecker-sparse form (LowRank: two
 // GEMMs; Monarch: a batched GEMM, the shuffle as a row gather, a batched GEMM; BLAST: the
 // three stages U, diag(s), V) through the KS kernels and cuBLAS: the unfused design. fp32,
 // signals contiguous (PyTorch's (B, features) row-major = our ColMajor). The bound counts
 // the weights, one read of X, one write of Y and one write and read of each intermediate.
+//
+// Rows monarch_plan / blast_plan time the permutation-free GEMM plans
+// (operators/blr/blr_gemm_plan.hpp) in fp32. The second CSV (--csv16) has the same layers in
+// bfloat16: the plans on tensor cores (apply_reduced_precision) against a dense bf16
+// cublasGemmEx and the 2-byte memory bound; --json writes blr-summary.json from it (the
+// unfused bf16 baseline is not in the library yet: those keys are null).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -20,6 +27,11 @@
 
 #include "bench_support.hpp"
 #include "strop/strop.hpp"
+#if STROP_BENCH_HAVE_CUBLAS  // bench/CMakeLists.txt: CUDA builds
+#include <cublas_v2.h>
+
+#include "operators/blr/blr_gemm_device.hpp"
+#endif
 
 using namespace strop;
 
@@ -53,6 +65,8 @@ const std::vector<Layer> kLayers = {
 struct Options {
   int reps = 20;
   std::string csv = "blr-bench.csv";
+  std::string csv16 = "blr-bench-bf16.csv";
+  std::string json = "blr-summary.json";
   std::vector<Index> batches = {1, 16, 128, 1024, 4096};
   KSAlgorithm ks_algorithm = KSAlgorithm::Auto;
 };
@@ -68,6 +82,10 @@ int main(int argc, char** argv) {
       opt.reps = std::stoi(next());
     } else if (arg == "--csv") {
       opt.csv = next();
+    } else if (arg == "--csv16") {
+      opt.csv16 = next();
+    } else if (arg == "--json") {
+      opt.json = next();
     } else if (arg == "--ks-algorithm") {
       // Forces the KS algorithm of Monarch's and BLAST's factors (auto, fused, strided_gemm,
       // bmm, small_batch), to compare paths in one run.
@@ -94,6 +112,12 @@ int main(int argc, char** argv) {
   csv << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << "\n";
   csv << "model,layer,in,out,structure,r,b,batch,t_ours,t_dense,t_bound,dense_over_ours,"
          "ours_over_bound\n";
+  std::ofstream csv16(opt.csv16);
+  csv16 << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << "\n";
+  csv16 << "model,layer,in,out,structure,r,b,batch,t_plan,t_dense,t_bound,dense_over_plan,"
+           "plan_over_bound\n";
+  // Issue #9's summary keys, from the bf16 rows.
+  double llama_b1024_min_speedup = 1e300, llama_b1_min_speedup = 1e300, b1_max_over_bound = 0;
   std::mt19937 gen(1);
   for (const Layer& l : kLayers) {
     const Dense<float> dense(HostMatrix<float>::Random(l.out, l.in));
@@ -130,7 +154,83 @@ int main(int argc, char** argv) {
       }
       row("blast", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
           bench::time_apply_device<float>(blast, batch, Layout::ColMajor, opt.reps, ctx));
+#if STROP_BENCH_HAVE_CUBLAS
+      // The GEMM plans: fp32 rows here, bf16 rows in csv16.
+      auto time_plan = [&](const auto& A) {
+        DeviceMatrix<float> x(A.cols(), batch, Layout::ColMajor, ctx),
+            y(A.rows(), batch, Layout::ColMajor, ctx);
+        fill_random_device(x.view(), 5, ctx);
+        return median_device_seconds(
+            ctx,
+            [&] {
+              detail::blr_plan_apply_device<float>(A, Op::NoTrans, x.view(), y.view(), 1, 0, ctx);
+            },
+            opt.reps, 3);
+      };
+      auto time_bf16 = [&](const auto& A) {
+        DeviceMatrix<bfloat16> x(A.cols(), batch, Layout::ColMajor, ctx),
+            y(A.rows(), batch, Layout::ColMajor, ctx);
+        fill_random_device(x.view(), 5, ctx);
+        return median_device_seconds(
+            ctx, [&] { apply_reduced_precision<bfloat16>(A, Op::NoTrans, x.view(), y.view()); },
+            opt.reps, 3);
+      };
+      // Dense bf16: Y (out x B) = W (out x in) X, 16-bit in and out, fp32 accumulation.
+      DeviceMatrix<bfloat16> wd(l.out, l.in, Layout::ColMajor, ctx),
+          xd(l.in, batch, Layout::ColMajor, ctx), yd(l.out, batch, Layout::ColMajor, ctx);
+      fill_random_device(wd.view(), 3, ctx);
+      fill_random_device(xd.view(), 5, ctx);
+      const float one = 1, zero = 0;
+      const double t_dense16 = median_device_seconds(
+          ctx,
+          [&] {
+            const cublasStatus_t status = cublasGemmEx(
+                static_cast<cublasHandle_t>(ctx.cublas()), CUBLAS_OP_N, CUBLAS_OP_N, int(l.out),
+                int(batch), int(l.in), &one, wd.view().data, CUDA_R_16BF, int(l.out),
+                xd.view().data, CUDA_R_16BF, int(l.in), &zero, yd.view().data, CUDA_R_16BF,
+                int(l.out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: dense bf16 GEMM");
+          },
+          opt.reps, 3);
+      auto row16 = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
+                       double t) {
+        const double bytes =
+            2.0 * (double(params) + double(batch) * double(l.in + l.out + 2 * intermediate));
+        const double bound = bytes / bandwidth;
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%.6e,%.6e,%.6e,%.3f,%.3f\n",
+                      l.model.c_str(), l.name.c_str(), (long long)l.in, (long long)l.out, structure,
+                      (long long)r, (long long)b, (long long)batch, t, t_dense16, bound,
+                      t_dense16 / t, t / bound);
+        csv16 << line;
+        std::fputs(line, stdout);
+        if (l.model == "Llama-7B" && batch == 1024)
+          llama_b1024_min_speedup = std::min(llama_b1024_min_speedup, t_dense16 / t);
+        if (l.model == "Llama-7B" && batch == 1)
+          llama_b1_min_speedup = std::min(llama_b1_min_speedup, t_dense16 / t);
+        if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
+      };
+      // Intermediates of the plans: Monarch one (b^2 r' rows), BLAST two (b r rows each).
+      if (monarch) {
+        row("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
+            time_plan(*monarch));
+        row16("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
+              time_bf16(*monarch));
+      }
+      row("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
+          time_plan(blast));
+      row16("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
+            time_bf16(blast));
+#endif
     }
   }
+  auto key = [](double v) { return v > 0 && v < 1e299 ? std::to_string(v) : std::string("null"); };
+  std::ofstream json(opt.json);
+  json << "{\"device\": \"" << device_name(0) << "\", \"dtype\": \"bf16\""
+       << ", \"blast_fused_over_unfused_median\": null, \"monarch_fused_over_unfused_median\": null"
+       << ", \"llama7b_b1024_min_speedup_over_dense\": " << key(llama_b1024_min_speedup)
+       << ", \"llama7b_b1_min_speedup_over_dense\": " << key(llama_b1_min_speedup)
+       << ", \"b1_max_time_over_bound\": " << key(b1_max_over_bound) << "}\n";
   return 0;
 }
