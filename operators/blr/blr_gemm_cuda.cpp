@@ -16,6 +16,7 @@
 #include "runtime/cuda_types.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/blast.hpp"
+#include "strop/operators/lowrank.hpp"
 #include "strop/operators/monarch.hpp"
 
 namespace strop::detail {
@@ -65,6 +66,8 @@ const void* device_values(const BlrPlanWeights<T>& w, int slot, Index count,
   }
 }
 
+// Each operator's plan and the values of its plan arrays (slot 0 Left, 1 Right, 2 Extra).
+// LowRank is a Monarch of one block: L_00 = left, R_00 = right, and R by block column is R.
 template <class T>
 BlrGemmPlan plan_of(const Blast<T>& A, Op op, const PlanSignals& s) {
   return blast_gemm_plan(A.grid(), op, s);
@@ -74,20 +77,36 @@ BlrGemmPlan plan_of(const Monarch<T>& A, Op op, const PlanSignals& s) {
   return monarch_gemm_plan(A.grid(), op, s);
 }
 template <class T>
-std::vector<T> extra_values(const Blast<T>& A) {
-  return blast_coupling_by_rank(A);
+BlrGemmPlan plan_of(const LowRank<T>& A, Op op, const PlanSignals& s) {
+  return monarch_gemm_plan(BlockGrid{A.rows(), A.cols(), 1, 1, A.rank()}, op, s);
 }
 template <class T>
-std::vector<T> extra_values(const Monarch<T>& A) {
-  return monarch_right_by_column(A);
+std::vector<T> plan_values(const Blast<T>& A, int slot) {
+  if (slot == 2) return blast_coupling_by_rank(A);
+  return slot == 0 ? A.left_values() : A.right_values();
 }
 template <class T>
-Index extra_count(const Blast<T>& A) {
-  return Index(A.diagonal_values().size());
+std::vector<T> plan_values(const Monarch<T>& A, int slot) {
+  if (slot == 2) return monarch_right_by_column(A);
+  return slot == 0 ? A.left_values() : A.right_values();
 }
 template <class T>
-Index extra_count(const Monarch<T>& A) {
-  return Index(A.right_values().size());
+std::vector<T> plan_values(const LowRank<T>& A, int slot) {
+  const HostMatrix<T>& m = slot == 0 ? A.left() : A.right();
+  return std::vector<T>(m.data(), m.data() + m.size());
+}
+template <class T>
+Index plan_value_count(const Blast<T>& A, int slot) {
+  if (slot == 2) return Index(A.diagonal_values().size());
+  return Index(slot == 0 ? A.left_values().size() : A.right_values().size());
+}
+template <class T>
+Index plan_value_count(const Monarch<T>& A, int slot) {
+  return Index(slot == 0 ? A.left_values().size() : A.right_values().size());
+}
+template <class T>
+Index plan_value_count(const LowRank<T>& A, int slot) {
+  return Index(slot == 0 ? A.left().size() : A.right().size());
 }
 
 // A plan's signals: the layout whose unit stride both views share, leading dimensions at
@@ -134,14 +153,11 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
   set(PlanArray::Y, Y.data);
   set(PlanArray::Z1, z1.data());
   set(PlanArray::Z2, z2.data());
-  set(PlanArray::Left,
-      device_values<Storage, T>(
-          w, 0, Index(A.left_values().size()), [&] { return A.left_values(); }, ctx));
-  set(PlanArray::Right,
-      device_values<Storage, T>(
-          w, 1, Index(A.right_values().size()), [&] { return A.right_values(); }, ctx));
-  set(PlanArray::Extra, device_values<Storage, T>(
-                            w, 2, extra_count(A), [&] { return extra_values(A); }, ctx));
+  const PlanArray slots[3] = {PlanArray::Left, PlanArray::Right, PlanArray::Extra};
+  for (int slot = 0; slot < 3; ++slot)
+    set(slots[slot],
+        device_values<Storage, T>(
+            w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
 
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const cudaDataType_t type = plan_data_type<Storage>();
@@ -191,6 +207,8 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
 #define STROP_INSTANTIATE_PLAN(S, T)                                                             \
   template void blr_plan_apply_device<S, Blast<T>>(                                              \
       const Blast<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);   \
+  template void blr_plan_apply_device<S, LowRank<T>>(                                            \
+      const LowRank<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&); \
   template void blr_plan_apply_device<S, Monarch<T>>(                                            \
       const Monarch<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&); \
   template bool blr_plan_takes<S>(ConstView<S>, MatrixView<S>);

@@ -111,6 +111,12 @@ BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s
                        : PlanOperand{PlanArray::Right, 0, r, L * r * w, r * w};
   first.trans_b = !transposed;
   first.c = {PlanArray::Z1, 0, B, in_blocks * r * B, r * B};
+  // One block row or column: a one-level batch (a strided GEMM, no pointer arrays).
+  if (out_blocks == 1 || in_blocks == 1) {
+    for (PlanOperand* p : {&first.a, &first.b, &first.c})
+      if (out_blocks == 1) p->stride = p->outer_stride;
+    first.inner = 0;
+  }
   plan.gemms.push_back(first);
 
   // y_o = G_o Z1_o, G_o = [second_o0 ... second_o,I-1] (out_size x I r). NoTrans: G_k is

@@ -77,6 +77,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gemm_plans_match_cpu, T, RealTypes) {
           };
           check(M, "monarch");
           check(B, "blast");
+          check(LowRank<T>::random(s.rows, s.cols, s.rank, gen), "lowrank");
         }
 }
 
@@ -117,6 +118,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfT
           };
           check(M, "monarch");
           check(B, "blast");
+          check(LowRank<float>::random(s.rows, s.cols, s.rank, gen), "lowrank");
         }
 }
 

@@ -144,4 +144,17 @@ BOOST_AUTO_TEST_CASE(monarch_plan_matches_the_operator) {
           }
 }
 
+BOOST_AUTO_TEST_CASE(lowrank_is_a_one_block_monarch) {
+  // The GPU runs LowRank by the Monarch plan of a 1 x 1 grid with L_00 = left, R_00 = right
+  // (both column-major) and R by block column = R (blr_gemm_cuda.cpp).
+  std::mt19937 rng(5);
+  const auto A = LowRank<double>::random(9, 7, 3, rng);
+  const std::vector<double> left(A.left().data(), A.left().data() + A.left().size());
+  const std::vector<double> right(A.right().data(), A.right().data() + A.right().size());
+  const Monarch<double> M(9, 7, 1, 1, 3, left, right);
+  BOOST_TEST(relative_error(M.to_dense(), A.to_dense()) <= 1e-15);
+  BOOST_TEST(detail::monarch_right_by_column(M) == right);
+  check_plan(M, detail::monarch_gemm_plan, right, Op::Trans, Layout::RowMajor, 4, 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

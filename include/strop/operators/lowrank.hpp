@@ -6,6 +6,7 @@
 
 #include "strop/core/lazy.hpp"
 #include "strop/expr/operator_base.hpp"
+#include "strop/operators/block_grid.hpp"
 #include "strop/operators/dense.hpp"
 
 namespace strop {
@@ -43,7 +44,23 @@ class LowRank : public OperatorBase<LowRank<T>> {
     Dense<T> left, right;
   };
   std::shared_ptr<Lazy<DenseFactors>> device_form_ = std::make_shared<Lazy<DenseFactors>>();
+  std::shared_ptr<detail::BlrPlanWeights<T>> plan_weights_ =
+      std::make_shared<detail::BlrPlanWeights<T>>();
+
+ public:
+  // The device copies its GEMM plan reads (operators/blr/blr_gemm_cuda.cpp: a Monarch of one
+  // block).
+  const detail::BlrPlanWeights<T>& plan_weights() const { return *plan_weights_; }
 };
+
+// Mixed precision: a float LowRank applied to half or bfloat16 signals: on the GPU two
+// tensor-core GEMMs (fp32 accumulation; the factors and the r x B intermediate rounded to 16
+// bits) where X and Y share a unit stride, float copies of the signals otherwise; on the
+// host, through float. The GPU path has not run on a GPU yet (bench/NOTES-blr.md).
+template <class Storage>
+void apply_reduced_precision(const LowRank<float>& A, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha = 1, float beta = 0,
+                             Context& ctx = default_context());
 
 extern template class LowRank<float>;
 extern template class LowRank<double>;
