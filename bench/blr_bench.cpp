@@ -211,7 +211,10 @@ int main(int argc, char** argv) {
           llama_b1_min_speedup = std::min(llama_b1_min_speedup, t_dense16 / t);
         if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
       };
-      // Intermediates of the plans: Monarch one (b^2 r' rows), BLAST two (b r rows each).
+      // Intermediates of the plans: LowRank one (r rows), Monarch one (b^2 r' rows), BLAST two
+      // (b r rows each).
+      row16("lowrank_plan", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r,
+            time_bf16(lowrank));
       if (monarch) {
         row("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
             time_plan(*monarch));
