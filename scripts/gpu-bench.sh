@@ -4,8 +4,9 @@
 # JSON go to OUTPUT_DIR, named after the benchmark and the device.
 #   scripts/gpu-bench.sh NAME OUTPUT_DIR [benchmark arguments]
 # NAME is the benchmark without "_bench" (factorize, stl, ...); its tests are the suite
-# gpu_NAME. STROP_SKIP_TESTS=1 runs the benchmark only (a second call on a machine still
-# warm); STROP_ALL_GPU_TESTS=1 runs every GPU test suite; STROP_RUN_TAG=-x adds "-x" to the
+# gpu_NAME, or the ':'-separated suites of STROP_TEST_SUITES (gpu_transforms:gpu_blr).
+# STROP_SKIP_TESTS=1 runs the benchmark only (a second call on a machine still warm);
+# STROP_ALL_GPU_TESTS=1 runs every GPU test suite; STROP_RUN_TAG=-x adds "-x" to the
 # file names; STROP_EXTRA_TARGETS builds more targets.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ tag=${STROP_RUN_TAG:-}
     grep -E "error|warning" | head -30
   echo "build: $(($(date +%s) - start)) s"
   if [ "${STROP_SKIP_TESTS:-0}" != 1 ]; then
-    filter=--run_test=gpu_${name}
+    filter=--run_test=${STROP_TEST_SUITES:-gpu_${name}}
     [ "${STROP_ALL_GPU_TESTS:-0}" = 1 ] && filter=
     echo "## GPU tests ${filter:-(all suites)}"
     timeout 300 ./build-gpu/tests/strop_gpu_tests $filter --report_level=short --log_level=error
