@@ -2,6 +2,7 @@
 // executed here by a naive column-major batched GEMM with cuBLAS's semantics, against the
 // operators' own CPU application: every grid shape, both ops, both layouts, padded leading
 // dimensions, alpha and beta. The GPU runs the same plans with cuBLAS.
+#include <algorithm>
 #include <array>
 #include <random>
 #include <vector>
@@ -33,6 +34,10 @@ void run_plan(const BlrGemmPlan& plan, std::array<std::vector<double>, detail::k
   z1.assign(static_cast<std::size_t>(plan.z1_size), std::numeric_limits<double>::quiet_NaN());
   z2.assign(static_cast<std::size_t>(plan.z2_size), std::numeric_limits<double>::quiet_NaN());
   for (const PlanGemm& g : plan.gemms) {
+    // cuBLAS's argument checks: each leading dimension covers the stored rows.
+    BOOST_TEST(g.a.ld >= std::max<Index>(1, g.trans_a ? g.k : g.m));
+    BOOST_TEST(g.b.ld >= std::max<Index>(1, g.trans_b ? g.n : g.k));
+    BOOST_TEST(g.c.ld >= std::max<Index>(1, g.m));
     const auto& A = arrays[static_cast<int>(g.a.array)];
     const auto& B = arrays[static_cast<int>(g.b.array)];
     auto& C = arrays[static_cast<int>(g.c.array)];
