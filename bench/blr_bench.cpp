@@ -131,20 +131,27 @@ int main(int argc, char** argv) {
     for (Index batch : opt.batches) {
       const double t_dense =
           bench::time_apply_device<float>(dense, batch, Layout::ColMajor, opt.reps, ctx);
-      // intermediate: rows of the temporaries between the stages, each written and read once.
-      auto row = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
-                     double t) {
+      // One CSV row; intermediate: rows of the temporaries between the stages, each written
+      // and read once; bytes per value 4 (fp32) or 2 (bf16).
+      auto write_row = [&](std::ofstream& out, double value_bytes, double t_base,
+                           const char* structure, Index r, Index b, Index params,
+                           Index intermediate, double t) {
         const double bytes =
-            4.0 * (double(params) + double(batch) * double(l.in + l.out + 2 * intermediate));
+            value_bytes *
+            (double(params) + double(batch) * double(l.in + l.out + 2 * intermediate));
         const double bound = bytes / bandwidth;
         char line[512];
-        std::snprintf(line, sizeof line,
-                      "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%.6e,%.6e,%.6e,%.3f,%.3f\n",
-                      l.model.c_str(), l.name.c_str(), (long long)l.in, (long long)l.out, structure,
-                      (long long)r, (long long)b, (long long)batch, t, t_dense, bound, t_dense / t,
-                      t / bound);
-        csv << line;
+        std::snprintf(
+            line, sizeof line, "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%.6e,%.6e,%.6e,%.3f,%.3f\n",
+            l.model.c_str(), l.name.c_str(), (long long)l.in, (long long)l.out, structure,
+            (long long)r, (long long)b, (long long)batch, t, t_base, bound, t_base / t, t / bound);
+        out << line;
         std::fputs(line, stdout);
+        return bound;
+      };
+      auto row = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
+                     double t) {
+        write_row(csv, 4.0, t_dense, structure, r, b, params, intermediate, t);
       };
       row("lowrank", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r,
           bench::time_apply_device<float>(lowrank, batch, Layout::ColMajor, opt.reps, ctx));
@@ -194,17 +201,8 @@ int main(int argc, char** argv) {
           opt.reps, 3);
       auto row16 = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
                        double t) {
-        const double bytes =
-            2.0 * (double(params) + double(batch) * double(l.in + l.out + 2 * intermediate));
-        const double bound = bytes / bandwidth;
-        char line[512];
-        std::snprintf(line, sizeof line,
-                      "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%.6e,%.6e,%.6e,%.3f,%.3f\n",
-                      l.model.c_str(), l.name.c_str(), (long long)l.in, (long long)l.out, structure,
-                      (long long)r, (long long)b, (long long)batch, t, t_dense16, bound,
-                      t_dense16 / t, t / bound);
-        csv16 << line;
-        std::fputs(line, stdout);
+        const double bound =
+            write_row(csv16, 2.0, t_dense16, structure, r, b, params, intermediate, t);
         if (l.model == "Llama-7B" && batch == 1024)
           llama_b1024_min_speedup = std::min(llama_b1024_min_speedup, t_dense16 / t);
         if (l.model == "Llama-7B" && batch == 1)

@@ -22,22 +22,6 @@
 namespace strop::detail {
 namespace {
 
-template <class Storage>
-cudaDataType_t plan_data_type() {
-  if constexpr (std::is_same_v<Storage, half>) {
-    return CUDA_R_16F;
-  } else if constexpr (std::is_same_v<Storage, bfloat16>) {
-    return CUDA_R_16BF;
-  } else {
-    return cuda_data_type<Storage>();
-  }
-}
-
-template <class Storage>
-cublasComputeType_t plan_compute_type() {
-  return std::is_same_v<Storage, double> ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-}
-
 cublasOperation_t cublas_op(bool trans) {
   return trans ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
@@ -160,8 +144,8 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
             w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
 
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
-  const cudaDataType_t type = plan_data_type<Storage>();
-  const cublasComputeType_t compute = plan_compute_type<Storage>();
+  const cudaDataType_t type = cuda_data_type<Storage>();
+  const cublasComputeType_t compute = cublas_compute_type<Storage>();
   constexpr Index kElement = Index(sizeof(Storage));
   const Scale one = 1, zero = 0;
   for (const PlanGemm& g : plan.gemms) {

@@ -20,26 +20,6 @@
 namespace strop::detail {
 namespace {
 
-template <class T>
-cudaDataType_t data_type() {
-  if constexpr (std::is_same_v<T, half>) {
-    return CUDA_R_16F;
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    return CUDA_R_16BF;
-  } else {
-    return cuda_data_type<T>();
-  }
-}
-
-template <class T>
-cublasComputeType_t compute_type() {
-  if constexpr (is_reduced_precision_v<T>) {
-    return CUBLAS_COMPUTE_32F;
-  } else {
-    return cublas_compute_type<T>();
-  }
-}
-
 // cuBLAS's batch count is an int; larger batches run in chunks.
 constexpr Index kMaxBatch = 1 << 30;
 
@@ -71,7 +51,7 @@ template <class T, class Compute>
 void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T* out, Index K,
                     Index B, Layout layout, Compute alpha, Compute beta, Context& ctx) {
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
-  const cudaDataType_t type = data_type<T>();
+  const cudaDataType_t type = cuda_data_type<T>();
   const cublasOperation_t g_op =
       !g.transpose ? CUBLAS_OP_N : (g.conjugate ? CUBLAS_OP_C : CUBLAS_OP_T);
   const Index S = K / P;
@@ -84,7 +64,7 @@ void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T
       status =
           cublasGemmStridedBatchedEx(handle, CUBLAS_OP_T, g_op, m, n, k, &alpha, in + b0 * K, type,
                                      k, K, g.data, type, g.ld, 0, &beta, out + b0 * S * Q, type, m,
-                                     S * Q, count, compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+                                     S * Q, count, cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
     }
   } else {
     const int m = cuda_int(B, "kron gemm: batch");
@@ -94,7 +74,7 @@ void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T
       status =
           cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, g_op, m, n, k, &alpha, in + s0 * P * B,
                                      type, m, P * B, g.data, type, g.ld, 0, &beta, out + s0 * B,
-                                     type, ldc, B, count, compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+                                     type, ldc, B, count, cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
     }
   }
   require<DeviceError>(status == CUBLAS_STATUS_SUCCESS,

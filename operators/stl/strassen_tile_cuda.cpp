@@ -15,25 +15,13 @@
 #include "strop/core/buffer.hpp"
 
 namespace strop::detail {
-namespace {
-
-template <class Storage>
-cudaDataType_t stl_data_type() {
-  if constexpr (std::is_same_v<Storage, half>) return CUDA_R_16F;
-  if constexpr (std::is_same_v<Storage, bfloat16>) return CUDA_R_16BF;
-  if constexpr (!is_reduced_precision_v<Storage>) return cuda_data_type<Storage>();
-  return CUDA_R_32F;
-}
-
-}  // namespace
-
 template <class Storage>
 void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstView<Storage> X,
                     MatrixView<Storage> Y, StlCompute<Storage> alpha, StlCompute<Storage> beta,
                     Context& ctx) {
   using Compute = StlCompute<Storage>;
   const Compute one(1), zero(0);
-  const cudaDataType_t type = stl_data_type<Storage>();
+  const cudaDataType_t type = cuda_data_type<Storage>();
   const cublasComputeType_t compute = cublas_compute_type<Compute>();
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const bool x_signal_fast = X.col_stride == 1 && X.cols > 1;

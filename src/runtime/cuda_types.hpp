@@ -11,12 +11,16 @@
 #include <type_traits>
 
 #include "strop/core/error.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/core/scalar.hpp"
 
 namespace strop::detail {
 
+// The four scalar types and the 16-bit storage types (half, bfloat16).
 template <class T>
 cudaDataType_t cuda_data_type() {
+  if constexpr (std::is_same_v<T, half>) return CUDA_R_16F;
+  if constexpr (std::is_same_v<T, bfloat16>) return CUDA_R_16BF;
   if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
   if constexpr (std::is_same_v<T, double>) return CUDA_R_64F;
   if constexpr (std::is_same_v<T, std::complex<float>>) return CUDA_C_32F;
@@ -24,10 +28,15 @@ cudaDataType_t cuda_data_type() {
 }
 
 // Plain FP32 (no TF32) in single precision: the arithmetic of the CPU path and of our own
-// kernels, so that device results agree with them to rounding.
+// kernels, so that device results agree with them to rounding. 16-bit storage accumulates in
+// FP32 (tensor cores).
 template <class T>
 cublasComputeType_t cublas_compute_type() {
-  return std::is_same_v<RealOf<T>, float> ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+  if constexpr (is_reduced_precision_v<T>) {
+    return CUBLAS_COMPUTE_32F;
+  } else {
+    return std::is_same_v<RealOf<T>, float> ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+  }
 }
 
 template <class T>

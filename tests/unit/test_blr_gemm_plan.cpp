@@ -113,40 +113,36 @@ const Shape kShapes[] = {
     {8, 9, 1, 3, 2},    // one block row
 };
 
-}  // namespace
-
-BOOST_AUTO_TEST_SUITE(blr_gemm_plan)
-
-BOOST_AUTO_TEST_CASE(blast_plan_matches_the_operator) {
+// check_plan for every shape, op, layout and B in {1, 5} (padding 3).
+template <class Operator, class MakePlan, class Extra>
+void check_every_case(MakePlan make_plan, Extra extra) {
   std::mt19937 rng(3);
   for (const Shape& s : kShapes)
     for (Op op : {Op::NoTrans, Op::Trans})
       for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
         for (Index batch : {1, 5})
-          BOOST_TEST_CONTEXT(s.rows << "x" << s.cols << " grid " << s.row_blocks << "x"
-                                    << s.col_blocks << " rank " << s.rank << ", " << to_string(op)
-                                    << ", " << to_string(layout) << ", B = " << batch) {
+          BOOST_TEST_CONTEXT(Operator::type_name << " " << s.rows << "x" << s.cols << " grid "
+                                                 << s.row_blocks << "x" << s.col_blocks << " rank "
+                                                 << s.rank << ", " << to_string(op) << ", "
+                                                 << to_string(layout) << ", B = " << batch) {
             const auto A =
-                Blast<double>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, rng);
-            check_plan(A, detail::blast_gemm_plan, detail::blast_coupling_by_rank(A), op, layout,
-                       batch, 3);
+                Operator::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, rng);
+            check_plan(A, make_plan, extra(A), op, layout, batch, 3);
           }
 }
 
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(blr_gemm_plan)
+
+BOOST_AUTO_TEST_CASE(blast_plan_matches_the_operator) {
+  check_every_case<Blast<double>>(detail::blast_gemm_plan,
+                                  [](const auto& A) { return detail::blast_coupling_by_rank(A); });
+}
+
 BOOST_AUTO_TEST_CASE(monarch_plan_matches_the_operator) {
-  std::mt19937 rng(4);
-  for (const Shape& s : kShapes)
-    for (Op op : {Op::NoTrans, Op::Trans})
-      for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
-        for (Index batch : {1, 5})
-          BOOST_TEST_CONTEXT(s.rows << "x" << s.cols << " grid " << s.row_blocks << "x"
-                                    << s.col_blocks << " rank " << s.rank << ", " << to_string(op)
-                                    << ", " << to_string(layout) << ", B = " << batch) {
-            const auto A =
-                Monarch<double>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, rng);
-            check_plan(A, detail::monarch_gemm_plan, detail::monarch_right_by_column(A), op, layout,
-                       batch, 3);
-          }
+  check_every_case<Monarch<double>>(
+      detail::monarch_gemm_plan, [](const auto& A) { return detail::monarch_right_by_column(A); });
 }
 
 BOOST_AUTO_TEST_CASE(lowrank_is_a_one_block_monarch) {
