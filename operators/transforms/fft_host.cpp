@@ -52,6 +52,24 @@ void radix4_stage(const SplitSignal<R>& src, SplitSignal<R>& dst, Index n, Index
   R* __restrict dr = dst.re.data();
   R* __restrict di = dst.im.data();
   const R turn = sign > 0 ? R(1) : R(-1);  // multiplication by sign * i
+  if (ns == 1) {
+    // The first stage: no twiddles, and a loop over b instead (reads contiguous in b, writes
+    // four interleaved runs).
+    STROP_NO_LOOP_DEPENDENCE
+    for (Index b = 0; b < quarter; ++b) {
+      const R ar = sr[b] + sr[b + 2 * quarter], ai = si[b] + si[b + 2 * quarter];
+      const R br = sr[b] - sr[b + 2 * quarter], bi = si[b] - si[b + 2 * quarter];
+      const R cr = sr[b + quarter] + sr[b + 3 * quarter];
+      const R ci = si[b + quarter] + si[b + 3 * quarter];
+      const R dr_ = -turn * (si[b + quarter] - si[b + 3 * quarter]);
+      const R di_ = turn * (sr[b + quarter] - sr[b + 3 * quarter]);
+      dr[4 * b] = ar + cr, di[4 * b] = ai + ci;
+      dr[4 * b + 1] = br + dr_, di[4 * b + 1] = bi + di_;
+      dr[4 * b + 2] = ar - cr, di[4 * b + 2] = ai - ci;
+      dr[4 * b + 3] = br - dr_, di[4 * b + 3] = bi - di_;
+    }
+    return;
+  }
   for (Index b = 0; b < quarter / ns; ++b) {
     const Index in = b * ns, out = b * 4 * ns;
     STROP_NO_LOOP_DEPENDENCE
@@ -61,8 +79,7 @@ void radix4_stage(const SplitSignal<R>& src, SplitSignal<R>& dst, Index n, Index
       R x1r = sr[j + quarter], x1i = si[j + quarter];
       R x2r = sr[j + 2 * quarter], x2i = si[j + 2 * quarter];
       R x3r = sr[j + 3 * quarter], x3i = si[j + 3 * quarter];
-      // Twiddles (all 1 when ns = 1: multiplied anyway, so the loop has no branch and
-      // vectorizes).
+      // Twiddles (a branch-free loop vectorizes).
       const R t1r = twr[k], t1i = twi[k], t2r = twr[ns + k], t2i = twi[ns + k];
       const R t3r = twr[2 * ns + k], t3i = twi[2 * ns + k];
       const R y1r = x1r * t1r - x1i * t1i, y1i = x1r * t1i + x1i * t1r;
