@@ -13,9 +13,10 @@
 //
 // Rows monarch_plan / blast_plan time the permutation-free GEMM plans
 // (operators/blr/blr_gemm_plan.hpp) in fp32. The second CSV (--csv16) has the same layers in
-// bfloat16: the plans on tensor cores (apply_reduced_precision) against a dense bf16
-// cublasGemmEx and the 2-byte memory bound; --json writes blr-summary.json from it (the
-// unfused bf16 baseline is not in the library yet: those keys are null).
+// bfloat16: the plans on tensor cores (apply_reduced_precision) and the unfused baselines
+// (bmm + permute, blr_unfused_apply_device) against a dense bf16 cublasGemmEx and the 2-byte
+// memory bound; --json writes blr-summary.json from it ("fused" = the plans; medians over
+// the layers at B = 1024).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
            "plan_over_bound\n";
   // Issue #9's summary keys, from the bf16 rows.
   double llama_b1024_min_speedup = 1e300, llama_b1_min_speedup = 1e300, b1_max_over_bound = 0;
+  std::vector<double> monarch_speedups, blast_speedups;  // unfused / plan time at B = 1024
   std::mt19937 gen(1);
   for (const Layer& l : kLayers) {
     const Dense<float> dense(HostMatrix<float>::Random(l.out, l.in));
@@ -174,6 +176,17 @@ int main(int argc, char** argv) {
             },
             opt.reps, 3);
       };
+      auto time_unfused16 = [&](const auto& A) {
+        DeviceMatrix<bfloat16> x(A.cols(), batch, Layout::ColMajor, ctx),
+            y(A.rows(), batch, Layout::ColMajor, ctx);
+        fill_random_device(x.view(), 5, ctx);
+        return median_device_seconds(
+            ctx,
+            [&] {
+              detail::blr_unfused_apply_device<bfloat16>(A, x.view(), y.view(), 1.0f, 0.0f, ctx);
+            },
+            opt.reps, 3);
+      };
       auto time_bf16 = [&](const auto& A) {
         DeviceMatrix<bfloat16> x(A.cols(), batch, Layout::ColMajor, ctx),
             y(A.rows(), batch, Layout::ColMajor, ctx);
@@ -213,23 +226,39 @@ int main(int argc, char** argv) {
       // (b r rows each).
       row16("lowrank_plan", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r,
             time_bf16(lowrank));
+      // The unfused baselines' intermediates: Monarch three tensors of b^2 r' rows, BLAST
+      // four of b r rows.
       if (monarch) {
         row("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
             time_plan(*monarch));
+        const double fused = time_bf16(*monarch), unfused = time_unfused16(*monarch);
         row16("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
-              time_bf16(*monarch));
+              fused);
+        row16("monarch_unfused", l.monarch_r, mb, monarch->parameter_count(),
+              3 * mb * mb * per_block, unfused);
+        if (batch == 1024) monarch_speedups.push_back(unfused / fused);
       }
       row("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
           time_plan(blast));
+      const double blast_fused = time_bf16(blast), blast_unfused = time_unfused16(blast);
       row16("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
-            time_bf16(blast));
+            blast_fused);
+      row16("blast_unfused", l.blast_r, l.blast_b, blast.parameter_count(),
+            4 * l.blast_b * l.blast_r, blast_unfused);
+      if (batch == 1024) blast_speedups.push_back(blast_unfused / blast_fused);
 #endif
     }
   }
   auto key = [](double v) { return v > 0 && v < 1e299 ? std::to_string(v) : std::string("null"); };
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return -1.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
   std::ofstream json(opt.json);
   json << "{\"device\": \"" << device_name(0) << "\", \"dtype\": \"bf16\""
-       << ", \"blast_fused_over_unfused_median\": null, \"monarch_fused_over_unfused_median\": null"
+       << ", \"blast_fused_over_unfused_median\": " << key(median(blast_speedups))
+       << ", \"monarch_fused_over_unfused_median\": " << key(median(monarch_speedups))
        << ", \"llama7b_b1024_min_speedup_over_dense\": " << key(llama_b1024_min_speedup)
        << ", \"llama7b_b1_min_speedup_over_dense\": " << key(llama_b1_min_speedup)
        << ", \"b1_max_time_over_bound\": " << key(b1_max_over_bound) << "}\n";

@@ -7,11 +7,12 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <variant>
 #include <vector>
 
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_gemm_plan.hpp"
-#include "operators/blr/blr_plan_pointers.hpp"
+#include "operators/blr/blr_plan_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
 #include "strop/core/buffer.hpp"
@@ -50,7 +51,8 @@ const void* device_values(const BlrPlanWeights<T>& w, int slot, Index count,
   }
 }
 
-// Each operator's plan and the values of its plan arrays (slot 0 Left, 1 Right, 2 Extra).
+// Each operator's plan and the values of its plan arrays (slot 0 Left, 1 Right, 2 Extra,
+// 3 Unfused).
 // LowRank is a Monarch of one block: L_00 = left, R_00 = right, and R by block column is R.
 template <class T>
 BlrGemmPlan plan_of(const Blast<T>& A, Op op, const PlanSignals& s) {
@@ -66,21 +68,25 @@ BlrGemmPlan plan_of(const LowRank<T>& A, Op op, const PlanSignals& s) {
 }
 template <class T>
 std::vector<T> plan_values(const Blast<T>& A, int slot) {
+  if (slot == 3) return {};
   if (slot == 2) return blast_coupling_by_rank(A);
   return slot == 0 ? A.left_values() : A.right_values();
 }
 template <class T>
 std::vector<T> plan_values(const Monarch<T>& A, int slot) {
+  if (slot == 3) return monarch_right_unfused(A);
   if (slot == 2) return monarch_right_by_column(A);
   return slot == 0 ? A.left_values() : A.right_values();
 }
 template <class T>
 std::vector<T> plan_values(const LowRank<T>& A, int slot) {
+  if (slot == 3) return {};
   const HostMatrix<T>& m = slot == 0 ? A.left() : A.right();
   return std::vector<T>(m.data(), m.data() + m.size());
 }
 template <class T>
 Index plan_value_count(const Blast<T>& A, int slot) {
+  if (slot == 3) return 0;
   if (slot == 2) return Index(A.diagonal_values().size());
   return Index(slot == 0 ? A.left_values().size() : A.right_values().size());
 }
@@ -90,6 +96,7 @@ Index plan_value_count(const Monarch<T>& A, int slot) {
 }
 template <class T>
 Index plan_value_count(const LowRank<T>& A, int slot) {
+  if (slot == 3) return 0;
   return Index(slot == 0 ? A.left().size() : A.right().size());
 }
 
@@ -116,16 +123,74 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y) {
   return (X.row_stride == 1 && Y.row_stride == 1) || (X.col_stride == 1 && Y.col_stride == 1);
 }
 
-template <class Storage, class Operator>
-void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
-                           PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
-  using T = typename Operator::Scalar;
+namespace {
+
+bool plan_uses(const BlrGemmPlan& plan, PlanArray a) {
+  for (const PlanStep& step : plan.steps) {
+    if (const auto* g = std::get_if<PlanGemm>(&step)) {
+      if (g->a.array == a || g->b.array == a || g->c.array == a) return true;
+    } else {
+      const auto& c = std::get<PlanPermute>(step);
+      if (c.src == a || c.dst == a) return true;
+    }
+  }
+  return false;
+}
+
+template <class Storage>
+void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
+              PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
   using Scale = PlanScale<Storage>;
-  require<DeviceError>(blr_plan_takes(X, Y), Operator::type_name,
-                       " (GEMM plan): X and Y must be device views with a unit stride on the same"
-                       " side");
-  if (Y.rows == 0 || Y.cols == 0) return;
-  const BlrGemmPlan plan = plan_of(A, op, plan_signals(X, Y));
+  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+  const cudaDataType_t type = cuda_data_type<Storage>();
+  const cublasComputeType_t compute = cublas_compute_type<Storage>();
+  constexpr Index kElement = Index(sizeof(Storage));
+  const Scale one = 1, zero = 0;
+  const bool to_y = g.c.array == PlanArray::Y;
+  const Scale* a_scale = to_y ? &alpha : &one;
+  const Scale* b_scale = to_y ? &beta : &zero;
+  auto start = [&](const PlanOperand& p) {
+    return base[static_cast<int>(p.array)] + p.offset * kElement;
+  };
+  const int m = cuda_int(g.m, "blr plan: m"), n = cuda_int(g.n, "blr plan: n"),
+            k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
+  const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
+            ldc = cuda_int(g.c.ld, "blr plan: ldc");
+  cublasStatus_t status;
+  if (g.inner == 0) {
+    status = cublasGemmStridedBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,
+                                        a_scale, start(g.a), type, lda, g.a.stride, start(g.b),
+                                        type, ldb, g.b.stride, b_scale, start(g.c), type, ldc,
+                                        g.c.stride, batch, compute, CUBLAS_GEMM_DEFAULT);
+  } else {
+    Buffer<char*> pointers(3 * g.batch, MemorySpace::Device, ctx);
+    TwoLevelPointers p{};
+    const PlanOperand* operands[3] = {&g.a, &g.b, &g.c};
+    for (int q = 0; q < 3; ++q) {
+      p.base[q] = start(*operands[q]);
+      p.outer[q] = operands[q]->outer_stride * kElement;
+      p.stride[q] = operands[q]->stride * kElement;
+      p.out[q] = pointers.data() + q * g.batch;
+    }
+    p.inner = g.inner;
+    p.count = g.batch;
+    make_two_level_pointers(p, ctx);
+    status = cublasGemmBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,
+                                 a_scale, reinterpret_cast<const void* const*>(p.out[0]), type, lda,
+                                 reinterpret_cast<const void* const*>(p.out[1]), type, ldb, b_scale,
+                                 reinterpret_cast<void* const*>(p.out[2]), type, ldc, batch,
+                                 compute, CUBLAS_GEMM_DEFAULT);
+  }
+  check_cublas(status, "blr plan (cublasGemm*BatchedEx)");
+}
+
+// Runs the plan's steps; the operator's value arrays the plan reads are uploaded (rounded
+// for 16-bit signals) on first use and cached.
+template <class Storage, class Operator>
+void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
+              MatrixView<Storage> Y, PlanScale<Storage> alpha, PlanScale<Storage> beta,
+              Context& ctx) {
+  using T = typename Operator::Scalar;
   Buffer<Storage> z1(plan.z1_size, MemorySpace::Device, ctx),
       z2(plan.z2_size, MemorySpace::Device, ctx);
   const BlrPlanWeights<T>& w = A.plan_weights();
@@ -137,54 +202,58 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
   set(PlanArray::Y, Y.data);
   set(PlanArray::Z1, z1.data());
   set(PlanArray::Z2, z2.data());
-  const PlanArray slots[3] = {PlanArray::Left, PlanArray::Right, PlanArray::Extra};
-  for (int slot = 0; slot < 3; ++slot)
-    set(slots[slot],
-        device_values<Storage, T>(
-            w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
-
-  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
-  const cudaDataType_t type = cuda_data_type<Storage>();
-  const cublasComputeType_t compute = cublas_compute_type<Storage>();
-  constexpr Index kElement = Index(sizeof(Storage));
-  const Scale one = 1, zero = 0;
-  for (const PlanGemm& g : plan.gemms) {
-    const bool to_y = g.c.array == PlanArray::Y;
-    const Scale* a_scale = to_y ? &alpha : &one;
-    const Scale* b_scale = to_y ? &beta : &zero;
-    auto start = [&](const PlanOperand& p) {
-      return base[static_cast<int>(p.array)] + p.offset * kElement;
-    };
-    const int m = cuda_int(g.m, "blr plan: m"), n = cuda_int(g.n, "blr plan: n"),
-              k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
-    const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
-              ldc = cuda_int(g.c.ld, "blr plan: ldc");
-    cublasStatus_t status;
-    if (g.inner == 0) {
-      status = cublasGemmStridedBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n,
-                                          k, a_scale, start(g.a), type, lda, g.a.stride, start(g.b),
-                                          type, ldb, g.b.stride, b_scale, start(g.c), type, ldc,
-                                          g.c.stride, batch, compute, CUBLAS_GEMM_DEFAULT);
-    } else {
-      Buffer<char*> pointers(3 * g.batch, MemorySpace::Device, ctx);
-      TwoLevelPointers p{};
-      const PlanOperand* operands[3] = {&g.a, &g.b, &g.c};
-      for (int q = 0; q < 3; ++q) {
-        p.base[q] = start(*operands[q]);
-        p.outer[q] = operands[q]->outer_stride * kElement;
-        p.stride[q] = operands[q]->stride * kElement;
-        p.out[q] = pointers.data() + q * g.batch;
-      }
-      p.inner = g.inner;
-      p.count = g.batch;
-      make_two_level_pointers(p, ctx);
-      status = cublasGemmBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,
-                                   a_scale, reinterpret_cast<const void* const*>(p.out[0]), type,
-                                   lda, reinterpret_cast<const void* const*>(p.out[1]), type, ldb,
-                                   b_scale, reinterpret_cast<void* const*>(p.out[2]), type, ldc,
-                                   batch, compute, CUBLAS_GEMM_DEFAULT);
+  const PlanArray slots[BlrPlanWeights<T>::kArrays] = {PlanArray::Left, PlanArray::Right,
+                                                       PlanArray::Extra, PlanArray::Unfused};
+  for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
+    if (plan_uses(plan, slots[slot]))
+      set(slots[slot],
+          device_values<Storage, T>(
+              w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
+  for (const PlanStep& step : plan.steps) {
+    if (const auto* g = std::get_if<PlanGemm>(&step)) {
+      run_gemm<Storage>(*g, base, alpha, beta, ctx);
+      continue;
     }
-    check_cublas(status, "blr plan (cublasGemm*BatchedEx)");
+    const auto& p = std::get<PlanPermute>(step);
+    StridedCopy c{};
+    c.src = base[static_cast<int>(p.src)];
+    c.dst = base[static_cast<int>(p.dst)];
+    for (int d = 0; d < 4; ++d) {
+      c.dims[d] = p.dims[std::size_t(d)];
+      c.src_strides[d] = p.src_strides[std::size_t(d)];
+      c.dst_strides[d] = p.dst_strides[std::size_t(d)];
+    }
+    c.scaled = p.dst == PlanArray::Y;
+    c.alpha = alpha, c.beta = beta;
+    strided_copy<Storage>(c, ctx);
+  }
+}
+
+}  // namespace
+
+template <class Storage, class Operator>
+void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                           PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
+  require<DeviceError>(blr_plan_takes(X, Y), Operator::type_name,
+                       " (GEMM plan): X and Y must be device views with a unit stride on the same"
+                       " side");
+  if (Y.rows == 0 || Y.cols == 0) return;
+  run_plan(plan_of(A, op, plan_signals(X, Y)), A, X, Y, alpha, beta, ctx);
+}
+
+template <class Storage, class Operator>
+void blr_unfused_apply_device(const Operator& A, ConstView<Storage> X, MatrixView<Storage> Y,
+                              PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
+  require<DeviceError>(X.space == MemorySpace::Device && Y.space == MemorySpace::Device &&
+                           X.row_stride == 1 && Y.row_stride == 1,
+                       Operator::type_name,
+                       " (unfused baseline): X and Y must be signal-contiguous device views");
+  if (Y.rows == 0 || Y.cols == 0) return;
+  const PlanSignals s = plan_signals(X, Y);
+  if constexpr (std::is_same_v<Operator, Blast<typename Operator::Scalar>>) {
+    run_plan(blast_unfused_plan(A.grid(), s), A, X, Y, alpha, beta, ctx);
+  } else {
+    run_plan(monarch_unfused_plan(A.grid(), s), A, X, Y, alpha, beta, ctx);
   }
 }
 
@@ -195,6 +264,10 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
       const LowRank<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&); \
   template void blr_plan_apply_device<S, Monarch<T>>(                                            \
       const Monarch<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&); \
+  template void blr_unfused_apply_device<S, Blast<T>>(                                           \
+      const Blast<T>&, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);       \
+  template void blr_unfused_apply_device<S, Monarch<T>>(                                         \
+      const Monarch<T>&, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);     \
   template bool blr_plan_takes<S>(ConstView<S>, MatrixView<S>);
 STROP_INSTANTIATE_PLAN(float, float)
 STROP_INSTANTIATE_PLAN(double, double)

@@ -26,4 +26,11 @@ template <class Storage, class Operator>
 void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
                            PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx);
 
+// Y = alpha A X + beta Y by A's unfused baseline (blast_unfused_plan / monarch_unfused_plan:
+// the public PyTorch code's bmm + permute sequence) on signal-contiguous device views
+// (Operator: Blast or Monarch). For benchmarks.
+template <class Storage, class Operator>
+void blr_unfused_apply_device(const Operator& A, ConstView<Storage> X, MatrixView<Storage> Y,
+                              PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx);
+
 }  // namespace strop::detail

@@ -1,5 +1,7 @@
 #include "operators/blr/blr_gemm_plan.hpp"
 
+#include <algorithm>
+
 namespace strop::detail {
 namespace {
 
@@ -68,7 +70,7 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
                        : PlanOperand{PlanArray::Right, 0, r, r * w, 0};
   first.trans_b = !transposed;
   first.c = {PlanArray::Z1, 0, in_blocks * B, B, 0};
-  plan.gemms.push_back(first);
+  plan.steps.push_back(first);
 
   // Z2_t^T (B x out) = Z1_t^T (B x in) coupling_t^T, batched over t; coupling_t is the
   // column-major K x L matrix of the s_kl[t] (op T), or its transpose for A^T (op N).
@@ -79,13 +81,13 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   couple.b = {PlanArray::Extra, 0, K, K * L, 0};
   couple.trans_b = !transposed;
   couple.c = {PlanArray::Z2, 0, r * B, B, 0};
-  plan.gemms.push_back(couple);
+  plan.steps.push_back(couple);
 
   // y_o = second_o Z2_o: U_k (column-major h x r) or, for A^T, V_l^T (V_l column-major).
   const PlanOperand z2{PlanArray::Z2, 0, B, r * B, 0};
   const PlanOperand second = transposed ? PlanOperand{PlanArray::Right, 0, r, r * w, 0}
                                         : PlanOperand{PlanArray::Left, 0, h, h * r, 0};
-  plan.gemms.push_back(output_stage(s, out_blocks, out_size, r, z2, second, transposed));
+  plan.steps.push_back(output_stage(s, out_blocks, out_size, r, z2, second, transposed));
   return plan;
 }
 
@@ -117,7 +119,7 @@ BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s
       if (out_blocks == 1) p->stride = p->outer_stride;
     first.inner = 0;
   }
-  plan.gemms.push_back(first);
+  plan.steps.push_back(first);
 
   // y_o = G_o Z1_o, G_o = [second_o0 ... second_o,I-1] (out_size x I r). NoTrans: G_k is
   // L's storage for block row k (column-major h x L r). A^T: G_l^T is the by-column copy of
@@ -125,7 +127,98 @@ BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s
   const PlanOperand z1{PlanArray::Z1, 0, B, in_blocks * r * B, 0};
   const PlanOperand g = transposed ? PlanOperand{PlanArray::Extra, 0, K * r, K * r * w, 0}
                                    : PlanOperand{PlanArray::Left, 0, h, L * h * r, 0};
-  plan.gemms.push_back(output_stage(s, out_blocks, out_size, in_blocks * r, z1, g, transposed));
+  plan.steps.push_back(output_stage(s, out_blocks, out_size, in_blocks * r, z1, g, transposed));
+  return plan;
+}
+
+namespace {
+
+// The permutation from or to a (blocks, B, size) tensor of the signal-contiguous matrix V
+// (column-major rows x B, leading dimension ld): element (c, b, i) is V's row c size + i.
+PlanPermute blocks_of(PlanArray matrix, Index ld, Index blocks, Index batch, Index size,
+                      PlanArray tensor, bool to_tensor) {
+  const std::array<Index, 4> dims{1, blocks, batch, size};
+  const std::array<Index, 4> in_matrix{0, size, ld, 1}, in_tensor{0, batch * size, size, 1};
+  return to_tensor ? PlanPermute{matrix, tensor, dims, in_matrix, in_tensor}
+                   : PlanPermute{tensor, matrix, dims, in_tensor, in_matrix};
+}
+
+// C[e]^T (n x m) = op(A[e]) ..., written directly in the row-major terms of bmm:
+// out[e] (rows x cols, row-major) = in[e] (rows x inner, row-major) W[e]^T with W[e] given
+// as a column-major operand whose op is W[e] (cols x inner).
+PlanGemm bmm(Index batch, Index rows, Index cols, Index inner, PlanOperand in, PlanOperand w,
+             bool trans_w, PlanOperand out) {
+  // Column-major view: out^T (cols x rows) = W (cols x inner) in^T (inner x rows).
+  PlanGemm g;
+  g.batch = batch;
+  g.m = cols, g.n = rows, g.k = inner;
+  g.a = w;
+  g.trans_a = trans_w;
+  g.b = in;
+  g.c = out;
+  return g;
+}
+
+}  // namespace
+
+BlrGemmPlan blast_unfused_plan(const BlockGrid& grid, const PlanSignals& s) {
+  const Index K = grid.row_blocks, L = grid.col_blocks, h = grid.block_height(),
+              w = grid.block_width(), r = grid.rank, B = s.batch;
+  BlrGemmPlan plan;
+  plan.steps.reserve(8);  // (also keeps GCC 12 from a false -Wstringop-overflow)
+  plan.z1_size = std::max({L * B * w, r * B * L, K * B * r});
+  plan.z2_size = std::max({L * B * r, r * B * K, K * B * h});
+  // X -> Xp (L, B, w) in Z1.
+  plan.steps.push_back(blocks_of(PlanArray::X, s.x_ld, L, B, w, PlanArray::Z1, true));
+  // Z[l] (B x r) = Xp[l] V_l^T, into Z2; V_l is column-major r x w (op N gives V_l).
+  plan.steps.push_back(bmm(L, B, r, w, {PlanArray::Z1, 0, w, B * w, 0},
+                           {PlanArray::Right, 0, r, r * w, 0}, false,
+                           {PlanArray::Z2, 0, r, B * r, 0}));
+  // (L, B, r) -> (r, B, L) into Z1.
+  plan.steps.push_back(
+      PlanPermute{PlanArray::Z2, PlanArray::Z1, {1, L, B, r}, {0, B * r, r, 1}, {0, 1, L, B * L}});
+  // Z2p[t] (B x K) = Z1p[t] (B x L) S_t^T, S_t the column-major K x L coupling (op N).
+  plan.steps.push_back(bmm(r, B, K, L, {PlanArray::Z1, 0, L, B * L, 0},
+                           {PlanArray::Extra, 0, K, K * L, 0}, false,
+                           {PlanArray::Z2, 0, K, B * K, 0}));
+  // (r, B, K) -> (K, B, r) into Z1.
+  plan.steps.push_back(
+      PlanPermute{PlanArray::Z2, PlanArray::Z1, {1, r, B, K}, {0, B * K, K, 1}, {0, 1, r, B * r}});
+  // Yp[k] (B x h) = Z[k] (B x r) U_k^T, U_k column-major h x r (op N), into Z2.
+  plan.steps.push_back(bmm(K, B, h, r, {PlanArray::Z1, 0, r, B * r, 0},
+                           {PlanArray::Left, 0, h, h * r, 0}, false,
+                           {PlanArray::Z2, 0, h, B * h, 0}));
+  // Yp (K, B, h) -> Y.
+  plan.steps.push_back(blocks_of(PlanArray::Y, s.y_ld, K, B, h, PlanArray::Z2, false));
+  return plan;
+}
+
+BlrGemmPlan monarch_unfused_plan(const BlockGrid& grid, const PlanSignals& s) {
+  const Index K = grid.row_blocks, L = grid.col_blocks, h = grid.block_height(),
+              w = grid.block_width(), r = grid.rank, B = s.batch;
+  BlrGemmPlan plan;
+  plan.steps.reserve(8);  // (also keeps GCC 12 from a false -Wstringop-overflow)
+  plan.z1_size = std::max({L * B * w, L * B * K * r, K * B * h});
+  plan.z2_size = L * B * r * K;
+  plan.steps.push_back(blocks_of(PlanArray::X, s.x_ld, L, B, w, PlanArray::Z1, true));
+  // Z[l] (B x r K) = Xp[l] Rpub[l]^T, Rpub[l] row-major (r K) x w = column-major w x (r K)
+  // (op T gives Rpub[l]).
+  plan.steps.push_back(bmm(L, B, r * K, w, {PlanArray::Z1, 0, w, B * w, 0},
+                           {PlanArray::Unfused, 0, w, K * r * w, 0}, true,
+                           {PlanArray::Z2, 0, r * K, B * r * K, 0}));
+  // (L, B, r, K) -> (L, B, K, r) into Z1, then -> (K, B, L, r) into Z2.
+  plan.steps.push_back(PlanPermute{
+      PlanArray::Z2, PlanArray::Z1, {L * B, r, K, 1}, {r * K, K, 1, 0}, {K * r, 1, r, 0}});
+  plan.steps.push_back(PlanPermute{PlanArray::Z1,
+                                   PlanArray::Z2,
+                                   {L, B, K, r},
+                                   {B * K * r, K * r, r, 1},
+                                   {r, L * r, B * L * r, 1}});
+  // Yp[k] (B x h) = U[k] (B x L r) G_k^T, G_k = L's block row k, column-major h x L r.
+  plan.steps.push_back(bmm(K, B, h, L * r, {PlanArray::Z2, 0, L * r, B * L * r, 0},
+                           {PlanArray::Left, 0, h, L * h * r, 0}, false,
+                           {PlanArray::Z1, 0, h, B * h, 0}));
+  plan.steps.push_back(blocks_of(PlanArray::Y, s.y_ld, K, B, h, PlanArray::Z1, false));
   return plan;
 }
 
@@ -158,9 +251,25 @@ std::vector<T> monarch_right_by_column(const Monarch<T>& A) {
   return out;
 }
 
-#define STROP_INSTANTIATE(T)                                       \
-  template std::vector<T> blast_coupling_by_rank(const Blast<T>&); \
-  template std::vector<T> monarch_right_by_column(const Monarch<T>&);
+template <class T>
+std::vector<T> monarch_right_unfused(const Monarch<T>& A) {
+  const BlockGrid& g = A.grid();
+  const Index K = g.row_blocks, L = g.col_blocks, r = g.rank, w = g.block_width();
+  std::vector<T> out(A.right_values().size());
+  for (Index k = 0; k < K; ++k)
+    for (Index l = 0; l < L; ++l) {
+      const auto R = A.right_block(k, l);
+      for (Index t = 0; t < r; ++t)
+        for (Index j = 0; j < w; ++j)
+          out[static_cast<std::size_t>(l * K * r * w + (t * K + k) * w + j)] = R(t, j);
+    }
+  return out;
+}
+
+#define STROP_INSTANTIATE(T)                                          \
+  template std::vector<T> blast_coupling_by_rank(const Blast<T>&);    \
+  template std::vector<T> monarch_right_by_column(const Monarch<T>&); \
+  template std::vector<T> monarch_right_unfused(const Monarch<T>&);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 
 }  // namespace strop::detail

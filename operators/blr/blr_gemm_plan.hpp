@@ -18,6 +18,8 @@
 // Monarch's first stage has two-level batch offsets (a pointer-array GEMM on the GPU). The
 // plans are checked against the operators on the CPU by executing them with a naive GEMM
 // (tests/unit/test_blr_gemm_plan.cpp); the GPU runs them with cuBLAS (blr_gemm_cuda.cpp).
+#include <array>
+#include <variant>
 #include <vector>
 
 #include "strop/core/op.hpp"
@@ -31,8 +33,10 @@ namespace strop::detail {
 // The arrays a plan reads and writes. Left, Right: the operator's own value arrays (BLAST:
 // U_k, V_l; Monarch: L_kl, R_kl; see their headers). Extra: BLAST's s_kl by rank index
 // (blast_coupling_by_rank) or Monarch's R_kl by block column (monarch_right_by_column).
-enum class PlanArray { X, Y, Z1, Z2, Left, Right, Extra };
-inline constexpr int kPlanArrays = 7;
+// Unfused: Monarch's R_kl in the public code's layout (monarch_right_unfused), for the
+// unfused baseline. Z1, Z2: workspaces.
+enum class PlanArray { X, Y, Z1, Z2, Left, Right, Extra, Unfused };
+inline constexpr int kPlanArrays = 8;
 
 // Entry e of a batch starts at offset + e * stride, or, in two-level batches (inner > 0),
 // at offset + (e / inner) * outer_stride + (e % inner) * stride.
@@ -50,8 +54,17 @@ struct PlanGemm {
   Index batch = 0, inner = 0;
 };
 
+// A 4-D strided copy: dst[sum i_d dst_strides[d]] = src[sum i_d src_strides[d]] for
+// i < dims; when dst is Y, dst = alpha src + beta dst. The unfused baseline's permutations.
+struct PlanPermute {
+  PlanArray src = PlanArray::X, dst = PlanArray::Z1;
+  std::array<Index, 4> dims{}, src_strides{}, dst_strides{};
+};
+
+using PlanStep = std::variant<PlanGemm, PlanPermute>;
+
 struct BlrGemmPlan {
-  std::vector<PlanGemm> gemms;
+  std::vector<PlanStep> steps;
   Index z1_size = 0, z2_size = 0;  // workspace values
 };
 
@@ -66,11 +79,27 @@ struct PlanSignals {
 BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& signals);
 BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& signals);
 
+// The unfused baselines (issue #9): what the public PyTorch code runs, each batched product
+// on contiguous (batch, tokens, features) tensors with a permutation pass around it, for
+// Y = alpha A X + beta Y with signal-contiguous X and Y (PyTorch's (tokens, features)).
+//   BLAST (4 permutations, 3 bmm; the paper's 8 b n r intermediate traffic): X -> (L, B, w),
+//     bmm with V_l, -> (r, B, L), bmm with the couplings, -> (K, B, r), bmm with U_k,
+//     -> Y.
+//   Monarch (4 permutations, 2 bmm): X -> (L, B, w), bmm with R in the public layout
+//     (rank index major, block row minor), (L, B, r, K) -> (L, B, K, r) -> (K, B, L, r),
+//     bmm with L_k, -> Y.
+BlrGemmPlan blast_unfused_plan(const BlockGrid& grid, const PlanSignals& signals);
+BlrGemmPlan monarch_unfused_plan(const BlockGrid& grid, const PlanSignals& signals);
+
 // Extra arrays: s_kl[t] at (t L + l) K + k (for each t a column-major K x L matrix), and
 // R_kl(t, j) at (l w + j) K r + k r + t (for each l a column-major (K r) x w matrix).
 template <class T>
 std::vector<T> blast_coupling_by_rank(const Blast<T>& A);
 template <class T>
 std::vector<T> monarch_right_by_column(const Monarch<T>& A);
+// R_kl(t, j) at l K r w + (t K + k) w + j: for each l the public code's row-major (r K) x w
+// matrix, rank index major.
+template <class T>
+std::vector<T> monarch_right_unfused(const Monarch<T>& A);
 
 }  // namespace strop::detail

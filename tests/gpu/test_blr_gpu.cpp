@@ -81,6 +81,38 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gemm_plans_match_cpu, T, RealTypes) {
         }
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(unfused_baselines_match_cpu, T, RealTypes) {
+  // The bmm + permute baselines (blast_unfused_plan, monarch_unfused_plan), signal-contiguous
+  // views with a padded column stride.
+  std::mt19937 gen(47);
+  for (const Shape& s : kShapes)
+    for (Index batch : {1, 7, 70}) {
+      const auto M = Monarch<T>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+      const auto B = Blast<T>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+      const HostMatrix<T> x = random_matrix<T>(s.cols + 3, batch);
+      const HostMatrix<T> y0 = random_matrix<T>(s.rows + 3, batch);
+      auto check = [&](const auto& A, const char* name) {
+        HostMatrix<T> expected = y0.topRows(s.rows);
+        A.apply(Op::NoTrans, view(HostMatrix<T>(x.topRows(s.cols))), view(expected), T(0.5), T(-2));
+        const DeviceMatrix<T> xd = to_device(x);
+        DeviceMatrix<T> yd = to_device(y0);
+        detail::blr_unfused_apply_device<T>(A, xd.view().row_block(0, s.cols),
+                                            yd.view().row_block(0, s.rows), 0.5, -2.0,
+                                            default_context());
+        const HostMatrix<T> got = yd.to_host();
+        BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks << "x"
+                                << s.col_blocks << " rank " << s.rank << ", B = " << batch) {
+          BOOST_TEST(relative_error(HostMatrix<T>(got.topRows(s.rows)), expected) <=
+                     tolerance<T>(s.cols));
+          BOOST_TEST(relative_error(HostMatrix<T>(got.bottomRows(3)),
+                                    HostMatrix<T>(y0.bottomRows(3))) == 0);
+        }
+      };
+      check(M, "monarch");
+      check(B, "blast");
+    }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfTypes) {
   // apply_reduced_precision on half/bfloat16 signals: the GEMM plan on tensor cores when X
   // and Y share a layout, float copies otherwise, against the float CPU application to the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <random>
+#include <variant>
 #include <vector>
 
 #include "operators/blr/blr_gemm_plan.hpp"
@@ -18,6 +19,7 @@ using detail::BlrGemmPlan;
 using detail::PlanArray;
 using detail::PlanGemm;
 using detail::PlanOperand;
+using detail::PlanPermute;
 
 // The start of batch entry e of an operand.
 Index entry_offset(const PlanOperand& p, Index e, Index inner) {
@@ -26,6 +28,54 @@ Index entry_offset(const PlanOperand& p, Index e, Index inner) {
 }
 
 // What cublasGemm(Strided)Batched computes, in double, on arrays indexed by PlanArray.
+void run_gemm(const PlanGemm& g, std::array<std::vector<double>, detail::kPlanArrays>& arrays,
+              double alpha, double beta) {
+  // cuBLAS's argument checks: each leading dimension covers the stored rows.
+  BOOST_TEST(g.a.ld >= std::max<Index>(1, g.trans_a ? g.k : g.m));
+  BOOST_TEST(g.b.ld >= std::max<Index>(1, g.trans_b ? g.n : g.k));
+  BOOST_TEST(g.c.ld >= std::max<Index>(1, g.m));
+  const auto& A = arrays[static_cast<int>(g.a.array)];
+  const auto& B = arrays[static_cast<int>(g.b.array)];
+  auto& C = arrays[static_cast<int>(g.c.array)];
+  const bool to_y = g.c.array == PlanArray::Y;
+  for (Index e = 0; e < g.batch; ++e) {
+    const Index a0 = entry_offset(g.a, e, g.inner), b0 = entry_offset(g.b, e, g.inner),
+                c0 = entry_offset(g.c, e, g.inner);
+    for (Index i = 0; i < g.m; ++i)
+      for (Index j = 0; j < g.n; ++j) {
+        double acc = 0;
+        for (Index p = 0; p < g.k; ++p) {
+          const Index ai = g.trans_a ? a0 + p + i * g.a.ld : a0 + i + p * g.a.ld;
+          const Index bi = g.trans_b ? b0 + j + p * g.b.ld : b0 + p + j * g.b.ld;
+          acc += A.at(static_cast<std::size_t>(ai)) * B.at(static_cast<std::size_t>(bi));
+        }
+        double& c = C.at(static_cast<std::size_t>(c0 + i + j * g.c.ld));
+        c = to_y ? alpha * acc + (beta == 0 ? 0.0 : beta * c) : acc;
+      }
+  }
+}
+
+// The 4-D strided copy of the unfused baselines.
+void run_permute(const PlanPermute& p, std::array<std::vector<double>, detail::kPlanArrays>& arrays,
+                 double alpha, double beta) {
+  const auto& src = arrays[static_cast<int>(p.src)];
+  auto& dst = arrays[static_cast<int>(p.dst)];
+  const bool to_y = p.dst == PlanArray::Y;
+  for (Index i0 = 0; i0 < p.dims[0]; ++i0)
+    for (Index i1 = 0; i1 < p.dims[1]; ++i1)
+      for (Index i2 = 0; i2 < p.dims[2]; ++i2)
+        for (Index i3 = 0; i3 < p.dims[3]; ++i3) {
+          const Index si = i0 * p.src_strides[0] + i1 * p.src_strides[1] + i2 * p.src_strides[2] +
+                           i3 * p.src_strides[3];
+          const Index di = i0 * p.dst_strides[0] + i1 * p.dst_strides[1] + i2 * p.dst_strides[2] +
+                           i3 * p.dst_strides[3];
+          const double v = src.at(static_cast<std::size_t>(si));
+          double& d = dst.at(static_cast<std::size_t>(di));
+          d = to_y ? alpha * v + (beta == 0 ? 0.0 : beta * d) : v;
+        }
+}
+
+// The plan's steps in order.
 void run_plan(const BlrGemmPlan& plan, std::array<std::vector<double>, detail::kPlanArrays>& arrays,
               double alpha, double beta) {
   auto& z1 = arrays[static_cast<int>(PlanArray::Z1)];
@@ -33,29 +83,11 @@ void run_plan(const BlrGemmPlan& plan, std::array<std::vector<double>, detail::k
   // NaN-filled workspaces: a stage that reads what no earlier stage wrote shows.
   z1.assign(static_cast<std::size_t>(plan.z1_size), std::numeric_limits<double>::quiet_NaN());
   z2.assign(static_cast<std::size_t>(plan.z2_size), std::numeric_limits<double>::quiet_NaN());
-  for (const PlanGemm& g : plan.gemms) {
-    // cuBLAS's argument checks: each leading dimension covers the stored rows.
-    BOOST_TEST(g.a.ld >= std::max<Index>(1, g.trans_a ? g.k : g.m));
-    BOOST_TEST(g.b.ld >= std::max<Index>(1, g.trans_b ? g.n : g.k));
-    BOOST_TEST(g.c.ld >= std::max<Index>(1, g.m));
-    const auto& A = arrays[static_cast<int>(g.a.array)];
-    const auto& B = arrays[static_cast<int>(g.b.array)];
-    auto& C = arrays[static_cast<int>(g.c.array)];
-    const bool to_y = g.c.array == PlanArray::Y;
-    for (Index e = 0; e < g.batch; ++e) {
-      const Index a0 = entry_offset(g.a, e, g.inner), b0 = entry_offset(g.b, e, g.inner),
-                  c0 = entry_offset(g.c, e, g.inner);
-      for (Index i = 0; i < g.m; ++i)
-        for (Index j = 0; j < g.n; ++j) {
-          double acc = 0;
-          for (Index p = 0; p < g.k; ++p) {
-            const Index ai = g.trans_a ? a0 + p + i * g.a.ld : a0 + i + p * g.a.ld;
-            const Index bi = g.trans_b ? b0 + j + p * g.b.ld : b0 + p + j * g.b.ld;
-            acc += A.at(static_cast<std::size_t>(ai)) * B.at(static_cast<std::size_t>(bi));
-          }
-          double& c = C.at(static_cast<std::size_t>(c0 + i + j * g.c.ld));
-          c = to_y ? alpha * acc + (beta == 0 ? 0.0 : beta * c) : acc;
-        }
+  for (const detail::PlanStep& step : plan.steps) {
+    if (const auto* g = std::get_if<PlanGemm>(&step)) {
+      run_gemm(*g, arrays, alpha, beta);
+    } else {
+      run_permute(std::get<PlanPermute>(step), arrays, alpha, beta);
     }
   }
 }
@@ -64,7 +96,7 @@ void run_plan(const BlrGemmPlan& plan, std::array<std::vector<double>, detail::k
 // in `layout` with `pad` unused values after each signal (ColMajor) or feature (RowMajor).
 template <class Operator, class MakePlan>
 void check_plan(const Operator& A, MakePlan make_plan, std::vector<double> extra, Op op,
-                Layout layout, Index batch, Index pad) {
+                Layout layout, Index batch, Index pad, std::vector<double> unfused = {}) {
   const Index in = op == Op::NoTrans ? A.cols() : A.rows();
   const Index out = op == Op::NoTrans ? A.rows() : A.cols();
   const HostMatrix<double> x = random_matrix<double>(in, batch);
@@ -91,6 +123,7 @@ void check_plan(const Operator& A, MakePlan make_plan, std::vector<double> extra
   arrays[static_cast<int>(PlanArray::Left)] = A.left_values();
   arrays[static_cast<int>(PlanArray::Right)] = A.right_values();
   arrays[static_cast<int>(PlanArray::Extra)] = std::move(extra);
+  arrays[static_cast<int>(PlanArray::Unfused)] = std::move(unfused);
 
   const BlrGemmPlan plan = make_plan(A.grid(), op, detail::PlanSignals{layout, batch, x_ld, y_ld});
   run_plan(plan, arrays, 0.5, -2.0);
@@ -143,6 +176,32 @@ BOOST_AUTO_TEST_CASE(blast_plan_matches_the_operator) {
 BOOST_AUTO_TEST_CASE(monarch_plan_matches_the_operator) {
   check_every_case<Monarch<double>>(
       detail::monarch_gemm_plan, [](const auto& A) { return detail::monarch_right_by_column(A); });
+}
+
+BOOST_AUTO_TEST_CASE(unfused_baselines_match_the_operators) {
+  // Signal-contiguous X and Y (the only layout the baselines take), padded, B = 1 and 5.
+  std::mt19937 rng(6);
+  for (const Shape& s : kShapes)
+    for (Index batch : {1, 5})
+      BOOST_TEST_CONTEXT(s.rows << "x" << s.cols << " grid " << s.row_blocks << "x" << s.col_blocks
+                                << " rank " << s.rank << ", B = " << batch) {
+        const auto B =
+            Blast<double>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, rng);
+        check_plan(
+            B,
+            [](const BlockGrid& g, Op, const auto& sig) {
+              return detail::blast_unfused_plan(g, sig);
+            },
+            detail::blast_coupling_by_rank(B), Op::NoTrans, Layout::ColMajor, batch, 3);
+        const auto M =
+            Monarch<double>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, rng);
+        check_plan(
+            M,
+            [](const BlockGrid& g, Op, const auto& sig) {
+              return detail::monarch_unfused_plan(g, sig);
+            },
+            {}, Op::NoTrans, Layout::ColMajor, batch, 3, detail::monarch_right_unfused(M));
+      }
 }
 
 BOOST_AUTO_TEST_CASE(lowrank_is_a_one_block_monarch) {
