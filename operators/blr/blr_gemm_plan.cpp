@@ -236,34 +236,36 @@ std::vector<T> blast_coupling_by_rank(const Blast<T>& A) {
   return out;
 }
 
-template <class T>
-std::vector<T> monarch_right_by_column(const Monarch<T>& A) {
+namespace {
+// R_kl(t, j) moved to position(k, l, t, j).
+template <class T, class Position>
+std::vector<T> monarch_right_relaid(const Monarch<T>& A, Position position) {
   const BlockGrid& g = A.grid();
-  const Index K = g.row_blocks, L = g.col_blocks, r = g.rank, w = g.block_width();
   std::vector<T> out(A.right_values().size());
-  for (Index k = 0; k < K; ++k)
-    for (Index l = 0; l < L; ++l) {
+  for (Index k = 0; k < g.row_blocks; ++k)
+    for (Index l = 0; l < g.col_blocks; ++l) {
       const auto R = A.right_block(k, l);
-      for (Index j = 0; j < w; ++j)
-        for (Index t = 0; t < r; ++t)
-          out[static_cast<std::size_t>((l * w + j) * K * r + k * r + t)] = R(t, j);
+      for (Index t = 0; t < g.rank; ++t)
+        for (Index j = 0; j < g.block_width(); ++j)
+          out[static_cast<std::size_t>(position(k, l, t, j))] = R(t, j);
     }
   return out;
+}
+}  // namespace
+
+template <class T>
+std::vector<T> monarch_right_by_column(const Monarch<T>& A) {
+  const Index Kr = A.grid().row_blocks * A.grid().rank, w = A.grid().block_width(),
+              r = A.grid().rank;
+  return monarch_right_relaid(
+      A, [&](Index k, Index l, Index t, Index j) { return (l * w + j) * Kr + k * r + t; });
 }
 
 template <class T>
 std::vector<T> monarch_right_unfused(const Monarch<T>& A) {
-  const BlockGrid& g = A.grid();
-  const Index K = g.row_blocks, L = g.col_blocks, r = g.rank, w = g.block_width();
-  std::vector<T> out(A.right_values().size());
-  for (Index k = 0; k < K; ++k)
-    for (Index l = 0; l < L; ++l) {
-      const auto R = A.right_block(k, l);
-      for (Index t = 0; t < r; ++t)
-        for (Index j = 0; j < w; ++j)
-          out[static_cast<std::size_t>(l * K * r * w + (t * K + k) * w + j)] = R(t, j);
-    }
-  return out;
+  const Index K = A.grid().row_blocks, w = A.grid().block_width(), Krw = K * A.grid().rank * w;
+  return monarch_right_relaid(
+      A, [&](Index k, Index l, Index t, Index j) { return l * Krw + (t * K + k) * w + j; });
 }
 
 #define STROP_INSTANTIATE(T)                                          \

@@ -71,10 +71,10 @@ void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T
     const int ldc = cuda_int(S * B, "kron gemm: slices x batch");
     for (Index s0 = 0; s0 < S && status == CUBLAS_STATUS_SUCCESS; s0 += kMaxBatch) {
       const int count = int(std::min(kMaxBatch, S - s0));
-      status =
-          cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, g_op, m, n, k, &alpha, in + s0 * P * B,
-                                     type, m, P * B, g.data, type, g.ld, 0, &beta, out + s0 * B,
-                                     type, ldc, B, count, cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+      status = cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, g_op, m, n, k, &alpha,
+                                          in + s0 * P * B, type, m, P * B, g.data, type, g.ld, 0,
+                                          &beta, out + s0 * B, type, ldc, B, count,
+                                          cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
     }
   }
   require<DeviceError>(status == CUBLAS_STATUS_SUCCESS,
