@@ -218,3 +218,35 @@ BOOST_AUTO_TEST_CASE(lowrank_is_a_one_block_monarch) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// apply_reduced_precision on host signals: the float result rounded once to 16 bits; bad
+// shapes and overlapping views refused (ShapeError) before anything is written.
+BOOST_AUTO_TEST_SUITE(blr_reduced_precision)
+
+BOOST_AUTO_TEST_CASE(host_signals_round_the_float_result) {
+  std::mt19937 rng(8);
+  const auto B = Blast<float>::random(12, 10, 3, 5, 2, rng);
+  const auto M = Monarch<float>::random(12, 10, 3, 5, 2, rng);
+  const auto L = LowRank<float>::random(12, 10, 3, rng);
+  auto check = [&](const auto& A, const char* name) {
+    const HostMatrix<half> xh = random_matrix<float>(10, 6).cast<half>();
+    const HostMatrix<half> y0 = random_matrix<float>(12, 6).cast<half>();
+    HostMatrix<float> expected = y0.cast<float>();
+    A.apply(Op::NoTrans, view(HostMatrix<float>(xh.cast<float>())), view(expected), 0.5f, -2.0f);
+    HostMatrix<half> yh = y0;
+    apply_reduced_precision(A, Op::NoTrans, view(xh), view(yh), 0.5f, -2.0f);
+    BOOST_TEST_CONTEXT(name) {
+      // One rounding to half of each output.
+      BOOST_TEST(relative_error(HostMatrix<float>(yh.cast<float>()), expected) <=
+                 unit_roundoff_v<half>);
+      HostMatrix<half> wrong(11, 6);
+      BOOST_CHECK_THROW(apply_reduced_precision(A, Op::NoTrans, view(xh), view(wrong)), ShapeError);
+      BOOST_CHECK_THROW(apply_reduced_precision(A, Op::Trans, view(xh), view(yh)), ShapeError);
+    }
+  };
+  check(B, "blast");
+  check(M, "monarch");
+  check(L, "lowrank");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
