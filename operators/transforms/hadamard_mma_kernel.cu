@@ -18,10 +18,11 @@
 // - a piece (up to 2048 values, 8 chunks) sits in one warp's registers: the bits above 8 are
 //   radix-2 butterflies in fp32 between a lane's chunks;
 // - signals with a top digit (the bits above 11 of n = 2^k, or the digit of m) take one
-//   thread block each, staged in shared memory in 16 bits. Pass one reads the signal, each
-//   thread taking a run of adjacent values in every row of the top digit, transforms the
-//   top digit in fp32 registers and stores to shared memory; pass two transforms the pieces
-//   (one per row of the top digit) and writes Y. Rows of 128 values (m 2^7) pair up into
+//   thread block each, staged in shared memory in 16 bits. The signal is copied in with
+//   cp.async (all of its loads in flight at once). Pass one, in place, has each thread take
+//   a run of adjacent values in every row of the top digit and transform the top digit in
+//   fp32 registers; pass two transforms the pieces (one per row of the top digit) and
+//   writes Y. Rows of 128 values (m 2^7) pair up into
 //   chunks whose second pair of products leaves the row bit (index bit 7) alone.
 // X is read once and Y written once, with 16-byte accesses in pass two and in the kernel
 // without a top digit.
@@ -245,6 +246,19 @@ struct TopDigit {
   static constexpr int kGroups = (M << K) / kGroupValues;
 };
 
+// The whole signal (`vectors` 16-byte vectors, 16-byte aligned) copied into shared memory
+// with cp.async: every load of the block is in flight at once, and the copy waits for all.
+__device__ __forceinline__ void copy_signal_to_shared(const void* x, uint4* shared, int vectors) {
+  const auto* src = static_cast<const uint4*>(x);
+  for (int i = int(threadIdx.x); i < vectors; i += kThreads) {
+    const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(shared + i));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src + i));
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  __syncthreads();
+}
+
 // Signals with a top digit: one block per signal (see the file's header).
 template <class S, int M, int K>
 __global__ void __launch_bounds__(kThreads, 4) hadamard_mma_signal(const MmaArgs a) {
@@ -253,13 +267,15 @@ __global__ void __launch_bounds__(kThreads, 4) hadamard_mma_signal(const MmaArgs
   extern __shared__ uint4 shared_signal[];
   S* tile = reinterpret_cast<S*>(shared_signal);
   const Index signal = blockIdx.x;
-  const S* x = static_cast<const S*>(a.x) + signal * a.x_cs;
+  copy_signal_to_shared(static_cast<const S*>(a.x) + signal * a.x_cs, shared_signal, (M << K) / 8);
+  // Pass one, in place in shared memory: each unit (a run of kRun values in every row) is
+  // read, transformed on the top digit and written back where it was.
   for (int u = int(threadIdx.x); u < kRowValues / kRun; u += kThreads) {
     float v[kRows][kRun];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       uint32_t w[kRun / 2];
-      load_run<kRun>(x + r * kRowValues + u * kRun, w);
+      load_run<kRun>(tile + r * kRowValues + u * kRun, w);
 #pragma unroll
       for (int i = 0; i < kRun / 2; ++i) {
         const float2 pair = unpack(S{}, w[i]);
