@@ -3,6 +3,7 @@
 // against cuFFT (C2C and R2C) and against a copy of the same data, all in one run.
 //
 //   transform_bench [--batch B] [--reps R] [--csv FILE] [--json FILE] [--cpu] [--probe N]
+//                   [--probe-tc N]
 //
 // --cpu measures on the host instead: our chains (Eigen, OpenMP) against FFTW's C2C and R2C
 // with as many threads (fftw3f_omp), n = 256 ... 16384, B = 256 by default; JSON keys
@@ -52,7 +53,8 @@ struct Options {
   std::string csv = "transform-bench.csv";
   std::string json = "transform-summary.json";
   bool cpu = false;
-  Index probe = 0;  // --probe N: apply the half Hadamard of n = N three times, for a profiler
+  Index probe = 0;        // --probe N: apply the half Hadamard of n = N three times, for a profiler
+  bool probe_tc = false;  // --probe-tc N: the same with the tensor-core kernel
 };
 
 int omp_threads() {
@@ -185,8 +187,9 @@ int main(int argc, char** argv) {
       opt.json = next();
     } else if (arg == "--cpu") {
       opt.cpu = true;
-    } else if (arg == "--probe") {
+    } else if (arg == "--probe" || arg == "--probe-tc") {
       opt.probe = std::stoll(next());
+      opt.probe_tc = arg == "--probe-tc";
     }
   }
   if (opt.cpu) {
@@ -203,8 +206,16 @@ int main(int argc, char** argv) {
     DeviceMatrix<strop::half> x(opt.probe, opt.batch, Layout::ColMajor, ctx),
         y(opt.probe, opt.batch, Layout::ColMajor, ctx);
     fill_random_device(x.view(), 5, ctx);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
+#if STROP_BENCH_HAVE_TC_HADAMARD
+      if (opt.probe_tc) {
+        detail::hadamard_mma_apply<strop::half>(*h.hadamard_form(), Op::NoTrans, x.view(), y.view(),
+                                                1.0f, 0.0f, ctx);
+        continue;
+      }
+#endif
       apply_reduced_precision<strop::half>(h, Op::NoTrans, x.view(), y.view());
+    }
     ctx.synchronize();
     return 0;
   }
