@@ -24,6 +24,14 @@
 #define STROP_NO_LOOP_DEPENDENCE
 #endif
 
+// The stages are also compiled for AVX2 and picked at run time (the library itself targets
+// baseline x86-64).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define STROP_WIDE_VECTORS __attribute__((target_clones("avx2", "default")))
+#else
+#define STROP_WIDE_VECTORS
+#endif
+
 namespace strop::detail {
 namespace {
 
@@ -44,8 +52,9 @@ struct StockhamStage {
 // Radix 4: butterfly j = b ns + k reads src[j + q n / 4], writes dst[b 4 ns + k + p ns].
 // The inner loop runs over k: contiguous reads, writes and twiddles.
 template <class R>
-void radix4_stage(const SplitSignal<R>& src, SplitSignal<R>& dst, Index n, Index ns,
-                  const R* __restrict twr, const R* __restrict twi, int sign) {
+STROP_WIDE_VECTORS void radix4_stage(const SplitSignal<R>& src, SplitSignal<R>& dst, Index n,
+                                     Index ns, const R* __restrict twr, const R* __restrict twi,
+                                     int sign) {
   const Index quarter = n / 4;
   const R* __restrict sr = src.re.data();
   const R* __restrict si = src.im.data();
@@ -99,8 +108,8 @@ void radix4_stage(const SplitSignal<R>& src, SplitSignal<R>& dst, Index n, Index
 }
 
 template <class R>
-void radix2_stage(const SplitSignal<R>& src, SplitSignal<R>& dst, Index n, Index ns,
-                  const R* __restrict twr, const R* __restrict twi) {
+STROP_WIDE_VECTORS void radix2_stage(const SplitSignal<R>& src, SplitSignal<R>& dst, Index n,
+                                     Index ns, const R* __restrict twr, const R* __restrict twi) {
   const Index half = n / 2;
   const R* __restrict sr = src.re.data();
   const R* __restrict si = src.im.data();
