@@ -166,34 +166,21 @@ int main(int argc, char** argv) {
 #if STROP_BENCH_HAVE_CUBLAS
       // The GEMM plans: fp32 rows here, bf16 rows in csv16.
       auto time_plan = [&](const auto& A) {
-        DeviceMatrix<float> x(A.cols(), batch, Layout::ColMajor, ctx),
-            y(A.rows(), batch, Layout::ColMajor, ctx);
-        fill_random_device(x.view(), 5, ctx);
-        return median_device_seconds(
-            ctx,
-            [&] {
-              detail::blr_plan_apply_device<float>(A, Op::NoTrans, x.view(), y.view(), 1, 0, ctx);
-            },
-            opt.reps, 3);
+        return bench::time_device_call<float>(
+            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
+              detail::blr_plan_apply_device<float>(A, Op::NoTrans, x, y, 1, 0, ctx);
+            });
       };
       auto time_unfused16 = [&](const auto& A) {
-        DeviceMatrix<bfloat16> x(A.cols(), batch, Layout::ColMajor, ctx),
-            y(A.rows(), batch, Layout::ColMajor, ctx);
-        fill_random_device(x.view(), 5, ctx);
-        return median_device_seconds(
-            ctx,
-            [&] {
-              detail::blr_unfused_apply_device<bfloat16>(A, x.view(), y.view(), 1.0f, 0.0f, ctx);
-            },
-            opt.reps, 3);
+        return bench::time_device_call<bfloat16>(
+            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
+              detail::blr_unfused_apply_device<bfloat16>(A, x, y, 1.0f, 0.0f, ctx);
+            });
       };
       auto time_bf16 = [&](const auto& A) {
-        DeviceMatrix<bfloat16> x(A.cols(), batch, Layout::ColMajor, ctx),
-            y(A.rows(), batch, Layout::ColMajor, ctx);
-        fill_random_device(x.view(), 5, ctx);
-        return median_device_seconds(
-            ctx, [&] { apply_reduced_precision<bfloat16>(A, Op::NoTrans, x.view(), y.view()); },
-            opt.reps, 3);
+        return bench::time_device_call<bfloat16>(
+            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx,
+            [&](auto x, auto y) { apply_reduced_precision<bfloat16>(A, Op::NoTrans, x, y); });
       };
       // Dense bf16: Y (out x B) = W (out x in) X, 16-bit in and out, fp32 accumulation.
       DeviceMatrix<bfloat16> wd(l.out, l.in, Layout::ColMajor, ctx),

@@ -271,24 +271,18 @@ int main(int argc, char** argv) {
       return bench::time_apply_device<float>(h, B, layout, opt.reps, ctx);
     auto run = [&](auto storage) {
       using S = decltype(storage);
-      DeviceMatrix<S> x(n, B, layout, ctx), y(n, B, layout, ctx);
-      fill_random_device(x.view(), 5, ctx);
-      if (tensor_cores) {
-#if STROP_BENCH_HAVE_TC_HADAMARD
-        return median_device_seconds(
-            ctx,
-            [&] {
-              detail::hadamard_mma_apply<S>(*h.hadamard_form(), Op::NoTrans, x.view(), y.view(),
-                                            1.0f, 0.0f, ctx);
-            },
-            opt.reps, 3);
-#else
-        return -1.0;
+#if !STROP_BENCH_HAVE_TC_HADAMARD
+      if (tensor_cores) return -1.0;
 #endif
-      }
-      return median_device_seconds(
-          ctx, [&] { apply_reduced_precision<S>(h, Op::NoTrans, x.view(), y.view()); }, opt.reps,
-          3);
+      return bench::time_device_call<S>(
+          n, n, B, layout, opt.reps, ctx, [&](ConstView<S> x, MatrixView<S> y) {
+#if STROP_BENCH_HAVE_TC_HADAMARD
+            if (tensor_cores)
+              return detail::hadamard_mma_apply<S>(*h.hadamard_form(), Op::NoTrans, x, y, 1.0f,
+                                                   0.0f, ctx);
+#endif
+            apply_reduced_precision<S>(h, Op::NoTrans, x, y);
+          });
     };
     return std::string(dtype) == "float16" ? run(strop::half{}) : run(strop::bfloat16{});
   };

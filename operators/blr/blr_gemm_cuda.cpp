@@ -5,7 +5,6 @@
 // (no TF32), the arithmetic of the CPU path.
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <variant>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "operators/blr/blr_plan_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
+#include "runtime/rounded_words.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/blast.hpp"
 #include "strop/operators/lowrank.hpp"
@@ -27,24 +27,13 @@ cublasOperation_t cublas_op(bool trans) {
   return trans ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
-// The values rounded to nearest in 16 bits, as words (the caches hold plain words).
-template <class Storage, class T>
-std::vector<std::uint16_t> rounded(const std::vector<T>& values) {
-  std::vector<std::uint16_t> out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const Storage v(static_cast<float>(values[i]));
-    std::memcpy(&out[i], &v, sizeof(v));
-  }
-  return out;
-}
-
 // The device copy of the plan array in `slot` (0 left, 1 right, 2 extra) as Storage.
 template <class Storage, class T>
 const void* device_values(const BlrPlanWeights<T>& w, int slot, Index count,
                           const std::function<std::vector<T>()>& make, Context& ctx) {
   if constexpr (is_reduced_precision_v<Storage>) {
     const auto& cache = std::is_same_v<Storage, half> ? w.half[slot] : w.bf16[slot];
-    return cache.get_or_make(count, ctx, [&] { return rounded<Storage>(make()); });
+    return cache.get_or_make(count, ctx, [&] { return rounded_words<Storage>(make()); });
   } else {
     static_assert(std::is_same_v<Storage, T>, "native plans run on signals of the operator's type");
     return w.native[slot].get_or_make(count, ctx, make);
@@ -114,16 +103,6 @@ PlanSignals plan_signals(ConstView<Storage> X, MatrixView<Storage> Y) {
   s.y_ld = std::max<Index>(s.y_ld, 1);
   return s;
 }
-
-}  // namespace
-
-template <class Storage>
-bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y) {
-  if (X.space != MemorySpace::Device || Y.space != MemorySpace::Device) return false;
-  return (X.row_stride == 1 && Y.row_stride == 1) || (X.col_stride == 1 && Y.col_stride == 1);
-}
-
-namespace {
 
 bool plan_uses(const BlrGemmPlan& plan, PlanArray a) {
   for (const PlanStep& step : plan.steps) {
@@ -230,6 +209,12 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
 }
 
 }  // namespace
+
+template <class Storage>
+bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y) {
+  if (X.space != MemorySpace::Device || Y.space != MemorySpace::Device) return false;
+  return (X.row_stride == 1 && Y.row_stride == 1) || (X.col_stride == 1 && Y.col_stride == 1);
+}
 
 template <class Storage, class Operator>
 void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,

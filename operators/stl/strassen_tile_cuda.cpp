@@ -5,13 +5,13 @@
 #include <cublas_v2.h>
 
 #include <cstdint>
-#include <cstring>
 
 #include "operators/stl/stl_device.hpp"
 #include "operators/stl/stl_kernels.hpp"
 #include "runtime/cublas_calls.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
+#include "runtime/rounded_words.hpp"
 #include "strop/core/buffer.hpp"
 
 namespace strop::detail {
@@ -101,17 +101,6 @@ std::vector<Coef> coder_values(const stl::Encoders& enc) {
   return values;
 }
 
-// Ŵ rounded to half or bfloat16 (as bits: the cache holds plain 16-bit words).
-template <class Storage>
-std::vector<std::uint16_t> rounded_weights(const std::vector<float>& weights) {
-  std::vector<std::uint16_t> out(weights.size());
-  for (std::size_t i = 0; i < weights.size(); ++i) {
-    const Storage v(weights[i]);  // round to nearest
-    std::memcpy(&out[i], &v, sizeof(v));
-  }
-  return out;
-}
-
 }  // namespace
 
 template <class Storage>
@@ -125,7 +114,7 @@ StlOperands<Storage> stl_operands(const StrassenTile<StlCompute<Storage>>& A, co
   if constexpr (is_reduced_precision_v<Storage>) {
     const auto& cache = std::is_same_v<Storage, half> ? form.weight_half : form.weight_bf16;
     w.weight = reinterpret_cast<const Storage*>(
-        cache.get_or_make(count, ctx, [&] { return rounded_weights<Storage>(host); }));
+        cache.get_or_make(count, ctx, [&] { return rounded_words<Storage>(host); }));
   } else {
     w.weight = form.weight.get(host.data(), count, ctx);
     if (is_complex_v<Storage> && steps.weight_op == Op::Adjoint)
