@@ -203,6 +203,9 @@ int main(int argc, char** argv) {
                        double t) {
         const double bound =
             write_row(csv16, 2.0, t_dense16, structure, r, b, params, intermediate, t);
+        // The summary's keys are about our BLAST and Monarch plans, not the baselines.
+        const std::string kind = structure;
+        if (kind != "blast_plan" && kind != "monarch_plan") return;
         if (l.model == "Llama-7B" && batch == 1024)
           llama_b1024_min_speedup = std::min(llama_b1024_min_speedup, t_dense16 / t);
         if (l.model == "Llama-7B" && batch == 1)

@@ -3,7 +3,6 @@
 // against cuFFT (C2C and R2C) and against a copy of the same data, all in one run.
 //
 //   transform_bench [--batch B] [--reps R] [--csv FILE] [--json FILE] [--cpu] [--probe N]
-//                   [--probe-tc N]
 //
 // --cpu measures on the host instead: our chains (Eigen, OpenMP) against FFTW's C2C and R2C
 // with as many threads (fftw3f_omp), n = 256 ... 16384, B = 256 by default; JSON keys
@@ -18,8 +17,10 @@
 // hadamard_{half,bf16,float,rowmajor_half}_over_memcpy (against the measured memcpy) and
 // dft_c64_over_cufft per n, and the 12 x 2^k and 28 x 2^k Hadamard time per element over the
 // power-of-two one (half, the worse of n near 4096 and near 32768; all in
-// odd_over_pow2_per_elem). Rows hadamard_tc (JSON hadamard_tc_{half,bf16}_over_memcpy and
-// odd_over_pow2_per_elem's *_tc_* keys) time the tensor-core Hadamard kernel called directly.
+// odd_over_pow2_per_elem). The 16-bit rows take the default path: the tensor-core kernel for
+// these contiguous signals. Rows hadamard_cuda_cores (JSON hadamard_cuda_cores_half_over_memcpy
+// and odd_over_pow2_per_elem's *_cuda_cores_* keys) time the CUDA-core kernel it replaced there,
+// called directly.
 #include <algorithm>
 #include <complex>
 #include <cstdio>
@@ -28,8 +29,8 @@
 #include <string>
 
 #include "bench_support.hpp"
-#if STROP_BENCH_HAVE_TC_HADAMARD
-#include "operators/transforms/hadamard_mma.hpp"
+#if STROP_BENCH_HAVE_CUDA_CORE_HADAMARD
+#include "operators/transforms/hadamard_device.hpp"
 #endif
 #include "strop/strop.hpp"
 
@@ -53,8 +54,7 @@ struct Options {
   std::string csv = "transform-bench.csv";
   std::string json = "transform-summary.json";
   bool cpu = false;
-  Index probe = 0;        // --probe N: apply the half Hadamard of n = N three times, for a profiler
-  bool probe_tc = false;  // --probe-tc N: the same with the tensor-core kernel
+  Index probe = 0;  // --probe N: apply the half Hadamard of n = N three times, for a profiler
 };
 
 int omp_threads() {
@@ -187,9 +187,8 @@ int main(int argc, char** argv) {
       opt.json = next();
     } else if (arg == "--cpu") {
       opt.cpu = true;
-    } else if (arg == "--probe" || arg == "--probe-tc") {
+    } else if (arg == "--probe") {
       opt.probe = std::stoll(next());
-      opt.probe_tc = arg == "--probe-tc";
     }
   }
   if (opt.cpu) {
@@ -206,16 +205,8 @@ int main(int argc, char** argv) {
     DeviceMatrix<strop::half> x(opt.probe, opt.batch, Layout::ColMajor, ctx),
         y(opt.probe, opt.batch, Layout::ColMajor, ctx);
     fill_random_device(x.view(), 5, ctx);
-    for (int i = 0; i < 3; ++i) {
-#if STROP_BENCH_HAVE_TC_HADAMARD
-      if (opt.probe_tc) {
-        detail::hadamard_mma_apply<strop::half>(*h.hadamard_form(), Op::NoTrans, x.view(), y.view(),
-                                                1.0f, 0.0f, ctx);
-        continue;
-      }
-#endif
+    for (int i = 0; i < 3; ++i)
       apply_reduced_precision<strop::half>(h, Op::NoTrans, x.view(), y.view());
-    }
     ctx.synchronize();
     return 0;
   }
@@ -263,30 +254,30 @@ int main(int argc, char** argv) {
   std::map<Index, double> hadamard_over_copy, hadamard_half_over_copy, hadamard_bf16_over_copy,
       hadamard_rowmajor_half_over_copy, dft_over_cufft, dft_rowmajor_over_cufft;
   std::map<Index, double> half_per_element, float_per_element, hadamard_half_over_bandwidth;
-  // tensor_cores: the tensor-core kernel called directly (not on the default path until it
-  // has been measured faster: operators/transforms/hadamard_mma_kernel.cu).
-  auto time_hadamard = [&](Index n, Layout layout, const char* dtype, bool tensor_cores = false) {
+  // cuda_cores: the CUDA-core kernel called directly (the default path takes the tensor-core
+  // kernel for contiguous 16-bit signals).
+  auto time_hadamard = [&](Index n, Layout layout, const char* dtype, bool cuda_cores = false) {
     const KSChain<float> h = hadamard<float>(n);
     if (std::string(dtype) == "float32")
       return bench::time_apply_device<float>(h, B, layout, opt.reps, ctx);
     auto run = [&](auto storage) {
       using S = decltype(storage);
-#if !STROP_BENCH_HAVE_TC_HADAMARD
-      if (tensor_cores) return -1.0;
+#if !STROP_BENCH_HAVE_CUDA_CORE_HADAMARD
+      if (cuda_cores) return -1.0;
 #endif
       return bench::time_device_call<S>(
           n, n, B, layout, opt.reps, ctx, [&](ConstView<S> x, MatrixView<S> y) {
-#if STROP_BENCH_HAVE_TC_HADAMARD
-            if (tensor_cores)
-              return detail::hadamard_mma_apply<S>(*h.hadamard_form(), Op::NoTrans, x, y, 1.0f,
-                                                   0.0f, ctx);
+#if STROP_BENCH_HAVE_CUDA_CORE_HADAMARD
+            if (cuda_cores)
+              return detail::hadamard_cuda_core_apply<S>(*h.hadamard_form(), Op::NoTrans, x, y,
+                                                         1.0f, 0.0f, ctx);
 #endif
             apply_reduced_precision<S>(h, Op::NoTrans, x, y);
           });
     };
     return std::string(dtype) == "float16" ? run(strop::half{}) : run(strop::bfloat16{});
   };
-  std::map<Index, double> tc_half_over_memcpy, tc_bf16_over_memcpy, tc_half_per_element;
+  std::map<Index, double> cuda_cores_half_over_memcpy, cuda_cores_half_per_element;
   for (Index n = 256; n <= 32768; n *= 2) {
     const double th = time_hadamard(n, Layout::ColMajor, "float32");
     hadamard_over_copy[n] = row("hadamard", n, "float32", sizeof(float), th, -1, -1);
@@ -302,11 +293,9 @@ int main(int argc, char** argv) {
     half_per_element[n] = t16 / double(n);
     hadamard_bf16_over_copy[n] =
         row("hadamard", n, "bfloat16", 2, time_hadamard(n, Layout::ColMajor, "bfloat16"), -1, -1);
-    const double tc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
-    tc_half_over_memcpy[n] = row("hadamard_tc", n, "float16", 2, tc16, -1, -1);
-    tc_half_per_element[n] = tc16 / double(n);
-    tc_bf16_over_memcpy[n] = row("hadamard_tc", n, "bfloat16", 2,
-                                 time_hadamard(n, Layout::ColMajor, "bfloat16", true), -1, -1);
+    const double cc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
+    cuda_cores_half_over_memcpy[n] = row("hadamard_cuda_cores", n, "float16", 2, cc16, -1, -1);
+    cuda_cores_half_per_element[n] = cc16 / double(n);
     hadamard_rowmajor_half_over_copy[n] =
         row("hadamard_rowmajor", n, "float16", 2, time_hadamard(n, Layout::RowMajor, "float16"), -1,
             -1);
@@ -351,11 +340,11 @@ int main(int argc, char** argv) {
       row(kind.c_str(), n, "float16", 2, t16, -1, -1);
       const double t32 = time_hadamard(n, Layout::ColMajor, "float32");
       row(kind.c_str(), n, "float32", sizeof(float), t32, -1, -1);
-      const double tc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
-      row((kind + "_tc").c_str(), n, "float16", 2, tc16, -1, -1);
+      const double cc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
+      row((kind + "_cuda_cores").c_str(), n, "float16", 2, cc16, -1, -1);
       const std::string at = std::to_string(big);
-      odd_over_pow2[std::to_string(m) + "x_tc_half_vs_" + at] =
-          (tc16 / double(n)) / tc_half_per_element[big];
+      odd_over_pow2[std::to_string(m) + "x_cuda_cores_half_vs_" + at] =
+          (cc16 / double(n)) / cuda_cores_half_per_element[big];
       odd_over_pow2[std::to_string(m) + "x_half_vs_" + at] =
           (t16 / double(n)) / half_per_element[big];
       odd_over_pow2[std::to_string(m) + "x_float_vs_" + at] =
@@ -378,8 +367,7 @@ int main(int argc, char** argv) {
   write_map("hadamard_bf16_over_memcpy", hadamard_bf16_over_copy);
   write_map("hadamard_float_over_memcpy", hadamard_over_copy);
   write_map("hadamard_rowmajor_half_over_memcpy", hadamard_rowmajor_half_over_copy);
-  write_map("hadamard_tc_half_over_memcpy", tc_half_over_memcpy);
-  write_map("hadamard_tc_bf16_over_memcpy", tc_bf16_over_memcpy);
+  write_map("hadamard_cuda_cores_half_over_memcpy", cuda_cores_half_over_memcpy);
   write_map("dft_c64_over_cufft", dft_over_cufft);
   write_map("dft_c64_rowmajor_over_cufft", dft_rowmajor_over_cufft);
   // The keys: half, the worse of the two sizes compared.

@@ -18,11 +18,18 @@ namespace strop::detail {
 bool hadamard_device_supported(const HadamardForm& form, Index row_stride, Index col_stride);
 
 // Y = alpha op(H) X + beta Y with H the matrix of `form`, X and Y device views that do not
-// overlap. Storage is float, half or bfloat16; the arithmetic is fp32 and each output is
-// rounded once, except that batch-contiguous signals needing several passes round the
-// intermediate result to the storage type. DeviceError unless supported.
+// overlap. Storage is float, half or bfloat16. Contiguous 16-bit signals that the
+// tensor-core kernel takes (hadamard_mma.hpp) go there; the rest to the CUDA-core kernel
+// below. DeviceError unless supported.
 template <class Storage>
 void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
+                           MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
+
+// The CUDA-core kernel alone (every supported case; tests and benchmarks compare with it):
+// the arithmetic is fp32 and each output is rounded once, except that batch-contiguous
+// signals needing several passes round the intermediate result to the storage type.
+template <class Storage>
+void hadamard_cuda_core_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
                            MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
 
 }  // namespace strop::detail

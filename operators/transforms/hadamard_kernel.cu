@@ -44,12 +44,6 @@
 namespace strop::detail {
 namespace {
 
-// Whether contiguous half/bfloat16 signals take the tensor-core kernel
-// (hadamard_mma_kernel.cu) where it applies. Off until that kernel has passed its GPU tests
-// and measured faster than this one: it was written in a session without a GPU
-// (bench/NOTES-transforms.md). Its tests and benchmark rows call it directly.
-constexpr bool kTensorCoreHadamardByDefault = false;
-
 constexpr int kMaxRegisterBits = 5;
 // Long runs: up to 2^7 values per thread in a kernel of at most 256 threads (255 registers),
 // taken for powers of two where they save a pass through shared memory (n = 2048 ... 16384).
@@ -495,8 +489,8 @@ bool hadamard_device_supported(const HadamardForm& form, Index row_stride, Index
 }
 
 template <class Storage>
-void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
-                           MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+void hadamard_cuda_core_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
+                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   using S = DeviceScalar<Storage>;
   require<DeviceError>(hadamard_device_supported(form, X.row_stride, X.col_stride),
                        "hadamard: the GPU kernel does not take n = ", form.size(),
@@ -505,9 +499,6 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   const bool transposed = form.transposed != (op != Op::NoTrans);
 
-  if constexpr (kTensorCoreHadamardByDefault && !std::is_same_v<Storage, float>) {
-    if (hadamard_mma_takes(form, X, Y)) return hadamard_mma_apply(form, op, X, Y, alpha, beta, ctx);
-  }
   if (X.row_stride == 1) {  // contiguous signals: one launch, whole signals per tile
     HadamardArgs a = signal_first_plan(form, X.cols);
     a.x = X.data, a.y = Y.data;
@@ -561,11 +552,26 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
   }
 }
 
-template void hadamard_device_apply<float>(const HadamardForm&, Op, ConstView<float>,
-                                           MatrixView<float>, float, float, Context&);
-template void hadamard_device_apply<half>(const HadamardForm&, Op, ConstView<half>,
-                                          MatrixView<half>, float, float, Context&);
-template void hadamard_device_apply<bfloat16>(const HadamardForm&, Op, ConstView<bfloat16>,
-                                              MatrixView<bfloat16>, float, float, Context&);
+// Contiguous half/bfloat16 signals go to the tensor-core kernel where it takes them: it
+// measured 1.0-1.12x the memcpy time for n = 256 ... 32768 against 1.2-2.0x for this one
+// (H100, bench/NOTES-transforms.md).
+template <class Storage>
+void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
+                           MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  if constexpr (!std::is_same_v<Storage, float>) {
+    if (hadamard_mma_takes(form, X, Y)) return hadamard_mma_apply(form, op, X, Y, alpha, beta, ctx);
+  }
+  hadamard_cuda_core_apply(form, op, X, Y, alpha, beta, ctx);
+}
+
+#define STROP_HADAMARD_DEVICE(T)                                                                 \
+  template void hadamard_cuda_core_apply<T>(const HadamardForm&, Op, ConstView<T>, MatrixView<T>, \
+                                            float, float, Context&);                             \
+  template void hadamard_device_apply<T>(const HadamardForm&, Op, ConstView<T>, MatrixView<T>,    \
+                                         float, float, Context&);
+STROP_HADAMARD_DEVICE(float)
+STROP_HADAMARD_DEVICE(half)
+STROP_HADAMARD_DEVICE(bfloat16)
+#undef STROP_HADAMARD_DEVICE
 
 }  // namespace strop::detail

@@ -6,6 +6,7 @@
 
 #include "operators/ks/ks_device.hpp"
 #include "operators/transforms/fft_device.hpp"
+#include "operators/transforms/hadamard_device.hpp"
 #include "operators/transforms/hadamard_mma.hpp"
 
 using namespace strop;
@@ -199,7 +200,7 @@ BOOST_AUTO_TEST_CASE(half_and_bfloat16_hadamard_match_the_float_path) {
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_tensor_core_kernel_matches_the_float_path, S, HalfTypes) {
   // Every size the tensor-core kernel takes (operators/transforms/hadamard_mma_kernel.cu,
-  // called directly: it is not on the default path yet): 2^8 ... 2^15 and m 2^k for
+  // called directly, as is the CUDA-core kernel it replaces there): 2^8 ... 2^15 and m 2^k for
   // 2^k = 128 ... 2048, batches that end inside a warp's chunks, signals with a column stride
   // of n + 8, beta = 0 over a NaN-filled Y and then alpha = 0.5, beta = -2 over that result,
   // both directions (H_m^T for op = Trans). A column stride of n + 1 (no 16-byte runs) is
@@ -243,6 +244,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_tensor_core_kernel_matches_the_float_path
         const HostMatrix<float> got2 = yd.to_host().template cast<float>();
         BOOST_TEST(relative_error(HostMatrix<float>(got2.topRows(n)), expected2) <=
                    4 * unit_roundoff_v<S>);
+        // The CUDA-core kernel on the same views: fp32 throughout, one rounding per output.
+        detail::hadamard_cuda_core_apply(form, op, xv, yv, 1.0f, 0.0f, default_context());
+        const HostMatrix<float> got3 = yd.to_host().template cast<float>();
+        BOOST_TEST(relative_error(HostMatrix<float>(got3.topRows(n)), expected) <=
+                   unit_roundoff_v<S>);
       }
     }
   // Large batches: 8 chunks per warp (small ones take one signal per warp), ending inside a
