@@ -312,23 +312,33 @@ int main(int argc, char** argv) {
     if (c2c > 0) dft_rowmajor_over_cufft[n] = tr / c2c;
     if (c2c > 0) dft_over_cufft[n] = td / c2c;
   }
-  // Fixed cost per call: one call timed alone against 20 queued back to back (per call).
+  // Fixed cost per call: one call timed alone against 20 queued back to back (per call), for
+  // the half Hadamard and for a cudaMemcpy of the same bytes (the launch cost in each).
   for (Index n : {Index(256), Index(8192)}) {
     const KSChain<float> h = hadamard<float>(n);
     DeviceMatrix<strop::half> x(n, B, Layout::ColMajor, ctx), y(n, B, Layout::ColMajor, ctx);
     fill_random_device(x.view(), 5, ctx);
-    auto once = [&] { apply_reduced_precision<strop::half>(h, Op::NoTrans, x.view(), y.view()); };
-    const double single = median_device_seconds(ctx, once, opt.reps, 3);
-    const double queued = median_device_seconds(
-                              ctx,
-                              [&] {
-                                for (int i = 0; i < 20; ++i)
-                                  once();
-                              },
-                              opt.reps, 1) /
-                          20;
-    std::printf("# probe hadamard half n=%lld: one call %.3e s, queued %.3e s per call\n",
-                (long long)n, single, queued);
+    auto single_and_queued = [&](auto once) {
+      const double single = median_device_seconds(ctx, once, opt.reps, 3);
+      const double queued = median_device_seconds(
+                                ctx,
+                                [&] {
+                                  for (int i = 0; i < 20; ++i)
+                                    once();
+                                },
+                                opt.reps, 1) /
+                            20;
+      return std::pair{single, queued};
+    };
+    const auto [single, queued] = single_and_queued(
+        [&] { apply_reduced_precision<strop::half>(h, Op::NoTrans, x.view(), y.view()); });
+    const auto [copy_single, copy_queued] = single_and_queued([&] {
+      detail::copy_bytes(y.view().data, MemorySpace::Device, x.view().data, MemorySpace::Device,
+                         std::size_t(n * B) * 2, ctx);
+    });
+    std::printf("# probe hadamard half n=%lld: one call %.3e s, queued %.3e s per call; "
+                "cudaMemcpy one call %.3e s, queued %.3e s\n",
+                (long long)n, single, queued, copy_single, copy_queued);
   }
   // 12 x 2^k and 28 x 2^k (no zero padding) against the power of two just above, per element.
   std::map<std::string, double> odd_over_pow2;

@@ -108,7 +108,7 @@ void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
   if constexpr (std::is_same_v<T, float>) {
     // On the device its own kernel, bound by the signals' traffic.
     if (hadamard_form_ && X.space == MemorySpace::Device && ks_algorithm() == KSAlgorithm::Auto &&
-        detail::hadamard_device_supported(*hadamard_form_, X.row_stride, X.col_stride))
+        detail::hadamard_device_takes(*hadamard_form_, X, Y))
       return detail::hadamard_device_apply<float>(*hadamard_form_, op, X, Y, alpha, beta, ctx);
   }
 #endif

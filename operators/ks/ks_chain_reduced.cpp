@@ -16,8 +16,7 @@ void apply_reduced_precision(const KSChain<float>& A, Op op, ConstView<Storage> 
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
 #if STROP_HAVE_CUDA
   const auto& form = A.hadamard_form();
-  if (form && ks_algorithm() == KSAlgorithm::Auto &&
-      detail::hadamard_device_supported(*form, X.row_stride, X.col_stride))
+  if (form && ks_algorithm() == KSAlgorithm::Auto && detail::hadamard_device_takes(*form, X, Y))
     return detail::hadamard_device_apply<Storage>(*form, op, X, Y, alpha, beta, ctx);
   detail::apply_through_float(A, op, X, Y, alpha, beta, ctx);  // any other chain
 #else

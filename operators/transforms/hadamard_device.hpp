@@ -17,10 +17,16 @@ namespace strop::detail {
 // more passes over memory, each on a digit of the index.
 bool hadamard_device_supported(const HadamardForm& form, Index row_stride, Index col_stride);
 
+// Whether hadamard_device_apply takes these views: the CUDA-core kernel's cases above, and
+// for half/bfloat16 also the tensor-core kernel's (hadamard_mma.hpp: 28 x 2048, for one, fits
+// only there).
+template <class Storage>
+bool hadamard_device_takes(const HadamardForm& form, ConstView<Storage> X, MatrixView<Storage> Y);
+
 // Y = alpha op(H) X + beta Y with H the matrix of `form`, X and Y device views that do not
 // overlap. Storage is float, half or bfloat16. Contiguous 16-bit signals that the
 // tensor-core kernel takes (hadamard_mma.hpp) go there; the rest to the CUDA-core kernel
-// below. DeviceError unless supported.
+// below. DeviceError unless hadamard_device_takes.
 template <class Storage>
 void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
                            MatrixView<Storage> Y, float alpha, float beta, Context& ctx);

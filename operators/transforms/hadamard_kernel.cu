@@ -556,6 +556,14 @@ void hadamard_cuda_core_apply(const HadamardForm& form, Op op, ConstView<Storage
 // measured 1.0-1.12x the memcpy time for n = 256 ... 32768 against 1.2-2.0x for this one
 // (H100, bench/NOTES-transforms.md).
 template <class Storage>
+bool hadamard_device_takes(const HadamardForm& form, ConstView<Storage> X, MatrixView<Storage> Y) {
+  if constexpr (!std::is_same_v<Storage, float>) {
+    if (hadamard_mma_takes(form, X, Y)) return true;
+  }
+  return hadamard_device_supported(form, X.row_stride, X.col_stride);
+}
+
+template <class Storage>
 void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
                            MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   if constexpr (!std::is_same_v<Storage, float>) {
@@ -565,6 +573,7 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
 }
 
 #define STROP_HADAMARD_DEVICE(T)                                                                 \
+  template bool hadamard_device_takes<T>(const HadamardForm&, ConstView<T>, MatrixView<T>);       \
   template void hadamard_cuda_core_apply<T>(const HadamardForm&, Op, ConstView<T>, MatrixView<T>, \
                                             float, float, Context&);                             \
   template void hadamard_device_apply<T>(const HadamardForm&, Op, ConstView<T>, MatrixView<T>,    \

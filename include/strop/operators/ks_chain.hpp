@@ -66,9 +66,12 @@ class KSChain : public OperatorBase<KSChain<T>> {
 };
 
 // Mixed precision: a float chain applied to half or bfloat16 signals, computed in fp32 with
-// each output rounded once. On the GPU a chain made by hadamard() runs the Walsh-Hadamard
-// kernel (no weights to read: bound by the signals' memory traffic); other chains convert
-// the signals to float around the float path. On the host, through float as well.
+// each output rounded once. On the GPU a chain made by hadamard() runs a Walsh-Hadamard
+// kernel (no weights to read: bound by the signals' memory traffic): on tensor cores for
+// contiguous signals of 2^8 ... 2^15 values and m 2^7 ... m 2^11 (16-bit products with fp32
+// accumulation: the intermediates are rounded to 16 bits once per 8 bits of the index,
+// about one unit of roundoff in all), else in fp32 on CUDA cores. Other chains convert the
+// signals to float around the float path. On the host, through float as well.
 template <class Storage>
 void apply_reduced_precision(const KSChain<float>& chain, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
