@@ -18,8 +18,9 @@ select(kind, dtype, col) = sprintf("< awk -F, 'NR>2 && $1==\"%s\" && $3==\"%s\" 
 set multiplot layout 1, 2 title 'transform_bench: '.csv
 set title 'Hadamard: time / cudaMemcpy of the same data'
 set ylabel 'time / memcpy'
-plot select('hadamard', 'float16', 9) using 1:2 with linespoints title 'half, contiguous signals', \
-     select('hadamard', 'bfloat16', 9) using 1:2 with linespoints title 'bfloat16, contiguous', \
+plot select('hadamard', 'float16', 9) using 1:2 with linespoints title 'half, contiguous signals (tensor cores)', \
+     select('hadamard', 'bfloat16', 9) using 1:2 with linespoints title 'bfloat16, contiguous (tensor cores)', \
+     select('hadamard_cuda_cores', 'float16', 9) using 1:2 with linespoints title 'half, contiguous, CUDA-core kernel', \
      select('hadamard', 'float32', 9) using 1:2 with linespoints title 'float, contiguous', \
      select('hadamard_rowmajor', 'float16', 9) using 1:2 with linespoints title 'half, batch-contiguous', \
      select('hadamard_generic_chain', 'float32', 9) using 1:2 with linespoints title 'float, generic KS chain path', \
