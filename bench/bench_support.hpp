@@ -1,18 +1,45 @@
 #pragma once
 // What several benchmark programs share (a header beside them: bench/*.cpp are programs).
+#include <functional>
+#include <optional>
+#include <vector>
+
 #include "strop/strop.hpp"
 
 namespace strop::bench {
 
 // Median seconds of call(X, Y) on `batch` random device signals of `in` values in `layout`
-// (X) into signals of `out` values (Y), of storage type T (3 warm-up runs).
+// (X) into signals of `out` values (Y), of storage type T (3 warm-up runs), and with
+// `with_memcpy` that of a cudaMemcpy of X's bytes, timed in alternation with the call (the
+// memcpy reference of a short copy moves by up to 1.7x between runs; side by side, both see
+// the same conditions).
+struct CallAndMemcpy {
+  double call = 0, memcpy = 0;
+};
+template <class T, class Call>
+CallAndMemcpy time_device_call_and_memcpy(Index in, Index out, Index batch, Layout layout,
+                                          int reps, Context& ctx, Call call,
+                                          bool with_memcpy = true) {
+  DeviceMatrix<T> x(in, batch, layout, ctx), y(out, batch, layout, ctx);
+  fill_random_device(x.view(), 5, ctx);
+  std::vector<std::function<void()>> works{[&] { call(ConstView<T>(x.view()), y.view()); }};
+  std::optional<DeviceMatrix<T>> copy;
+  if (with_memcpy) {
+    copy.emplace(in, batch, layout, ctx);
+    works.push_back([&] {
+      detail::copy_bytes(copy->view().data, MemorySpace::Device, x.view().data,
+                         MemorySpace::Device, sizeof(T) * std::size_t(in * batch), ctx);
+    });
+  }
+  const std::vector<double> t = median_device_seconds_each(ctx, works, reps, 3);
+  return {t[0], with_memcpy ? t[1] : 0.0};
+}
+
+// Median seconds of call(X, Y) alone (time_device_call_and_memcpy without the memcpy).
 template <class T, class Call>
 double time_device_call(Index in, Index out, Index batch, Layout layout, int reps, Context& ctx,
                         Call call) {
-  DeviceMatrix<T> x(in, batch, layout, ctx), y(out, batch, layout, ctx);
-  fill_random_device(x.view(), 5, ctx);
-  return median_device_seconds(
-      ctx, [&] { call(ConstView<T>(x.view()), y.view()); }, reps, 3);
+  return time_device_call_and_memcpy<T>(in, out, batch, layout, reps, ctx, call, false).call;
 }
 
 // Median seconds of Y = A X on `batch` random device signals in `layout` (3 warm-up runs).

@@ -10,7 +10,8 @@
 //
 // Rows: kind, n, dtype, batch, seconds, the copy time of the same data (read + write at the
 // copy bandwidth measured in this run) and time / copy, the time of an actual cudaMemcpy of
-// the same data and time / memcpy, cuFFT C2C and R2C times where they apply. Signals are contiguous
+// the same data (timed in alternation with the row's call: medians of each) and
+// time / memcpy, cuFFT C2C and R2C times where they apply. Signals are contiguous
 // (PyTorch's (B, n) row-major = our ColMajor) except in the hadamard_rowmajor rows. Hadamard runs
 // in float32 (also through the generic chain path, as hadamard_generic_chain), float16 and bfloat16
 // (apply_reduced_precision); the DFT in complex64. The JSON holds
@@ -217,30 +218,14 @@ int main(int argc, char** argv) {
   csv << "kind,n,dtype,batch,seconds,t_copy,over_copy,t_memcpy,over_memcpy,t_cufft_c2c,"
          "t_cufft_r2c,over_cufft_c2c\n";
   const Index B = opt.batch;
-  // The measured time of one device-to-device cudaMemcpy of `bytes` (per size, cached).
-  std::map<std::size_t, double> memcpy_seconds;
-  auto time_memcpy = [&](std::size_t bytes) {
-    auto [it, fresh] = memcpy_seconds.try_emplace(bytes, 0.0);
-    if (fresh) {
-      Buffer<char> src(Index(bytes), MemorySpace::Device, ctx),
-          dst(Index(bytes), MemorySpace::Device, ctx);
-      it->second = median_device_seconds(
-          ctx,
-          [&] {
-            detail::copy_bytes(dst.data(), MemorySpace::Device, src.data(), MemorySpace::Device,
-                               bytes, ctx);
-          },
-          std::max(opt.reps, 50), 10);  // short copies: many repeats against noise
-    }
-    return it->second;
-  };
   // over_copy: against reading and writing the data at the copy bandwidth (a large copy's);
-  // over_memcpy: against an actual cudaMemcpy of the same data (its launch cost included).
+  // over_memcpy: against an actual cudaMemcpy of the same data (its launch cost included),
+  // timed in alternation with the row's call (bench::time_device_call_and_memcpy).
   // Returns time / memcpy.
-  auto row = [&](const char* kind, Index n, const char* dtype, std::size_t bytes, double t,
-                 double c2c, double r2c) {
+  auto row = [&](const char* kind, Index n, const char* dtype, std::size_t bytes,
+                 bench::CallAndMemcpy times, double c2c, double r2c) {
     const double copy = 2.0 * double(bytes) * double(n) * double(B) / bandwidth;
-    const double measured = time_memcpy(bytes * std::size_t(n * B));
+    const double t = times.call, measured = times.memcpy;
     char line[320];
     std::snprintf(line, sizeof line, "%s,%lld,%s,%lld,%.6e,%.6e,%.3f,%.6e,%.3f,%.6e,%.6e,%.3f\n",
                   kind, (long long)n, dtype, (long long)B, t, copy, t / copy, measured,
@@ -259,13 +244,15 @@ int main(int argc, char** argv) {
   auto time_hadamard = [&](Index n, Layout layout, const char* dtype, bool cuda_cores = false) {
     const KSChain<float> h = hadamard<float>(n);
     if (std::string(dtype) == "float32")
-      return bench::time_apply_device<float>(h, B, layout, opt.reps, ctx);
+      return bench::time_device_call_and_memcpy<float>(
+          n, n, B, layout, opt.reps, ctx,
+          [&](ConstView<float> x, MatrixView<float> y) { apply(h, x, y, 1.0f, 0.0f, ctx); });
     auto run = [&](auto storage) {
       using S = decltype(storage);
 #if !STROP_BENCH_HAVE_CUDA_CORE_HADAMARD
-      if (cuda_cores) return -1.0;
+      if (cuda_cores) return bench::CallAndMemcpy{-1.0, -1.0};
 #endif
-      return bench::time_device_call<S>(
+      return bench::time_device_call_and_memcpy<S>(
           n, n, B, layout, opt.reps, ctx, [&](ConstView<S> x, MatrixView<S> y) {
 #if STROP_BENCH_HAVE_CUDA_CORE_HADAMARD
             if (cuda_cores)
@@ -279,38 +266,42 @@ int main(int argc, char** argv) {
   };
   std::map<Index, double> cuda_cores_half_over_memcpy, cuda_cores_half_per_element;
   for (Index n = 256; n <= 32768; n *= 2) {
-    const double th = time_hadamard(n, Layout::ColMajor, "float32");
+    const auto th = time_hadamard(n, Layout::ColMajor, "float32");
     hadamard_over_copy[n] = row("hadamard", n, "float32", sizeof(float), th, -1, -1);
-    float_per_element[n] = th / double(n);
+    float_per_element[n] = th.call / double(n);
     {
       const KSAlgorithmGuard generic(KSAlgorithm::Fused);
       row("hadamard_generic_chain", n, "float32", sizeof(float),
           time_hadamard(n, Layout::ColMajor, "float32"), -1, -1);
     }
-    const double t16 = time_hadamard(n, Layout::ColMajor, "float16");
+    const auto t16 = time_hadamard(n, Layout::ColMajor, "float16");
     hadamard_half_over_copy[n] = row("hadamard", n, "float16", 2, t16, -1, -1);
-    hadamard_half_over_bandwidth[n] = t16 / (2.0 * 2.0 * double(n) * double(B) / bandwidth);
-    half_per_element[n] = t16 / double(n);
+    hadamard_half_over_bandwidth[n] = t16.call / (2.0 * 2.0 * double(n) * double(B) / bandwidth);
+    half_per_element[n] = t16.call / double(n);
     hadamard_bf16_over_copy[n] =
         row("hadamard", n, "bfloat16", 2, time_hadamard(n, Layout::ColMajor, "bfloat16"), -1, -1);
-    const double cc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
+    const auto cc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
     cuda_cores_half_over_memcpy[n] = row("hadamard_cuda_cores", n, "float16", 2, cc16, -1, -1);
-    cuda_cores_half_per_element[n] = cc16 / double(n);
+    cuda_cores_half_per_element[n] = cc16.call / double(n);
     hadamard_rowmajor_half_over_copy[n] =
         row("hadamard_rowmajor", n, "float16", 2, time_hadamard(n, Layout::RowMajor, "float16"), -1,
             -1);
     const double c2c = time_cufft(n, B, false, opt.reps, ctx);
     const double r2c = time_cufft(n, B, true, opt.reps, ctx);
     const auto f = dft<std::complex<float>>(n);
-    const double td =
-        bench::time_apply_device<std::complex<float>>(f, B, Layout::ColMajor, opt.reps, ctx);
-    row("dft", n, "complex64", sizeof(std::complex<float>), td, c2c, r2c);
+    using C = std::complex<float>;
+    auto time_dft = [&](Layout layout) {
+      return bench::time_device_call_and_memcpy<C>(
+          n, n, B, layout, opt.reps, ctx,
+          [&](ConstView<C> x, MatrixView<C> y) { apply(f, x, y, C(1), C(0), ctx); });
+    };
+    const auto td = time_dft(Layout::ColMajor);
+    row("dft", n, "complex64", sizeof(C), td, c2c, r2c);
     // Batch-contiguous signals (against the same cuFFT C2C on contiguous ones).
-    const double tr =
-        bench::time_apply_device<std::complex<float>>(f, B, Layout::RowMajor, opt.reps, ctx);
-    row("dft_rowmajor", n, "complex64", sizeof(std::complex<float>), tr, c2c, r2c);
-    if (c2c > 0) dft_rowmajor_over_cufft[n] = tr / c2c;
-    if (c2c > 0) dft_over_cufft[n] = td / c2c;
+    const auto tr = time_dft(Layout::RowMajor);
+    row("dft_rowmajor", n, "complex64", sizeof(C), tr, c2c, r2c);
+    if (c2c > 0) dft_rowmajor_over_cufft[n] = tr.call / c2c;
+    if (c2c > 0) dft_over_cufft[n] = td.call / c2c;
   }
   // Fixed cost per call: one call timed alone against 20 queued back to back (per call), for
   // the half Hadamard and for a cudaMemcpy of the same bytes (the launch cost in each).
@@ -346,19 +337,19 @@ int main(int argc, char** argv) {
     for (Index big : {Index(4096), Index(32768)}) {
       const Index n = m * big / pow2;  // 3072, 3584 against 4096; 24576, 28672 against 32768
       const std::string kind = m == 12 ? "hadamard_12x2^k" : "hadamard_28x2^k";
-      const double t16 = time_hadamard(n, Layout::ColMajor, "float16");
+      const auto t16 = time_hadamard(n, Layout::ColMajor, "float16");
       row(kind.c_str(), n, "float16", 2, t16, -1, -1);
-      const double t32 = time_hadamard(n, Layout::ColMajor, "float32");
+      const auto t32 = time_hadamard(n, Layout::ColMajor, "float32");
       row(kind.c_str(), n, "float32", sizeof(float), t32, -1, -1);
-      const double cc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
+      const auto cc16 = time_hadamard(n, Layout::ColMajor, "float16", true);
       row((kind + "_cuda_cores").c_str(), n, "float16", 2, cc16, -1, -1);
       const std::string at = std::to_string(big);
       odd_over_pow2[std::to_string(m) + "x_cuda_cores_half_vs_" + at] =
-          (cc16 / double(n)) / cuda_cores_half_per_element[big];
+          (cc16.call / double(n)) / cuda_cores_half_per_element[big];
       odd_over_pow2[std::to_string(m) + "x_half_vs_" + at] =
-          (t16 / double(n)) / half_per_element[big];
+          (t16.call / double(n)) / half_per_element[big];
       odd_over_pow2[std::to_string(m) + "x_float_vs_" + at] =
-          (t32 / double(n)) / float_per_element[big];
+          (t32.call / double(n)) / float_per_element[big];
     }
   }
   std::ofstream json(opt.json);

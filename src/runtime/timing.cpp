@@ -25,28 +25,40 @@ double median_host_seconds(const std::function<void()>& work, int repeats, int w
 }
 
 #if STROP_HAVE_CUDA
-double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats,
-                             int warmup) {
+std::vector<double> median_device_seconds_each(Context& ctx,
+                                               const std::vector<std::function<void()>>& works,
+                                               int repeats, int warmup) {
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   for (int i = 0; i < warmup; ++i)
-    work();
+    for (const auto& work : works)
+      work();
   cudaEvent_t start, stop;
   detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
   detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    detail::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-    work();
-    detail::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-    detail::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    detail::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    times.push_back(ms * 1e-3);
-  }
+  std::vector<std::vector<double>> times(works.size());
+  for (int i = 0; i < repeats; ++i)
+    for (std::size_t w = 0; w < works.size(); ++w) {
+      detail::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+      works[w]();
+      detail::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+      detail::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float ms = 0;
+      detail::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      times[w].push_back(ms * 1e-3);
+    }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  std::vector<double> medians;
+  for (auto& t : times) {
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    medians.push_back(t[t.size() / 2]);
+  }
+  return medians;
+}
+
+double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats,
+                             int warmup) {
+  return median_device_seconds_each(ctx, {work}, repeats, warmup).front();
 }
 
 double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
@@ -61,6 +73,10 @@ double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
   return 2.0 * double(bytes) / t;
 }
 #else
+std::vector<double> median_device_seconds_each(Context&, const std::vector<std::function<void()>>&,
+                                               int, int) {
+  throw DeviceError("median_device_seconds: strop was built without CUDA");
+}
 double median_device_seconds(Context&, const std::function<void()>&, int, int) {
   throw DeviceError("median_device_seconds: strop was built without CUDA");
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Timing and data helpers for benchmarks (no timing ever goes into tests).
 #include <functional>
+#include <vector>
 
 #include "strop/core/context.hpp"
 #include "strop/core/view.hpp"
@@ -11,6 +12,13 @@ namespace strop {
 // after `warmup` unmeasured runs, measured with CUDA events. DeviceError without CUDA.
 double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats = 20,
                              int warmup = 3);
+
+// The same for several works timed in alternation (one run of each per round, `repeats`
+// rounds): their medians, in order. Ratios between them then see the same clocks and
+// neighbours (a short copy's time moves by up to 1.7x between runs of a program).
+std::vector<double> median_device_seconds_each(Context& ctx,
+                                               const std::vector<std::function<void()>>& works,
+                                               int repeats = 20, int warmup = 3);
 
 // Median wall-clock seconds of `repeats` runs of `work` after `warmup` unmeasured runs (host
 // work, or device work that synchronises itself).
