@@ -138,37 +138,55 @@ void run_cpu(const Options& opt, Index batch) {
   json << "}\n";
 }
 
-// cuFFT's time for `batch` transforms of n points (C2C, or R2C when real_input); -1 without
-// cuFFT.
-double time_cufft(Index n, Index batch, bool real_input, int reps, Context& ctx) {
-#if STROP_HAVE_CUFFT
+// Our DFT of `batch` contiguous n-point signals, a cudaMemcpy of the same bytes and cuFFT's
+// C2C and R2C on the same signals (where cuFFT is linked; -1 otherwise), timed in
+// alternation: medians of each.
+struct DftTimes {
+  bench::CallAndMemcpy ours;
+  double c2c = -1, r2c = -1;
+};
+template <class Operator>
+DftTimes time_dft_beside_cufft(const Operator& f, Index n, Index batch, int reps, Context& ctx) {
   using C = std::complex<float>;
-  DeviceMatrix<C> x(n, batch, Layout::ColMajor, ctx), y(n, batch, Layout::ColMajor, ctx);
+  DeviceMatrix<C> x(n, batch, Layout::ColMajor, ctx), y(n, batch, Layout::ColMajor, ctx),
+      copy(n, batch, Layout::ColMajor, ctx);
   fill_random_device(x.view(), 9, ctx);
-  cufftHandle plan;
+  std::vector<std::function<void()>> works{
+      [&] { apply(f, ConstView<C>(x.view()), y.view(), C(1), C(0), ctx); },
+      [&] {
+        detail::copy_bytes(copy.view().data, MemorySpace::Device, x.view().data,
+                           MemorySpace::Device, sizeof(C) * std::size_t(n * batch), ctx);
+      }};
+#if STROP_HAVE_CUFFT
+  cufftHandle plans[2];
+  bool planned[2] = {false, false};
   int size = static_cast<int>(n);
-  if (cufftPlanMany(&plan, 1, &size, nullptr, 1, size, nullptr, 1, real_input ? size / 2 + 1 : size,
-                    real_input ? CUFFT_R2C : CUFFT_C2C, static_cast<int>(batch)) != CUFFT_SUCCESS)
-    return -1;
-  cufftSetStream(plan, static_cast<cudaStream_t>(ctx.stream()));
+  for (int real_input = 0; real_input < 2; ++real_input) {
+    planned[real_input] =
+        cufftPlanMany(&plans[real_input], 1, &size, nullptr, 1, size, nullptr, 1,
+                      real_input ? size / 2 + 1 : size, real_input ? CUFFT_R2C : CUFFT_C2C,
+                      static_cast<int>(batch)) == CUFFT_SUCCESS;
+    if (!planned[real_input]) continue;
+    cufftSetStream(plans[real_input], static_cast<cudaStream_t>(ctx.stream()));
+  }
   auto* in = reinterpret_cast<cufftComplex*>(x.view().data);
   auto* out = reinterpret_cast<cufftComplex*>(y.view().data);
-  const double t = median_device_seconds(
-      ctx,
-      [&] {
-        if (real_input) {
-          cufftExecR2C(plan, reinterpret_cast<cufftReal*>(in), out);
-        } else {
-          cufftExecC2C(plan, in, out, CUFFT_FORWARD);
-        }
-      },
-      reps, 3);
-  cufftDestroy(plan);
-  return t;
-#else
-  (void)n, (void)batch, (void)real_input, (void)reps, (void)ctx;
-  return -1;
+  if (planned[0]) works.push_back([&] { cufftExecC2C(plans[0], in, out, CUFFT_FORWARD); });
+  if (planned[1])
+    works.push_back([&] { cufftExecR2C(plans[1], reinterpret_cast<cufftReal*>(in), out); });
 #endif
+  const std::vector<double> t = median_device_seconds_each(ctx, works, reps, 3);
+  DftTimes times;
+  times.ours = {t[0], t[1]};
+#if STROP_HAVE_CUFFT
+  std::size_t next = 2;
+  for (int real_input = 0; real_input < 2; ++real_input) {
+    if (!planned[real_input]) continue;
+    (real_input ? times.r2c : times.c2c) = t[next++];
+    cufftDestroy(plans[real_input]);
+  }
+#endif
+  return times;
 }
 
 }  // namespace
@@ -286,19 +304,16 @@ int main(int argc, char** argv) {
     hadamard_rowmajor_half_over_copy[n] =
         row("hadamard_rowmajor", n, "float16", 2, time_hadamard(n, Layout::RowMajor, "float16"), -1,
             -1);
-    const double c2c = time_cufft(n, B, false, opt.reps, ctx);
-    const double r2c = time_cufft(n, B, true, opt.reps, ctx);
     const auto f = dft<std::complex<float>>(n);
     using C = std::complex<float>;
-    auto time_dft = [&](Layout layout) {
-      return bench::time_device_call_and_memcpy<C>(
-          n, n, B, layout, opt.reps, ctx,
-          [&](ConstView<C> x, MatrixView<C> y) { apply(f, x, y, C(1), C(0), ctx); });
-    };
-    const auto td = time_dft(Layout::ColMajor);
+    const DftTimes dft_times = time_dft_beside_cufft(f, n, B, opt.reps, ctx);
+    const double c2c = dft_times.c2c, r2c = dft_times.r2c;
+    const auto td = dft_times.ours;
     row("dft", n, "complex64", sizeof(C), td, c2c, r2c);
     // Batch-contiguous signals (against the same cuFFT C2C on contiguous ones).
-    const auto tr = time_dft(Layout::RowMajor);
+    const auto tr = bench::time_device_call_and_memcpy<C>(
+        n, n, B, Layout::RowMajor, opt.reps, ctx,
+        [&](ConstView<C> x, MatrixView<C> y) { apply(f, x, y, C(1), C(0), ctx); });
     row("dft_rowmajor", n, "complex64", sizeof(C), tr, c2c, r2c);
     if (c2c > 0) dft_rowmajor_over_cufft[n] = tr.call / c2c;
     if (c2c > 0) dft_over_cufft[n] = td.call / c2c;
