@@ -1,8 +1,12 @@
 // Block low-rank operators on the GPU (their KS form: cuBLAS and KS kernels, plus the
 // Monarch shuffle as a row gather) against the CPU application, itself tested against
 // dense matrices in tests/unit/test_blr.cpp.
+#include <array>
+#include <limits>
+
 #include "gpu_reference.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
+#include "operators/blr/blr_plan_kernels.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -152,6 +156,74 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfT
           check(B, "blast");
           check(LowRank<float>::random(s.rows, s.cols, s.rank, gen), "lowrank");
         }
+}
+
+using CopyTypes = boost::mpl::list<float, double, half, bfloat16>;
+BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
+  // The unfused baselines' 4-D strided copy (blr_plan_kernels.cu) against a host loop: runs
+  // (one dimension contiguous on both sides), transposes (the dimension contiguous in src is
+  // another one in dst: 32 x 32 tiles, here with partial tiles), dimensions of one value,
+  // plain and scaled (alpha = 0.5, beta = -2 over Y's old values).
+  struct Case {
+    std::array<Index, 4> dims;
+    std::array<int, 4> src_order, dst_order;  // dimensions from slowest to fastest
+  };
+  const std::vector<Case> cases = {
+      {{3, 5, 7, 70}, {0, 1, 2, 3}, {2, 0, 1, 3}},   // runs of 70
+      {{1, 16, 70, 45}, {0, 1, 2, 3}, {0, 3, 2, 1}},  // (L, B, r) -> (r, B, L)
+      {{2, 33, 40, 9}, {0, 1, 2, 3}, {1, 0, 3, 2}},   // swap the two fastest, 33 x 9 tails
+      {{4, 1, 65, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}},    // reversed order
+  };
+  auto strides_of = [](const std::array<Index, 4>& dims, const std::array<int, 4>& order) {
+    std::array<Index, 4> strides{};
+    Index step = 1;
+    for (int k = 3; k >= 0; --k) {
+      strides[order[k]] = step;
+      step *= dims[order[k]];
+    }
+    return strides;
+  };
+  for (const Case& cs : cases)
+    for (bool scaled : {false, true}) {
+      const Index total = cs.dims[0] * cs.dims[1] * cs.dims[2] * cs.dims[3];
+      const HostMatrix<T> src = random_matrix<float>(total, 1).cast<T>();
+      const HostMatrix<T> old = random_matrix<float>(total, 1).cast<T>();
+      const auto ss = strides_of(cs.dims, cs.src_order), ds = strides_of(cs.dims, cs.dst_order);
+      HostMatrix<double> expected(total, 1);
+      for (Index a = 0; a < cs.dims[0]; ++a)
+        for (Index b = 0; b < cs.dims[1]; ++b)
+          for (Index c = 0; c < cs.dims[2]; ++c)
+            for (Index d = 0; d < cs.dims[3]; ++d) {
+              const Index from = a * ss[0] + b * ss[1] + c * ss[2] + d * ss[3];
+              const Index to = a * ds[0] + b * ds[1] + c * ds[2] + d * ds[3];
+              const double v = double(float(src(from, 0)));
+              expected(to, 0) = scaled ? 0.5 * v - 2.0 * double(float(old(to, 0))) : v;
+            }
+      const DeviceMatrix<T> src_d = to_device(src);
+      DeviceMatrix<T> dst_d = to_device(old);
+      detail::StridedCopy copy{};
+      copy.src = src_d.view().data;
+      copy.dst = dst_d.view().data;
+      for (int k = 0; k < 4; ++k) {
+        copy.dims[k] = cs.dims[k];
+        copy.src_strides[k] = ss[k];
+        copy.dst_strides[k] = ds[k];
+      }
+      copy.scaled = scaled;
+      copy.alpha = 0.5;
+      copy.beta = -2.0;
+      detail::strided_copy<T>(copy, default_context());
+      const HostMatrix<T> got = dst_d.to_host();
+      double worst = 0;
+      for (Index i = 0; i < total; ++i)
+        worst = std::max(worst, std::abs(double(float(got(i, 0))) - expected(i, 0)));
+      BOOST_TEST_CONTEXT("dims " << cs.dims[0] << "x" << cs.dims[1] << "x" << cs.dims[2] << "x"
+                                 << cs.dims[3] << (scaled ? ", scaled" : "")) {
+        // Exact copies; scaled ones round once (about 3 in magnitude: 2^-8 of that at most).
+        const double roundoff = double(float(std::numeric_limits<T>::epsilon())) / 2;
+        BOOST_TEST(worst <= (scaled ? 3.0 * roundoff * 2 : 0.0));
+      }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
