@@ -223,7 +223,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       const HostMatrix<T> got = dst_d.to_host();
       // Exact copies; scaled ones round once to T (16-bit ones after an fp32 sum): within a
       // unit of roundoff of the value.
-      const double roundoff = as_double(std::numeric_limits<T>::epsilon()) / 2;
+      // (Eigen 3.4's numeric_limits<half>::epsilon() is 2^-13, not 2^-10: unit_roundoff_v.)
+      double roundoff = double(std::numeric_limits<float>::epsilon()) / 2;
+      if constexpr (std::is_same_v<T, double>) roundoff = std::numeric_limits<double>::epsilon() / 2;
+      if constexpr (is_reduced_precision_v<T>) roundoff = unit_roundoff_v<T>;
       Index wrong = 0;
       for (Index i = 0; i < total; ++i)
         if (std::abs(as_double(got(i, 0)) - expected(i, 0)) >
