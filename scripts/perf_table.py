@@ -68,6 +68,12 @@ ROWS = {
         ("dft_c64_over_cufft/4096", "DFT complex<float> n = 4096, B = 4096 (Stockham kernel): time / cuFFT C2C", "x"),
         ("dft_c64_over_cufft/32768", "DFT complex<float> n = 32768, B = 4096 (Stockham kernel): time / cuFFT C2C", "x"),
     ],
+    "blr-summary.json": [
+        ("monarch_fused_over_unfused_median", "Monarch (bf16 GEMM plan) vs our unfused bmm + permute baseline, Table 3 layers, B = 1024 (median)", "x"),
+        ("blast_fused_over_unfused_median", "BLAST (bf16 GEMM plan) vs our unfused bmm + permute baseline, Table 3 layers, B = 1024 (median)", "x"),
+        ("llama7b_b1024_min_speedup_over_dense", "Monarch/BLAST bf16 on Llama-7B layers, B = 1024: worst speedup over dense cuBLAS", "x"),
+        ("b1_max_time_over_bound", "Monarch/BLAST bf16, B = 1: worst time / reading the weights once", "x"),
+    ],
     "factorize-summary.json": [
         ("butterfly_4096_f64_cpu_s", "butterfly factorization 4096 x 4096 double, CPU", "s"),
         ("butterfly_4096_f64_gpu_s", "butterfly factorization 4096 x 4096 double, GPU", "s"),
