@@ -17,9 +17,8 @@ struct CallAndMemcpy {
   double call = 0, memcpy = 0;
 };
 template <class T, class Call>
-CallAndMemcpy time_device_call_and_memcpy(Index in, Index out, Index batch, Layout layout,
-                                          int reps, Context& ctx, Call call,
-                                          bool with_memcpy = true) {
+CallAndMemcpy time_device_call_and_memcpy(Index in, Index out, Index batch, Layout layout, int reps,
+                                          Context& ctx, Call call, bool with_memcpy = true) {
   DeviceMatrix<T> x(in, batch, layout, ctx), y(out, batch, layout, ctx);
   fill_random_device(x.view(), 5, ctx);
   std::vector<std::function<void()>> works{[&] { call(ConstView<T>(x.view()), y.view()); }};
@@ -27,8 +26,8 @@ CallAndMemcpy time_device_call_and_memcpy(Index in, Index out, Index batch, Layo
   if (with_memcpy) {
     copy.emplace(in, batch, layout, ctx);
     works.push_back([&] {
-      detail::copy_bytes(copy->view().data, MemorySpace::Device, x.view().data,
-                         MemorySpace::Device, sizeof(T) * std::size_t(in * batch), ctx);
+      detail::copy_bytes(copy->view().data, MemorySpace::Device, x.view().data, MemorySpace::Device,
+                         sizeof(T) * std::size_t(in * batch), ctx);
     });
   }
   const std::vector<double> t = median_device_seconds_each(ctx, works, reps, 3);

@@ -342,9 +342,10 @@ int main(int argc, char** argv) {
       detail::copy_bytes(y.view().data, MemorySpace::Device, x.view().data, MemorySpace::Device,
                          std::size_t(n * B) * 2, ctx);
     });
-    std::printf("# probe hadamard half n=%lld: one call %.3e s, queued %.3e s per call; "
-                "cudaMemcpy one call %.3e s, queued %.3e s\n",
-                (long long)n, single, queued, copy_single, copy_queued);
+    std::printf(
+        "# probe hadamard half n=%lld: one call %.3e s, queued %.3e s per call; "
+        "cudaMemcpy one call %.3e s, queued %.3e s\n",
+        (long long)n, single, queued, copy_single, copy_queued);
   }
   // 12 x 2^k and 28 x 2^k (no zero padding) against the power of two just above, per element.
   std::map<std::string, double> odd_over_pow2;

@@ -132,7 +132,8 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
   if (total == 0) return;
   using S = DeviceScalar<Storage>;
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
-  const int src_unit = unit_stride_dim(c, c.src_strides), dst_unit = unit_stride_dim(c, c.dst_strides);
+  const int src_unit = unit_stride_dim(c, c.src_strides),
+            dst_unit = unit_stride_dim(c, c.dst_strides);
   CopyAxes axes{};
   auto set_outer = [&](int skip1, int skip2) {  // the dimensions left, in order
     int n = 0;

@@ -36,6 +36,6 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
 // signals needing several passes round the intermediate result to the storage type.
 template <class Storage>
 void hadamard_cuda_core_apply(const HadamardForm& form, Op op, ConstView<Storage> X,
-                           MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
+                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
 
 }  // namespace strop::detail

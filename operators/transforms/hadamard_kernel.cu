@@ -572,10 +572,10 @@ void hadamard_device_apply(const HadamardForm& form, Op op, ConstView<Storage> X
   hadamard_cuda_core_apply(form, op, X, Y, alpha, beta, ctx);
 }
 
-#define STROP_HADAMARD_DEVICE(T)                                                                 \
+#define STROP_HADAMARD_DEVICE(T)                                                                  \
   template bool hadamard_device_takes<T>(const HadamardForm&, ConstView<T>, MatrixView<T>);       \
   template void hadamard_cuda_core_apply<T>(const HadamardForm&, Op, ConstView<T>, MatrixView<T>, \
-                                            float, float, Context&);                             \
+                                            float, float, Context&);                              \
   template void hadamard_device_apply<T>(const HadamardForm&, Op, ConstView<T>, MatrixView<T>,    \
                                          float, float, Context&);
 STROP_HADAMARD_DEVICE(float)

@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
     std::array<int, 4> src_order, dst_order;  // dimensions from slowest to fastest
   };
   const std::vector<Case> cases = {
-      {{3, 5, 7, 70}, {0, 1, 2, 3}, {2, 0, 1, 3}},   // runs of 70
+      {{3, 5, 7, 70}, {0, 1, 2, 3}, {2, 0, 1, 3}},    // runs of 70
       {{1, 16, 70, 45}, {0, 1, 2, 3}, {0, 3, 2, 1}},  // (L, B, r) -> (r, B, L)
       {{2, 33, 40, 9}, {0, 1, 2, 3}, {1, 0, 3, 2}},   // swap the two fastest, 33 x 9 tails
       {{4, 1, 65, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}},    // reversed order
@@ -225,7 +225,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       // unit of roundoff of the value.
       // (Eigen 3.4's numeric_limits<half>::epsilon() is 2^-13, not 2^-10: unit_roundoff_v.)
       double roundoff = double(std::numeric_limits<float>::epsilon()) / 2;
-      if constexpr (std::is_same_v<T, double>) roundoff = std::numeric_limits<double>::epsilon() / 2;
+      if constexpr (std::is_same_v<T, double>)
+        roundoff = std::numeric_limits<double>::epsilon() / 2;
       if constexpr (is_reduced_precision_v<T>) roundoff = unit_roundoff_v<T>;
       Index wrong = 0;
       for (Index i = 0; i < total; ++i)
