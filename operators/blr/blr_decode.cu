@@ -1,17 +1,11 @@
 // The decode path's skinny products (blr_decode.hpp). A block owns a tile of W's columns
-// (32 lanes x C adjacent columns, one 8- or 16-byte load per lane and row) of one batch entry
-// and a part of k: the rows of Act come into shared memory in chunks of kChunk (as fp32),
-// each of the block's 8 warps takes every 8th row of W in the chunk, so consecutive lanes
-// read consecutive columns (whole memory segments) and every weight is read once. The warps'
-// partial sums meet in shared memory; the parts of k of one tile form a thread-block
-// cluster and meet in its first block's (distributed shared memory), so a product with few
-// columns (LowRank: one entry of r columns) still keeps every multiprocessor busy, in one
-// launch. M (1, 4 or 16) bounds the tokens a thread accumulates: one token costs one FMA
+// (32 lanes x C adjacent columns) of one batch entry and walks all of k: the rows of Act
+// come into shared memory in chunks of kChunk (as fp32), each of the block's 8 warps takes
+// every 8th row of W in the chunk, so consecutive lanes read consecutive columns (whole
+// memory segments) and every weight is read once. The warps' partial sums meet in shared
+// memory. M (1, 4 or 16) bounds the tokens a thread accumulates: one token costs one FMA
 // per weight, not 16.
-#include <cooperative_groups.h>
-#include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "operators/blr/blr_decode.hpp"
 #include "runtime/cuda_check.hpp"
@@ -29,17 +23,16 @@ __device__ __forceinline__ Index entry_offset(const SkinnyGemm& g, Index e, Inde
   return g.inner > 0 ? (e / g.inner) * outer + (e % g.inner) * stride : e * stride;
 }
 
-// The C weights W(kk, j0 ... j0 + C - 1) as fp32 (zero past the last column); with C = 4 or
-// 8 and all of them inside, one 8- or 16-byte load (the host checked the alignment).
+// The C weights W(kk, j0 ... j0 + C - 1) as fp32 (zero past the last column); with C = 4 and
+// all four inside, one 8-byte load (the host checked the alignment).
 template <class S, int C>
 __device__ __forceinline__ void load_weights(const S* row, Index j0, Index cols, float (&w)[C]) {
-  if constexpr (C == 4 || C == 8) {
-    using Vector = std::conditional_t<C == 8, uint4, uint2>;
-    if (j0 + C - 1 < cols) {
-      const Vector q = *reinterpret_cast<const Vector*>(row + j0);
+  if constexpr (C == 4) {
+    if (j0 + 3 < cols) {
+      const uint2 q = *reinterpret_cast<const uint2*>(row + j0);
       const S* v = reinterpret_cast<const S*>(&q);
 #pragma unroll
-      for (int c = 0; c < C; ++c)
+      for (int c = 0; c < 4; ++c)
         w[c] = float(v[c]);
       return;
     }
@@ -51,23 +44,17 @@ __device__ __forceinline__ void load_weights(const S* row, Index j0, Index cols,
 
 template <class S, int M, int C>
 __global__ void __launch_bounds__(kThreads)
-    skinny_gemm_kernel(const SkinnyGemm g, Index col_tiles, int parts) {
+    skinny_gemm_kernel(const SkinnyGemm g, Index col_tiles) {
   constexpr int kTileCols = 32 * C;
   __shared__ float act[kChunk][M];
   __shared__ float sums[M][kTileCols];
-  // Block index: (entry, column tile, part of k); the parts of a tile form one cluster.
-  const int part = int(blockIdx.x % unsigned(parts));
-  const Index rest = blockIdx.x / unsigned(parts);
-  const Index tile = rest % col_tiles, e = rest / col_tiles;
+  const Index tile = blockIdx.x % col_tiles, e = blockIdx.x / col_tiles;
   const S* act_e = static_cast<const S*>(g.act) + entry_offset(g, e, g.act_stride, g.act_outer);
   const S* w_e = static_cast<const S*>(g.w) + entry_offset(g, e, g.w_stride, g.w_outer);
   S* c_e = static_cast<S*>(g.c) + entry_offset(g, e, g.c_stride, g.c_outer);
   const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
   const Index j0 = tile * kTileCols + lane * C;
   const int tokens = int(g.tokens);
-  const Index per_part = (g.k + parts - 1) / parts;
-  const Index k_begin = part * per_part;
-  const Index k_end = k_begin + per_part < g.k ? k_begin + per_part : g.k;
 
   float acc[M][C];
 #pragma unroll
@@ -76,8 +63,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int c = 0; c < C; ++c)
       acc[i][c] = 0.0f;
 
-  for (Index k0 = k_begin; k0 < k_end; k0 += kChunk) {
-    const int chunk = int(k_end - k0 < kChunk ? k_end - k0 : Index(kChunk));
+  for (Index k0 = 0; k0 < g.k; k0 += kChunk) {
+    const int chunk = int(g.k - k0 < kChunk ? g.k - k0 : Index(kChunk));
     __syncthreads();  // the previous chunk is consumed
     for (int q = int(threadIdx.x); q < chunk * M; q += kThreads) {
       const int kk = q % chunk, i = q / chunk;  // consecutive threads: consecutive kk
@@ -101,8 +88,6 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
 
-  // The warps' sums meet in this block's shared memory, the parts' in the cluster's first
-  // block (distributed shared memory), which writes C.
   for (int q = int(threadIdx.x); q < M * kTileCols; q += kThreads)
     sums[q / kTileCols][q % kTileCols] = 0.0f;
   __syncthreads();
@@ -111,57 +96,30 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int c = 0; c < C; ++c)
       atomicAdd(&sums[i][lane * C + c], acc[i][c]);
-  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  cluster.sync();
-  if (part == 0) {
-    for (int q = int(threadIdx.x); q < tokens * kTileCols; q += kThreads) {
-      const int i = q / kTileCols, jj = q % kTileCols;
-      const Index j = tile * kTileCols + jj;
-      if (j >= g.cols) continue;
-      float total = sums[i][jj];
-      for (int r = 1; r < parts; ++r)
-        total += cluster.map_shared_rank(&sums[0][0], r)[i * kTileCols + jj];
-      S* out = c_e + i * g.c_token_stride + j * g.c_col_stride;
-      float v = g.alpha * total;
-      if (g.beta != 0.0f) v += g.beta * float(load_value(out));
-      store_value(out, v);
-    }
+  __syncthreads();
+  for (int q = int(threadIdx.x); q < tokens * kTileCols; q += kThreads) {
+    const int i = q / kTileCols, jj = q % kTileCols;
+    const Index j = tile * kTileCols + jj;
+    if (j >= g.cols) continue;
+    S* out = c_e + i * g.c_token_stride + j * g.c_col_stride;
+    float v = g.alpha * sums[i][jj];
+    if (g.beta != 0.0f) v += g.beta * float(load_value(out));
+    store_value(out, v);
   }
-  cluster.sync();  // the other parts' shared memory stays until the first block has read it
 }
 
-// C columns per lane: 8 (16-byte loads) for up to 4 tokens, 4 (8-byte loads) for up to 16,
-// where W's rows stay aligned to that; else 1 (scalar loads).
-template <class S, int M, int C>
-void launch_kernel(const SkinnyGemm& g, Index col_tiles, cudaStream_t stream) {
-  // Parts of k per column tile (a cluster of at most 8 blocks): enough blocks for every
-  // multiprocessor twice, and at least kChunk values of k per part.
-  const Index tiles = g.batch * col_tiles;
-  const Index wanted = (2 * Index(multiprocessors()) + tiles - 1) / tiles;
-  const Index most = std::max<Index>(1, g.k / kChunk);
-  const int parts = int(std::clamp<Index>(std::min(wanted, most), 1, 8));
-  const Index blocks = tiles * parts;
+template <class S, int C>
+void launch_tokens(const SkinnyGemm& g, Index col_tiles, cudaStream_t stream) {
+  const Index blocks = g.batch * col_tiles;
   require<DeviceError>(blocks < (Index(1) << 31), "decode path: too many blocks");
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(blocks));
-  config.blockDim = dim3(kThreads);
-  config.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = unsigned(parts);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  check_cuda(cudaLaunchKernelEx(&config, skinny_gemm_kernel<S, M, C>, g, col_tiles, parts),
-             "skinny_gemm launch");
+  if (g.tokens == 1) {
+    skinny_gemm_kernel<S, 1, C><<<unsigned(blocks), kThreads, 0, stream>>>(g, col_tiles);
+  } else if (g.tokens <= 4) {
+    skinny_gemm_kernel<S, 4, C><<<unsigned(blocks), kThreads, 0, stream>>>(g, col_tiles);
+  } else {
+    skinny_gemm_kernel<S, 16, C><<<unsigned(blocks), kThreads, 0, stream>>>(g, col_tiles);
+  }
   check_launch("skinny_gemm");
-}
-
-template <class S, int M, int C>
-void launch_columns(const SkinnyGemm& g, bool aligned, cudaStream_t stream) {
-  if (aligned) return launch_kernel<S, M, C>(g, (g.cols + 32 * C - 1) / (32 * C), stream);
-  launch_kernel<S, M, 1>(g, (g.cols + 31) / 32, stream);
 }
 
 }  // namespace
@@ -173,13 +131,14 @@ void skinny_gemm(const SkinnyGemm& g, Context& ctx) {
                        "decode path: 1 to 16 tokens, not ", g.tokens);
   if (g.cols == 0 || g.batch == 0) return;
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
-  auto aligned_to = [&](Index values) {
-    return reinterpret_cast<std::uintptr_t>(g.w) % (2 * values) == 0 &&
-           g.w_k_stride % values == 0 && g.w_stride % values == 0 && g.w_outer % values == 0;
-  };
-  if (g.tokens == 1) return launch_columns<S, 1, 8>(g, aligned_to(8), stream);
-  if (g.tokens <= 4) return launch_columns<S, 4, 8>(g, aligned_to(8), stream);
-  launch_columns<S, 16, 4>(g, aligned_to(4), stream);
+  // Four columns per lane (8-byte loads) where W's rows stay 8-byte aligned and there are
+  // blocks enough for every multiprocessor twice; else one column per lane (4x the blocks).
+  const bool aligned = reinterpret_cast<std::uintptr_t>(g.w) % 8 == 0 && g.w_k_stride % 4 == 0 &&
+                       g.w_stride % 4 == 0 && g.w_outer % 4 == 0;
+  const Index wide_tiles = (g.cols + 127) / 128;
+  if (aligned && g.batch * wide_tiles >= 2 * Index(multiprocessors()))
+    return launch_tokens<S, 4>(g, wide_tiles, stream);
+  launch_tokens<S, 1>(g, (g.cols + 31) / 32, stream);
 }
 
 template void skinny_gemm<half>(const SkinnyGemm&, Context&);
