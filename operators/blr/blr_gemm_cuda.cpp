@@ -6,11 +6,9 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <variant>
 #include <vector>
 
-#include "operators/blr/blr_decode.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_gemm_plan.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
@@ -118,48 +116,9 @@ bool plan_uses(const BlrGemmPlan& plan, PlanArray a) {
   return false;
 }
 
-// The stage as a decode product (blr_decode.hpp) when one side of C has at most
-// kDecodeTokens entries and the other operand, the weights, has unit stride along C's other
-// side: C = op(A) op(B) with few rows m and op(B) = B^T (B column-major: row kk of op(B) is
-// contiguous), or, transposed, C^T = op(B)^T op(A)^T with few columns n and op(A) = A.
-std::optional<SkinnyGemm> decode_form(const PlanGemm& g, char* const (&start)[3]) {
-  SkinnyGemm d;
-  d.k = g.k;
-  d.batch = g.batch;
-  d.inner = g.inner;
-  auto batch_strides = [](const PlanOperand& p, Index& stride, Index& outer) {
-    stride = p.stride;
-    outer = p.outer_stride;
-  };
-  if (g.m <= kDecodeTokens && g.trans_b) {
-    d.tokens = g.m, d.cols = g.n;
-    d.act = start[0], d.w = start[1], d.c = start[2];
-    d.act_token_stride = g.trans_a ? g.a.ld : 1;
-    d.act_k_stride = g.trans_a ? 1 : g.a.ld;
-    d.w_k_stride = g.b.ld;
-    d.c_token_stride = 1, d.c_col_stride = g.c.ld;
-    batch_strides(g.a, d.act_stride, d.act_outer);
-    batch_strides(g.b, d.w_stride, d.w_outer);
-  } else if (g.n <= kDecodeTokens && !g.trans_a) {
-    d.tokens = g.n, d.cols = g.m;
-    d.act = start[1], d.w = start[0], d.c = start[2];
-    d.act_token_stride = g.trans_b ? 1 : g.b.ld;
-    d.act_k_stride = g.trans_b ? g.b.ld : 1;
-    d.w_k_stride = g.a.ld;
-    d.c_token_stride = g.c.ld, d.c_col_stride = 1;
-    batch_strides(g.b, d.act_stride, d.act_outer);
-    batch_strides(g.a, d.w_stride, d.w_outer);
-  } else {
-    return std::nullopt;
-  }
-  batch_strides(g.c, d.c_stride, d.c_outer);
-  if (d.tokens < 1) return std::nullopt;
-  return d;
-}
-
 template <class Storage>
 void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
-              PlanScale<Storage> alpha, PlanScale<Storage> beta, bool decode, Context& ctx) {
+              PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
   using Scale = PlanScale<Storage>;
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const cudaDataType_t type = cuda_data_type<Storage>();
@@ -172,14 +131,6 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
   auto start = [&](const PlanOperand& p) {
     return base[static_cast<int>(p.array)] + p.offset * kElement;
   };
-  if constexpr (is_reduced_precision_v<Storage>) {
-    char* const starts[3] = {start(g.a), start(g.b), start(g.c)};
-    if (auto d = decode ? decode_form(g, starts) : std::nullopt) {
-      d->alpha = to_y ? alpha : 1.0f;
-      d->beta = to_y ? beta : 0.0f;
-      return skinny_gemm<Storage>(*d, ctx);
-    }
-  }
   const int m = cuda_int(g.m, "blr plan: m"), n = cuda_int(g.n, "blr plan: n"),
             k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
   const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
@@ -213,11 +164,10 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
 }
 
 // Runs the plan's steps; the operator's value arrays the plan reads are uploaded (rounded
-// for 16-bit signals) on first use and cached. With `decode`, 16-bit stages of at most
-// kDecodeTokens tokens run as skinny products (blr_decode.hpp) instead of cuBLAS.
+// for 16-bit signals) on first use and cached.
 template <class Storage, class Operator>
 void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
-              MatrixView<Storage> Y, PlanScale<Storage> alpha, PlanScale<Storage> beta, bool decode,
+              MatrixView<Storage> Y, PlanScale<Storage> alpha, PlanScale<Storage> beta,
               Context& ctx) {
   using T = typename Operator::Scalar;
   Buffer<Storage> z1(plan.z1_size, MemorySpace::Device, ctx),
@@ -240,7 +190,7 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
               w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
   for (const PlanStep& step : plan.steps) {
     if (const auto* g = std::get_if<PlanGemm>(&step)) {
-      run_gemm<Storage>(*g, base, alpha, beta, decode, ctx);
+      run_gemm<Storage>(*g, base, alpha, beta, ctx);
       continue;
     }
     const auto& p = std::get<PlanPermute>(step);
@@ -273,8 +223,7 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
                        " (GEMM plan): X and Y must be device views with a unit stride on the same"
                        " side");
   if (Y.rows == 0 || Y.cols == 0) return;
-  const PlanSignals s = plan_signals(X, Y);
-  run_plan(plan_of(A, op, s), A, X, Y, alpha, beta, s.batch <= kDecodeTokens, ctx);
+  run_plan(plan_of(A, op, plan_signals(X, Y)), A, X, Y, alpha, beta, ctx);
 }
 
 template <class Storage, class Operator>
@@ -287,9 +236,9 @@ void blr_unfused_apply_device(const Operator& A, ConstView<Storage> X, MatrixVie
   if (Y.rows == 0 || Y.cols == 0) return;
   const PlanSignals s = plan_signals(X, Y);
   if constexpr (std::is_same_v<Operator, Blast<typename Operator::Scalar>>) {
-    run_plan(blast_unfused_plan(A.grid(), s), A, X, Y, alpha, beta, false, ctx);
+    run_plan(blast_unfused_plan(A.grid(), s), A, X, Y, alpha, beta, ctx);
   } else {
-    run_plan(monarch_unfused_plan(A.grid(), s), A, X, Y, alpha, beta, false, ctx);
+    run_plan(monarch_unfused_plan(A.grid(), s), A, X, Y, alpha, beta, ctx);
   }
 }
 

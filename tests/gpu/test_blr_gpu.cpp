@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "gpu_reference.hpp"
-#include "operators/blr/blr_decode.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
 
@@ -121,101 +120,42 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(unfused_baselines_match_cpu, T, RealTypes) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfTypes) {
   // apply_reduced_precision on half/bfloat16 signals: the GEMM plan on tensor cores when X
   // and Y share a layout, float copies otherwise, against the float CPU application to the
-  // same (representable) values, alpha = 0.5 and beta = -2. Batches of 1, 5 and 16 tokens
-  // take the decode path (blr_decode.cu) in the stages it serves.
+  // same (representable) values, alpha = 0.5 and beta = -2.
   std::mt19937 gen(43);
   for (const Shape& s : kShapes)
     for (Op op : {Op::NoTrans, Op::Trans})
       for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
-        for (Layout ly : {Layout::ColMajor, Layout::RowMajor})
-          for (Index batch : {37, 1, 5, 16}) {
-            const auto M =
-                Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
-            const auto B =
-                Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
-            const Index in = op == Op::NoTrans ? s.cols : s.rows;
-            const Index out = op == Op::NoTrans ? s.rows : s.cols;
-            const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
-            const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
-            auto check = [&](const auto& A, const char* name) {
-              HostMatrix<float> expected = y0s.template cast<float>();
-              A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
-                      -2.0f);
-              const DeviceMatrix<S> xd = to_device(xs, lx);
-              DeviceMatrix<S> yd = to_device(y0s, ly);
-              apply_reduced_precision<S>(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
-              BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
-                                      << "x" << s.col_blocks << " rank " << s.rank << ", "
-                                      << to_string(op) << ", X " << to_string(lx) << ", Y "
-                                      << to_string(ly) << ", B = " << batch) {
-                // The values, the two intermediates and the output rounded to 16 bits: a few
-                // units of roundoff (a wrong index gives an error of order one).
-                BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
-                                          expected) <= 8 * unit_roundoff_v<S>);
-              }
-            };
-            check(M, "monarch");
-            check(B, "blast");
-            check(LowRank<float>::random(s.rows, s.cols, s.rank, gen), "lowrank");
-          }
-}
-
-BOOST_AUTO_TEST_CASE_TEMPLATE(decode_products_match_a_loop, S, HalfTypes) {
-  // The decode path's skinny products (blr_decode.cu) against a loop in double: 1, 3, 5 and
-  // 16 tokens (the 1, 4 and 16 accumulator variants), k over several shared-memory chunks,
-  // column tails, 8-byte weight loads (enough blocks, aligned rows) and scalar ones (odd
-  // row stride), one- and two-level batches, C written transposed, beta = 0 and not.
-  struct Case {
-    Index tokens, cols, k, batch, inner, w_row;  // w_row: W's row stride (>= cols)
-    bool c_transposed;
-    float alpha, beta;
-  };
-  const std::vector<Case> cases = {
-      {1, 1000, 64, 40, 0, 1000, false, 1.0f, 0.0f},  // 8-byte loads, tail in the last tile
-      {1, 77, 300, 3, 0, 77, false, 1.0f, 0.0f},      // scalar loads, three chunks
-      {3, 256, 130, 2, 0, 260, true, 0.5f, -2.0f},
-      {5, 77, 200, 6, 3, 81, false, 0.5f, -2.0f},  // two-level batch
-      {16, 512, 129, 70, 0, 512, true, 1.0f, 0.0f},
-  };
-  for (const Case& cs : cases) {
-    const Index per_act = cs.tokens * cs.k, per_w = cs.k * cs.w_row, per_c = cs.tokens * cs.cols;
-    const HostMatrix<S> act = random_matrix<float>(per_act * cs.batch, 1).template cast<S>();
-    const HostMatrix<S> w = random_matrix<float>(per_w * cs.batch, 1).template cast<S>();
-    const HostMatrix<S> c0 = random_matrix<float>(per_c * cs.batch, 1).template cast<S>();
-    // Entry e's offsets: two-level batches put entry (e / inner, e % inner) at
-    // (e / inner) * inner * per + (e % inner) * per, the same place as e * per.
-    detail::SkinnyGemm g;
-    g.tokens = cs.tokens, g.cols = cs.cols, g.k = cs.k, g.batch = cs.batch, g.inner = cs.inner;
-    g.act_token_stride = cs.k, g.act_k_stride = 1;
-    g.w_k_stride = cs.w_row;
-    g.c_token_stride = cs.c_transposed ? 1 : cs.cols;
-    g.c_col_stride = cs.c_transposed ? cs.tokens : 1;
-    g.act_stride = per_act, g.act_outer = per_act * cs.inner;
-    g.w_stride = per_w, g.w_outer = per_w * cs.inner;
-    g.c_stride = per_c, g.c_outer = per_c * cs.inner;
-    g.alpha = cs.alpha, g.beta = cs.beta;
-    HostMatrix<double> expected(per_c * cs.batch, 1);
-    for (Index e = 0; e < cs.batch; ++e)
-      for (Index i = 0; i < cs.tokens; ++i)
-        for (Index j = 0; j < cs.cols; ++j) {
-          double sum = 0;
-          for (Index kk = 0; kk < cs.k; ++kk)
-            sum += double(float(act(e * per_act + i * cs.k + kk, 0))) *
-                   double(float(w(e * per_w + kk * cs.w_row + j, 0)));
-          const Index at = e * per_c + i * g.c_token_stride + j * g.c_col_stride;
-          expected(at, 0) = cs.alpha * sum + cs.beta * double(float(c0(at, 0)));
+        for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+          const Index batch = 37;
+          const auto M =
+              Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+          const auto B =
+              Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+          const Index in = op == Op::NoTrans ? s.cols : s.rows;
+          const Index out = op == Op::NoTrans ? s.rows : s.cols;
+          const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
+          const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
+          auto check = [&](const auto& A, const char* name) {
+            HostMatrix<float> expected = y0s.template cast<float>();
+            A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
+                    -2.0f);
+            const DeviceMatrix<S> xd = to_device(xs, lx);
+            DeviceMatrix<S> yd = to_device(y0s, ly);
+            apply_reduced_precision<S>(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+            BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
+                                    << "x" << s.col_blocks << " rank " << s.rank << ", "
+                                    << to_string(op) << ", X " << to_string(lx) << ", Y "
+                                    << to_string(ly)) {
+              // The values, the two intermediates and the output rounded to 16 bits: a few
+              // units of roundoff (a wrong index gives an error of order one).
+              BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                        expected) <= 8 * unit_roundoff_v<S>);
+            }
+          };
+          check(M, "monarch");
+          check(B, "blast");
+          check(LowRank<float>::random(s.rows, s.cols, s.rank, gen), "lowrank");
         }
-    const DeviceMatrix<S> act_d = to_device(act), w_d = to_device(w);
-    DeviceMatrix<S> c_d = to_device(c0);
-    g.act = act_d.view().data, g.w = w_d.view().data, g.c = c_d.view().data;
-    detail::skinny_gemm<S>(g, default_context());
-    const HostMatrix<double> got = c_d.to_host().template cast<float>().template cast<double>();
-    BOOST_TEST_CONTEXT("tokens " << cs.tokens << ", cols " << cs.cols << ", k " << cs.k
-                                 << ", batch " << cs.batch) {
-      // fp32 sums of k products, one rounding to 16 bits at the end.
-      BOOST_TEST(relative_error(got, expected) <= 2 * unit_roundoff_v<S>);
-    }
-  }
 }
 
 using CopyTypes = boost::mpl::list<float, double, half, bfloat16>;
