@@ -120,42 +120,43 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(unfused_baselines_match_cpu, T, RealTypes) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfTypes) {
   // apply_reduced_precision on half/bfloat16 signals: the GEMM plan on tensor cores when X
   // and Y share a layout, float copies otherwise, against the float CPU application to the
-  // same (representable) values, alpha = 0.5 and beta = -2.
+  // same (representable) values, alpha = 0.5 and beta = -2; 37 tokens, and 1 and 16 (the
+  // decode sizes).
   std::mt19937 gen(43);
   for (const Shape& s : kShapes)
     for (Op op : {Op::NoTrans, Op::Trans})
       for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
-        for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
-          const Index batch = 37;
-          const auto M =
-              Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
-          const auto B =
-              Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
-          const Index in = op == Op::NoTrans ? s.cols : s.rows;
-          const Index out = op == Op::NoTrans ? s.rows : s.cols;
-          const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
-          const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
-          auto check = [&](const auto& A, const char* name) {
-            HostMatrix<float> expected = y0s.template cast<float>();
-            A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
-                    -2.0f);
-            const DeviceMatrix<S> xd = to_device(xs, lx);
-            DeviceMatrix<S> yd = to_device(y0s, ly);
-            apply_reduced_precision<S>(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
-            BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
-                                    << "x" << s.col_blocks << " rank " << s.rank << ", "
-                                    << to_string(op) << ", X " << to_string(lx) << ", Y "
-                                    << to_string(ly)) {
-              // The values, the two intermediates and the output rounded to 16 bits: a few
-              // units of roundoff (a wrong index gives an error of order one).
-              BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
-                                        expected) <= 8 * unit_roundoff_v<S>);
-            }
-          };
-          check(M, "monarch");
-          check(B, "blast");
-          check(LowRank<float>::random(s.rows, s.cols, s.rank, gen), "lowrank");
-        }
+        for (Layout ly : {Layout::ColMajor, Layout::RowMajor})
+          for (Index batch : {37, 1, 16}) {
+            const auto M =
+                Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+            const auto B =
+                Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+            const Index in = op == Op::NoTrans ? s.cols : s.rows;
+            const Index out = op == Op::NoTrans ? s.rows : s.cols;
+            const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
+            const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
+            auto check = [&](const auto& A, const char* name) {
+              HostMatrix<float> expected = y0s.template cast<float>();
+              A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
+                      -2.0f);
+              const DeviceMatrix<S> xd = to_device(xs, lx);
+              DeviceMatrix<S> yd = to_device(y0s, ly);
+              apply_reduced_precision<S>(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+              BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
+                                      << "x" << s.col_blocks << " rank " << s.rank << ", "
+                                      << to_string(op) << ", X " << to_string(lx) << ", Y "
+                                      << to_string(ly) << ", B = " << batch) {
+                // The values, the two intermediates and the output rounded to 16 bits: a few
+                // units of roundoff (a wrong index gives an error of order one).
+                BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                          expected) <= 8 * unit_roundoff_v<S>);
+              }
+            };
+            check(M, "monarch");
+            check(B, "blast");
+            check(LowRank<float>::random(s.rows, s.cols, s.rank, gen), "lowrank");
+          }
 }
 
 using CopyTypes = boost::mpl::list<float, double, half, bfloat16>;
