@@ -24,7 +24,7 @@ set ylabel 'speedup of the fused kernel'
 plot rows('RowMajor', 'base/$10') using 1:2 with points pt 7 title 'batch-size-last (RowMajor)', \
      rows('ColMajor', 'base/$10') using 1:2 with points pt 6 title 'batch-size-first (ColMajor)', \
      1 with lines dashtype 2 lc rgb 'black' title 'parity'
-set title 'Auto (the chooser'' s pick): time over the roofline time'
+set title 'Auto (the default choice): time over the roofline time'
 set ylabel 'time / roofline'
 plot rows('RowMajor', '$9/$14') using 1:2 with points pt 7 title 'Auto, RowMajor', \
      rows('ColMajor', '$9/$14') using 1:2 with points pt 6 title 'Auto, ColMajor', \
