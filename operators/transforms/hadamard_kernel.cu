@@ -553,7 +553,7 @@ void hadamard_cuda_core_apply(const HadamardForm& form, Op op, ConstView<Storage
 }
 
 // Contiguous half/bfloat16 signals go to the tensor-core kernel where it takes them: it
-// measured 1.0-1.12x the memcpy time for n = 256 ... 32768 against 1.2-2.0x for this one
+// measured 0.91-1.08x the memcpy time for n = 256 ... 32768 against 1.21-1.75x for this one
 // (H100, bench/NOTES-transforms.md).
 template <class Storage>
 bool hadamard_device_takes(const HadamardForm& form, ConstView<Storage> X, MatrixView<Storage> Y) {

@@ -56,11 +56,6 @@ std::vector<double> median_device_seconds_each(Context& ctx,
   return medians;
 }
 
-double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats,
-                             int warmup) {
-  return median_device_seconds_each(ctx, {work}, repeats, warmup).front();
-}
-
 double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
   Buffer<char> src(Index(bytes), MemorySpace::Device, ctx),
       dst(Index(bytes), MemorySpace::Device, ctx);
@@ -77,9 +72,6 @@ std::vector<double> median_device_seconds_each(Context&, const std::vector<std::
                                                int, int) {
   throw DeviceError("median_device_seconds: strop was built without CUDA");
 }
-double median_device_seconds(Context&, const std::function<void()>&, int, int) {
-  throw DeviceError("median_device_seconds: strop was built without CUDA");
-}
 double measure_copy_bandwidth(Context&, std::size_t) {
   throw DeviceError("measure_copy_bandwidth: strop was built without CUDA");
 }
@@ -93,5 +85,10 @@ STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 STROP_INSTANTIATE(half)
 STROP_INSTANTIATE(bfloat16)
 #endif
+
+double median_device_seconds(Context& ctx, const std::function<void()>& work, int repeats,
+                             int warmup) {
+  return median_device_seconds_each(ctx, {work}, repeats, warmup).front();
+}
 
 }  // namespace strop

@@ -2,7 +2,6 @@
 // Monarch shuffle as a row gather) against the CPU application, itself tested against
 // dense matrices in tests/unit/test_blr.cpp.
 #include <array>
-#include <limits>
 
 #include "gpu_reference.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
@@ -182,6 +181,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       return double(float(x));
     }
   };
+  // (Not numeric_limits: Eigen 3.4's epsilon() for half is 2^-13, not 2^-10.)
+  double roundoff = 0;
+  if constexpr (is_reduced_precision_v<T>) {
+    roundoff = unit_roundoff_v<T>;
+  } else {
+    roundoff = double(ScalarTraits<T>::epsilon) / 2;
+  }
   auto strides_of = [](const std::array<Index, 4>& dims, const std::array<int, 4>& order) {
     std::array<Index, 4> strides{};
     Index step = 1;
@@ -224,11 +230,6 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       const HostMatrix<T> got = dst_d.to_host();
       // Exact copies; scaled ones round once to T (16-bit ones after an fp32 sum): within a
       // unit of roundoff of the value.
-      // (Eigen 3.4's numeric_limits<half>::epsilon() is 2^-13, not 2^-10: unit_roundoff_v.)
-      double roundoff = double(std::numeric_limits<float>::epsilon()) / 2;
-      if constexpr (std::is_same_v<T, double>)
-        roundoff = std::numeric_limits<double>::epsilon() / 2;
-      if constexpr (is_reduced_precision_v<T>) roundoff = unit_roundoff_v<T>;
       Index wrong = 0;
       for (Index i = 0; i < total; ++i)
         if (std::abs(as_double(got(i, 0)) - expected(i, 0)) >
