@@ -3,7 +3,7 @@
 // memory-traffic and arithmetic bounds measured in the same run.
 //
 //   ks_bench [--stride S] [--batch B] [--reps R] [--csv FILE] [--json FILE] [--quick]
-//            [--layout row|col] [--chains [--chain-csv FILE]]
+//            [--layout row|col] [--dtypes float32,float16,bfloat16] [--chains [--chain-csv FILE]]
 //
 // --chains measures square-dyadic butterfly chains instead (n = 256 ... 16384, B = 4096,
 // float and complex<float>): the fused multi-factor kernel (what Auto runs) against the
@@ -12,12 +12,18 @@
 //
 // Every row: pattern, dtype, layout, B, the median time of each algorithm (our Auto
 // choice, fused kernel, strided GEMM, bmm, dense), the roofline time max(bytes / copy
-// bandwidth, flops / GEMM peak), and the max relative error vs the CPU on a 64-signal
-// sample. Only fp32/fp64 are benchmarked so far (half/bf16 are not implemented yet).
+// bandwidth, flops / GEMM peak), and the relative error vs the CPU on a 64-signal sample, of
+// Auto and of the dense cuBLAS path. --dtypes picks the signal types (default all three):
+// float16 and bfloat16 rows apply the same float factor to 16-bit signals
+// (apply_reduced_precision: weights rounded to 16 bits, fp32 accumulation on tensor cores),
+// with the 16-bit tensor-core GEMM rate (cublasGemmEx) as their arithmetic ceiling and no
+// small-batch column (that kernel has no 16-bit version).
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "strop/strop.hpp"
@@ -34,6 +40,7 @@ struct Options {
   std::string csv = "ks-bench.csv";
   std::string json = "ks-summary.json";
   std::vector<Layout> layouts = {Layout::RowMajor, Layout::ColMajor};
+  std::vector<std::string> dtypes = {"float32", "float16", "bfloat16"};
   bool chains = false;
   std::string chain_csv = "ks-chain-bench.csv";
 };
@@ -90,17 +97,65 @@ double gemm_peak(Context& ctx) {
   return A.flops(n) / t;
 }
 
-// Relative error of the device application of K (a factor or a chain) against the CPU on a
-// 64-signal sample.
+// Tensor-core GEMM rate with 16-bit A, X and Y and fp32 accumulation: cublasGemmEx through
+// strop's dense cuBLAS path (bench/CMakeLists.txt gives cuBLAS's header to other benches only).
+template <ReducedPrecision S>
+double gemm16_peak(Context& ctx) {
+  const Index n = 8192;
+  DeviceMatrix<S> a(n, n), x(n, n), y(n, n);
+  fill_random_device(a.view(), 1, ctx);
+  fill_random_device(x.view(), 2, ctx);
+  const double t = median_device_seconds(
+      ctx,
+      [&] {
+        detail::dense_apply_device<S>(a.data(), a.data(), n, n, Op::NoTrans, ConstView<S>(x.view()),
+                                      y.view(), 1.0f, 0.0f, ctx);
+      },
+      5, 2);
+  return 2.0 * double(n) * double(n) * double(n) / t;
+}
+
+// The name of signals stored as T in the CSV and in Ceilings::peak (ScalarTraits has no
+// 16-bit entries).
+template <class T>
+std::string dtype_name() {
+  if constexpr (std::is_same_v<T, strop::half>)
+    return "float16";
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return "bfloat16";
+  else
+    return std::string(ScalarTraits<T>::name);
+}
+
+// Y = K X on device signals stored as T: 16-bit signals go through the float operator
+// (apply_reduced_precision), the others through apply. Both honour the thread's KSAlgorithm.
+template <class Operator, class T>
+void apply_on_device(const Operator& K, const DeviceMatrix<T>& x, DeviceMatrix<T>& y,
+                     Context& ctx) {
+  if constexpr (is_reduced_precision_v<T>)
+    apply_reduced_precision<T>(K, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
+  else
+    apply(K, x.view(), y.view(), T(1), T(0), ctx);
+}
+
+// Relative (Frobenius) error of the device application of K (a factor or a chain) with
+// `algorithm` against the CPU on a 64-signal sample, stored as T. The reference applies K in
+// its own precision to the same inputs (for 16-bit T: x rounded to T, then back to float), so
+// only the device's arithmetic and output rounding are measured.
 template <class T, class Operator>
-double sample_error(const Operator& K, Layout layout, Context& ctx) {
-  const HostMatrix<T> x = HostMatrix<T>::Random(K.cols(), 64);
-  HostMatrix<T> expected(K.rows(), 64);
-  apply(K, view(x), view(expected));
+double sample_error(const Operator& K, Layout layout, Context& ctx,
+                    KSAlgorithm algorithm = KSAlgorithm::Auto) {
+  using F = ComputeScalar<T>;  // the operator's scalar
+  const HostMatrix<T> x = HostMatrix<F>::Random(K.cols(), 64).template cast<T>();
+  const HostMatrix<F> x_exact = x.template cast<F>();
+  HostMatrix<F> expected(K.rows(), 64);
+  apply(K, view(x_exact), view(expected));
   const DeviceMatrix<T> xd = to_device(x, layout, ctx);
   DeviceMatrix<T> yd(K.rows(), 64, layout, ctx);
-  apply(K, xd.view(), yd.view(), T(1), T(0), ctx);
-  return double((yd.to_host(ctx) - expected).norm() / expected.norm());
+  KSAlgorithmGuard guard(algorithm);
+  apply_on_device(K, xd, yd, ctx);
+  const HostMatrix<F> got = yd.to_host(ctx).template cast<F>();
+  return double((got - expected).norm() / expected.norm());
 }
 
 // Median time of Y = K X with `algorithm` forced (3 warm-up runs); -1 where that algorithm
@@ -111,7 +166,7 @@ double time_forced(const Operator& K, KSAlgorithm algorithm, DeviceMatrix<T>& x,
   KSAlgorithmGuard guard(algorithm);
   try {
     return median_device_seconds(
-        ctx, [&] { apply(K, x.view(), y.view(), T(1), T(0), ctx); }, reps, 3);
+        ctx, [&] { apply_on_device(K, x, y, ctx); }, reps, 3);
   } catch (const DeviceError&) {
     return -1.0;
   }
@@ -123,47 +178,81 @@ struct Row {
   Index batch;
   double t_auto, t_fused, t_strided, t_bmm, t_dense, roofline, error;
   std::string chosen;
-  double t_small = -1;  // the small-batch kernel, measured up to 64 signals
+  double t_small = -1;       // the small-batch kernel, measured up to 64 signals (not 16-bit)
+  double error_cublas = -1;  // the Dense (cuBLAS) path's error; -1 where Dense is not run
 };
 
+// What Auto runs for signals stored as T: the cost model, except that 16-bit signals have no
+// small-batch kernel, so apply_reduced_precision runs the fused tensor-core kernel instead.
+template <class T>
+KSAlgorithm auto_choice(const KSPattern& p, const DeviceMatrix<T>& x, const DeviceMatrix<T>& y) {
+  const KSAlgorithm chosen = ks_auto_algorithm(p, Op::NoTrans, x.view(), y.view());
+  if (is_reduced_precision_v<T> && chosen == KSAlgorithm::SmallBatch) return KSAlgorithm::Fused;
+  return chosen;
+}
+
+// The Dense baseline only where the matrix is at most 16k x 16k.
+template <class F>
+bool dense_fits(const KSFactor<F>& K) {
+  return K.rows() * K.cols() <= (Index(1) << 28);
+}
+
+// One case on signals stored as T (float32, or float16/bfloat16 through a float factor).
 template <class T>
 Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& ceil,
              const Options& opt, Context& ctx) {
+  using F = ComputeScalar<T>;  // the factor's scalar
   std::mt19937 gen(p.a * 131 + p.b * 17 + p.c * 7 + p.d);
-  const KSFactor<T> K = KSFactor<T>::random(p, gen);
+  const KSFactor<F> K = KSFactor<F>::random(p, gen);
   DeviceMatrix<T> x(K.cols(), batch, layout, ctx), y(K.rows(), batch, layout, ctx);
   fill_random_device(x.view(), 42, ctx);
   auto time_with = [&](KSAlgorithm algorithm) {
     return time_forced(K, algorithm, x, y, opt.reps, ctx);
   };
-  Row row{p, std::string(ScalarTraits<T>::name), to_string(layout), batch, 0, 0, 0, 0, 0, 0, 0, ""};
+  Row row{p, dtype_name<T>(), to_string(layout), batch, 0, 0, 0, 0, 0, 0, 0, ""};
   row.t_fused = time_with(KSAlgorithm::Fused);
-  const bool strided_ok =
-      ks_strided_gemm_supported(p, Op::NoTrans, ConstView<T>(x.view()), ConstView<T>(y.view()));
+  const bool strided_ok = ks_strided_gemm_supported<T>(p, Op::NoTrans, x.view(), y.view());
   row.t_strided = strided_ok ? time_with(KSAlgorithm::StridedGemm) : -1;
   row.t_bmm = time_with(KSAlgorithm::Bmm);
-  // Dense only where the matrix is at most 16k x 16k.
-  row.t_dense = K.rows() * K.cols() <= (Index(1) << 28) ? time_with(KSAlgorithm::Dense) : -1;
-  const KSAlgorithm chosen =
-      ks_auto_algorithm(p, Op::NoTrans, ConstView<T>(x.view()), ConstView<T>(y.view()));
+  row.t_dense = dense_fits(K) ? time_with(KSAlgorithm::Dense) : -1;
+  const KSAlgorithm chosen = auto_choice(p, x, y);
   row.chosen = std::string(to_string(chosen));
-  if (batch <= 64) row.t_small = time_with(KSAlgorithm::SmallBatch);
+  if (!is_reduced_precision_v<T> && batch <= 64) row.t_small = time_with(KSAlgorithm::SmallBatch);
   row.t_auto = chosen == KSAlgorithm::StridedGemm  ? row.t_strided
                : chosen == KSAlgorithm::SmallBatch ? row.t_small
                                                    : row.t_fused;
+  // sizeof(T) bytes per signal value and per weight: 16-bit paths read the weights rounded
+  // to 16 bits. The flops are the float factor's (2 nnz per signal).
   const double bytes = double(sizeof(T)) * double(batch * (K.rows() + K.cols()) + K.nnz());
   row.roofline = std::max(bytes / ceil.bandwidth, K.flops(batch) / ceil.peak.at(row.dtype));
   row.error = sample_error<T>(K, layout, ctx);
+  // cuBLAS's error on the same sample, the yardstick of the 16-bit accuracy criterion.
+  if (dense_fits(K)) {
+    try {
+      row.error_cublas = sample_error<T>(K, layout, ctx, KSAlgorithm::Dense);
+    } catch (const DeviceError&) {
+      // Dense cannot address these views: error_cublas stays -1.
+    }
+  }
   return row;
+}
+
+// run_case for the dtype named in --dtypes.
+Row run_dtype(const std::string& dtype, const KSPattern& p, Layout layout, Index batch,
+              const Ceilings& ceil, const Options& opt, Context& ctx) {
+  if (dtype == "float16") return run_case<strop::half>(p, layout, batch, ceil, opt, ctx);
+  if (dtype == "bfloat16") return run_case<bfloat16>(p, layout, batch, ceil, opt, ctx);
+  return run_case<float>(p, layout, batch, ceil, opt, ctx);
 }
 
 void write_row(std::ofstream& csv, const Row& r) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.6e\n",
+                "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.6e,%.3e\n",
                 (long long)r.p.a, (long long)r.p.b, (long long)r.p.c, (long long)r.p.d,
                 r.dtype.c_str(), r.layout.c_str(), (long long)r.batch, r.chosen.c_str(), r.t_auto,
-                r.t_fused, r.t_strided, r.t_bmm, r.t_dense, r.roofline, r.error, r.t_small);
+                r.t_fused, r.t_strided, r.t_bmm, r.t_dense, r.roofline, r.error, r.t_small,
+                r.error_cublas);
   csv << line;
   std::fputs(line, stdout);
 }
@@ -172,6 +261,84 @@ double best_baseline(const Row& r) {
   double best = r.t_bmm;
   if (r.t_dense > 0 && (best < 0 || r.t_dense < best)) best = r.t_dense;
   return best;
+}
+
+// Auto against min(bmm, dense) over the grid rows of one dtype and layout ("" pools both).
+struct Summary {
+  int total = 0, wins = 0;
+  std::vector<double> speedups, over_roofline;
+  std::optional<double> max_error_over_cublas;  // over rows where both errors are > 0
+  double win_rate() const { return total ? double(wins) / total : 0; }
+};
+
+Summary summarize(const std::vector<Row>& rows, const std::string& dtype,
+                  const std::string& layout) {
+  Summary s;
+  for (const Row& r : rows) {
+    if (r.dtype != dtype || (!layout.empty() && r.layout != layout)) continue;
+    if (r.error > 0 && r.error_cublas > 0)
+      s.max_error_over_cublas =
+          std::max(s.max_error_over_cublas.value_or(0.0), r.error / r.error_cublas);
+    if (r.t_auto <= 0 || best_baseline(r) <= 0) continue;
+    ++s.total;
+    const double speedup = best_baseline(r) / r.t_auto;
+    s.wins += speedup > 1.0;
+    s.speedups.push_back(speedup);
+    s.over_roofline.push_back(r.t_auto / r.roofline);
+  }
+  return s;
+}
+
+// The JSON key prefix of a dtype (the issue's names).
+std::string key_prefix(const std::string& dtype) {
+  return dtype == "float16" ? "fp16" : dtype == "bfloat16" ? "bf16" : "fp32";
+}
+
+void print_summary(const std::string& dtype, const std::string& layout, const Summary& s) {
+  std::printf(
+      "# %s %s: %d cases, ours beats min(bmm, dense) in %.1f%%, median speedup %.2fx, "
+      "median time / roofline %.2f",
+      key_prefix(dtype).c_str(), layout.empty() ? "both layouts" : layout.c_str(), s.total,
+      100 * s.win_rate(), median(s.speedups), median(s.over_roofline));
+  if (s.max_error_over_cublas) std::printf(", max error / cuBLAS's %.2f", *s.max_error_over_cublas);
+  std::printf("\n");
+}
+
+// ", \"<key>_win_rate\": ..., ..." for one summary.
+void write_summary_keys(std::ofstream& json, const std::string& key, const Summary& s) {
+  json << ", \"" << key << "_win_rate\": " << s.win_rate() << ", \"" << key
+       << "_median_speedup\": " << median(s.speedups) << ", \"" << key
+       << "_median_time_over_roofline\": " << median(s.over_roofline);
+}
+
+// The summary JSON over the grid rows: per dtype and layout (<prefix>_bsl_* for RowMajor,
+// <prefix>_bsf_* for ColMajor); fp32_median_time_over_roofline is the RowMajor value; the
+// 16-bit dtypes also get both layouts pooled and the largest ratio of our error to cuBLAS's.
+void write_summary(const std::string& path, const std::vector<Row>& grid_rows, const Options& opt) {
+  std::ofstream json(path);
+  json << "{\"device\": \"" << device_name(0) << "\"";
+  for (const std::string& dtype : opt.dtypes) {
+    const std::string prefix = key_prefix(dtype);
+    for (const std::string layout : {"RowMajor", "ColMajor"}) {
+      const Summary s = summarize(grid_rows, dtype, layout);
+      print_summary(dtype, layout, s);
+      write_summary_keys(json, prefix + (layout == "RowMajor" ? "_bsl" : "_bsf"), s);
+    }
+    if (dtype == "float32") {
+      json << ", \"fp32_median_time_over_roofline\": "
+           << median(summarize(grid_rows, dtype, "RowMajor").over_roofline);
+      continue;
+    }
+    const Summary pooled = summarize(grid_rows, dtype, "");
+    print_summary(dtype, "", pooled);
+    write_summary_keys(json, prefix, pooled);
+    json << ", \"" << prefix << "_max_error_over_cublas\": ";
+    if (pooled.max_error_over_cublas)
+      json << *pooled.max_error_over_cublas;
+    else
+      json << "null";
+  }
+  json << "}\n";
 }
 
 // One butterfly chain: the fused chain kernel (Auto) against the factors one by one with
@@ -266,6 +433,17 @@ int main(int argc, char** argv) {
     else if (arg == "--layout") {
       const std::string l = next();
       opt.layouts = {l == "col" ? Layout::ColMajor : Layout::RowMajor};
+    } else if (arg == "--dtypes") {
+      opt.dtypes.clear();
+      std::stringstream list(next());
+      for (std::string d; std::getline(list, d, ',');) {
+        if (d != "float32" && d != "float16" && d != "bfloat16") {
+          std::fprintf(stderr, "ks_bench: unknown dtype '%s' (float32, float16, bfloat16)\n",
+                       d.c_str());
+          return 2;
+        }
+        opt.dtypes.push_back(d);
+      }
     }
   }
   if (!cuda_available()) {
@@ -285,18 +463,25 @@ int main(int argc, char** argv) {
     run_chains(opt, ceil, ctx);
     return 0;
   }
+  ceil.peak["float16"] = gemm16_peak<strop::half>(ctx);
+  ceil.peak["bfloat16"] = gemm16_peak<bfloat16>(ctx);
+  std::printf("# 16-bit tensor-core GEMM (fp32 acc.): fp16 %.1f TFLOP/s, bf16 %.1f TFLOP/s\n",
+              ceil.peak["float16"] * 1e-12, ceil.peak["bfloat16"] * 1e-12);
   std::ofstream csv(opt.csv);
   csv << "# device=" << device_name(0) << " bandwidth_Bps=" << ceil.bandwidth
-      << " fp32_peak=" << ceil.peak["float32"] << "\n";
+      << " fp32_peak=" << ceil.peak["float32"] << " fp16_peak=" << ceil.peak["float16"]
+      << " bf16_peak=" << ceil.peak["bfloat16"] << "\n";
   csv << "a,b,c,d,dtype,layout,batch,auto_choice,t_auto,t_fused,t_strided_gemm,t_bmm,t_dense,"
-         "t_roofline,rel_error,t_small_batch\n";
+         "t_roofline,rel_error,t_small_batch,rel_error_cublas\n";
   const auto grid = paper_grid(opt.batch);
   std::vector<Row> grid_rows;
   for (std::size_t g = 0; g < grid.size(); g += opt.quick ? 40 : opt.stride) {
     for (Layout layout : opt.layouts) {
-      Row r = run_case<float>(grid[g], layout, opt.batch, ceil, opt, ctx);
-      write_row(csv, r);
-      grid_rows.push_back(r);
+      for (const std::string& dtype : opt.dtypes) {
+        Row r = run_dtype(dtype, grid[g], layout, opt.batch, ceil, opt, ctx);
+        write_row(csv, r);
+        grid_rows.push_back(r);
+      }
     }
   }
   // Batch-size sweep on a few patterns (butterfly-like small blocks and paper-like ones).
@@ -305,32 +490,9 @@ int main(int argc, char** argv) {
   for (const KSPattern& p : sweep)
     for (Index b : {1, 16, 128, 1024, 4096, 25088, 65536})
       for (Layout layout : opt.layouts)
-        write_row(csv, run_case<float>(p, layout, b, ceil, opt, ctx));
+        for (const std::string& dtype : opt.dtypes)
+          write_row(csv, run_dtype(dtype, p, layout, b, ceil, opt, ctx));
 
-  // Summary over the grid rows, per layout.
-  std::ofstream json(opt.json);
-  json << "{\"device\": \"" << device_name(0) << "\"";
-  for (const std::string layout : {"RowMajor", "ColMajor"}) {
-    std::vector<double> speedups, over_roofline;
-    int wins = 0, total = 0;
-    for (const Row& r : grid_rows) {
-      if (r.layout != layout || r.t_auto <= 0 || best_baseline(r) <= 0) continue;
-      ++total;
-      const double s = best_baseline(r) / r.t_auto;
-      wins += s > 1.0;
-      speedups.push_back(s);
-      over_roofline.push_back(r.t_auto / r.roofline);
-    }
-    const double win_rate = total ? double(wins) / total : 0;
-    std::printf(
-        "# fp32 %s: %d cases, ours beats min(bmm, dense) in %.1f%%, median speedup %.2fx, "
-        "median time / roofline %.2f\n",
-        layout.c_str(), total, 100 * win_rate, median(speedups), median(over_roofline));
-    const std::string key = layout == "RowMajor" ? "fp32_bsl" : "fp32_bsf";
-    json << ", \"" << key << "_win_rate\": " << win_rate << ", \"" << key
-         << "_median_speedup\": " << median(speedups) << ", \"" << key
-         << "_median_time_over_roofline\": " << median(over_roofline);
-  }
-  json << "}\n";
+  write_summary(opt.json, grid_rows, opt);
   return 0;
 }

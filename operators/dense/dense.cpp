@@ -54,15 +54,18 @@ double Dense<T>::flops(Index batch) const {
 #if !STROP_HAVE_CUDA
 namespace detail {
 template <class T>
-void dense_apply_device(const T*, const T*, Index, Index, Op, ConstView<T>, MatrixView<T>, T, T,
-                        Context&) {
+void dense_apply_device(const T*, const T*, Index, Index, Op, ConstView<T>, MatrixView<T>,
+                        ComputeScalar<T>, ComputeScalar<T>, Context&) {
   throw DeviceError("dense: GPU application requested but strop was built without CUDA");
 }
 }  // namespace detail
 #define STROP_INSTANTIATE_DEVICE(T)                                                            \
   template void detail::dense_apply_device(const T*, const T*, Index, Index, Op, ConstView<T>, \
-                                           MatrixView<T>, T, T, Context&);
+                                           MatrixView<T>, ComputeScalar<T>, ComputeScalar<T>,  \
+                                           Context&);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE_DEVICE)
+STROP_INSTANTIATE_DEVICE(half)
+STROP_INSTANTIATE_DEVICE(bfloat16)
 #endif
 
 #define STROP_INSTANTIATE(T) template class Dense<T>;

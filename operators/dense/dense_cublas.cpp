@@ -33,7 +33,8 @@ int leading_dimension(const MatrixView<T>& v, bool col_major, const char* name) 
 
 template <class T>
 void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op, ConstView<T> X,
-                        MatrixView<T> Y, T alpha, T beta, Context& ctx) {
+                        MatrixView<T> Y, ComputeScalar<T> alpha, ComputeScalar<T> beta,
+                        Context& ctx) {
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const bool x_col = X.row_stride == 1;
   const bool y_col = Y.row_stride == 1;
@@ -60,8 +61,10 @@ void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op 
 
 #define STROP_INSTANTIATE(T)                                                                   \
   template void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op, \
-                                   ConstView<T> X, MatrixView<T> Y, T alpha, T beta,           \
-                                   Context& ctx);
+                                   ConstView<T> X, MatrixView<T> Y, ComputeScalar<T> alpha,    \
+                                   ComputeScalar<T> beta, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+STROP_INSTANTIATE(half)
+STROP_INSTANTIATE(bfloat16)
 
 }  // namespace strop::detail

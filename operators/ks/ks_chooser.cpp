@@ -5,6 +5,7 @@
 // (with few signals only when the groups are few).
 // Small blocks (butterflies, b, c < 32) are bound by memory traffic, where the fused kernel
 // reads X once and writes Y once while tiny batched GEMMs waste most of each tile.
+#include "strop/core/reduced_precision.hpp"
 #include "strop/operators/ks_algorithm.hpp"
 
 namespace strop {
@@ -51,5 +52,7 @@ KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstVi
                                           ConstView<T> Y);                           \
   template KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+STROP_INSTANTIATE(half)
+STROP_INSTANTIATE(bfloat16)
 
 }  // namespace strop

@@ -5,6 +5,7 @@
 
 #include "strop/core/context.hpp"
 #include "strop/core/op.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/core/view.hpp"
 #include "strop/operators/ks_algorithm.hpp"
 #include "strop/operators/ks_pattern.hpp"
@@ -23,9 +24,26 @@ struct KSDeviceValues {
 template <class T>
 void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, MatrixView<T> Y,
                     T alpha, T beta, Context& ctx);
+// Also for half/bfloat16 (tensor cores, fp32 accumulation, alpha and beta).
 template <class T>
 void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X,
-                           MatrixView<T> Y, T alpha, T beta, bool permute, Context& ctx);
+                           MatrixView<T> Y, ComputeScalar<T> alpha, ComputeScalar<T> beta,
+                           bool permute, Context& ctx);
+
+// Blocks of at most 8 x 8 (butterflies, radix-4/8 stages): the fused kernel's register-only
+// path (ks_fused.cu), which is bound by memory traffic. For half/bfloat16 signals it reads
+// the float values (the (a, b, c, d) order) and computes in fp32.
+bool ks_small_blocks(const KSPattern& p);
+template <class Storage>
+void ks_small_blocks_apply(const KSPattern& p, const float* w_abcd, Op op, ConstView<Storage> X,
+                           MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
+
+// The tensor-core kernel for half/bfloat16 signals (ks_mma.cu), any pattern, op, layout and
+// batch: w_op holds the values rounded to Storage as [a][d][out][in] for this op (in
+// contiguous: the (a, d, b, c) order for NoTrans, (a, d, c, b) for Trans and Adjoint).
+template <class Storage>
+void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Storage> X,
+                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
 
 // SmallBatch (ks_small_batch.cu): w_adbc in the grouped (a, d, b, c) order.
 template <class T>

@@ -20,11 +20,12 @@
 namespace strop::detail {
 namespace {
 
-template <class D>
+// D: the values and the arithmetic; IO: the signals' storage (D, or 16 bits for D = float).
+template <class D, class IO = D>
 struct KSArgs {
-  const D* x;
+  const IO* x;
   Index x_rs, x_cs;
-  D* y;
+  IO* y;
   Index y_rs, y_cs;
   const D* w;
   Index w_i, w_out, w_in;  // strides of (i, output index, input index); j has stride 1
@@ -148,24 +149,25 @@ __global__ void __launch_bounds__(256) ks_fused_kernel(const KSArgs<D> p) {
 // outputs, with no shared-memory round trip. Threads run along the contiguous direction
 // of the layout (signals for RowMajor, j for ColMajor), so every load and store coalesces,
 // and the group's weights are broadcast (RowMajor) or coalesced across j (ColMajor).
+// 16-bit signals are read and written as such, with the arithmetic in float.
 constexpr int kSmallBlock = 8;
 
-template <class D, bool BatchContiguous>
-__global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D> p, Index groups) {
+template <class D, class IO, bool BatchContiguous>
+__global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D, IO> p, Index groups) {
   const Index total = groups * p.batch;
   for (Index t = blockIdx.x * Index(blockDim.x) + threadIdx.x; t < total;
        t += Index(gridDim.x) * blockDim.x) {
     const Index g = BatchContiguous ? t / p.batch : t % groups;
     const Index n = BatchContiguous ? t % p.batch : t / groups;
     const Index i = g / p.d, j = g % p.d;
-    const D* x = p.x + (i * p.in_group * p.d + j) * p.x_rs + n * p.x_cs;
+    const IO* x = p.x + (i * p.in_group * p.d + j) * p.x_rs + n * p.x_cs;
     D xv[kSmallBlock];
 #pragma unroll
     for (int l = 0; l < kSmallBlock; ++l) {
-      if (l < p.in_group) xv[l] = x[l * p.d * p.x_rs];
+      if (l < p.in_group) xv[l] = load_value(x + l * p.d * p.x_rs);
     }
     const D* w = p.w + i * p.w_i + j;
-    D* y = p.y + (i * p.out_group * p.d + j) * p.y_rs + n * p.y_cs;
+    IO* y = p.y + (i * p.out_group * p.d + j) * p.y_rs + n * p.y_cs;
 #pragma unroll
     for (int k = 0; k < kSmallBlock; ++k) {
       if (k >= p.out_group) break;
@@ -179,9 +181,9 @@ __global__ void __launch_bounds__(256) ks_small_kernel(const KSArgs<D> p, Index 
         }
       }
       D v = mul(p.alpha, acc);
-      D& out = y[k * p.d * p.y_rs];
-      if (!is_zero(p.beta)) v = add(v, mul(p.beta, out));
-      out = v;
+      IO* out = y + k * p.d * p.y_rs;
+      if (!is_zero(p.beta)) v = add(v, mul(p.beta, load_value(out)));
+      store_value(out, v);
     }
   }
 }
@@ -243,18 +245,16 @@ void dispatch(const TileChoice& t, const KSArgs<D>& args, dim3 grid, int threads
   return launch<D, 1, 1, BC>(args, grid, threads, shared, stream);
 }
 
-}  // namespace
-
-template <class T>
-void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, MatrixView<T> Y,
-                    T alpha, T beta, Context& ctx) {
-  using D = DeviceScalar<T>;
+// The kernels' arguments for op(K) of pattern p (values w in the (a, b, c, d) order).
+template <class D, class IO, class T, class Storage>
+KSArgs<D, IO> make_args(const KSPattern& p, const T* w_abcd, Op op, ConstView<Storage> X,
+                        MatrixView<Storage> Y, D alpha, D beta) {
   const bool transposed = op != Op::NoTrans;
-  KSArgs<D> args{};
-  args.x = reinterpret_cast<const D*>(X.data);
+  KSArgs<D, IO> args{};
+  args.x = reinterpret_cast<const IO*>(X.data);
   args.x_rs = X.row_stride;
   args.x_cs = X.col_stride;
-  args.y = reinterpret_cast<D*>(Y.data);
+  args.y = reinterpret_cast<IO*>(Y.data);
   args.y_rs = Y.row_stride;
   args.y_cs = Y.col_stride;
   args.w = reinterpret_cast<const D*>(w_abcd);
@@ -266,23 +266,40 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   args.in_group = transposed ? p.b : p.c;
   args.d = p.d;
   args.batch = X.cols;
-  args.alpha = to_device_scalar(alpha);
-  args.beta = to_device_scalar(beta);
+  args.alpha = alpha;
+  args.beta = beta;
   args.conjugate_w = op == Op::Adjoint && is_complex_v<T>;
+  return args;
+}
 
+template <class D, class IO>
+void launch_small(const KSArgs<D, IO>& args, Index groups, bool batch_contiguous,
+                  cudaStream_t stream) {
+  const Index blocks = std::min<Index>(ceil_div(groups * args.batch, 256), Index(1) << 20);
+  if (batch_contiguous) {
+    ks_small_kernel<D, IO, true><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
+  } else {
+    ks_small_kernel<D, IO, false><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
+  }
+  check_launch("ks_small_kernel");
+}
+
+}  // namespace
+
+bool ks_small_blocks(const KSPattern& p) {
+  return p.b <= kSmallBlock && p.c <= kSmallBlock;
+}
+
+template <class T>
+void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, MatrixView<T> Y,
+                    T alpha, T beta, Context& ctx) {
+  using D = DeviceScalar<T>;
+  KSArgs<D> args =
+      make_args<D, D>(p, w_abcd, op, X, Y, to_device_scalar(alpha), to_device_scalar(beta));
   // RowMajor (each feature's batch contiguous) or a single signal: signals fastest.
   const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
   auto stream = static_cast<cudaStream_t>(ctx.stream());
-  if (args.in_group <= kSmallBlock && args.out_group <= kSmallBlock) {
-    const Index groups = p.a * p.d;
-    const Index blocks = std::min<Index>(ceil_div(groups * X.cols, 256), Index(1) << 20);
-    if (batch_contiguous) {
-      ks_small_kernel<D, true><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
-    } else {
-      ks_small_kernel<D, false><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(args, groups);
-    }
-    return check_launch("ks_small_kernel");
-  }
+  if (ks_small_blocks(p)) return launch_small(args, p.a * p.d, batch_contiguous, stream);
   const TileChoice t = choose_tiles<D>(args.out_group, args.in_group, p.d, X.cols);
   args.tk = t.tk;
   args.tj = t.tj;
@@ -304,6 +321,22 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
     dispatch<D, false>(t, args, grid, threads, shared, stream);
   }
 }
+
+template <class Storage>
+void ks_small_blocks_apply(const KSPattern& p, const float* w_abcd, Op op, ConstView<Storage> X,
+                           MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  using IO = DeviceScalar<Storage>;
+  require<DeviceError>(ks_small_blocks(p), "ks small-block kernel: pattern ", to_string(p),
+                       " has blocks larger than ", kSmallBlock);
+  const auto args = make_args<float, IO>(p, w_abcd, op, X, Y, alpha, beta);
+  launch_small(args, p.a * p.d, X.col_stride == 1 || X.cols == 1,
+               static_cast<cudaStream_t>(ctx.stream()));
+}
+
+template void ks_small_blocks_apply(const KSPattern&, const float*, Op, ConstView<half>,
+                                    MatrixView<half>, float, float, Context&);
+template void ks_small_blocks_apply(const KSPattern&, const float*, Op, ConstView<bfloat16>,
+                                    MatrixView<bfloat16>, float, float, Context&);
 
 #define STROP_INSTANTIATE(T)                                                               \
   template void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, \

@@ -27,7 +27,8 @@ bool batch_contiguous(const auto& v) {
 // (see ks_strided_gemm_supported).
 template <class T>
 void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, Op op,
-                  ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) {
+                  ConstView<T> X, MatrixView<T> Y, ComputeScalar<T> alpha, ComputeScalar<T> beta,
+                  Context& ctx) {
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const Index a = groups / d;
   // Group g = i d + j starts at row (i in d + j) of X and (i out d + j) of Y in both layouts.
@@ -118,7 +119,9 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
 
 template <class T>
 void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X,
-                           MatrixView<T> Y, T alpha, T beta, bool permute, Context& ctx) {
+                           MatrixView<T> Y, ComputeScalar<T> alpha, ComputeScalar<T> beta,
+                           bool permute, Context& ctx) {
+  using A = ComputeScalar<T>;
   const bool transposed = op != Op::NoTrans;
   const Index out = transposed ? p.c : p.b;
   const Index in = transposed ? p.b : p.c;
@@ -133,16 +136,18 @@ void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView
   // Bmm: X -> grouped order (one contiguous in x B block per group), GEMM, back.
   TempMatrix<T> xg(X.rows, X.cols, Layout::RowMajor, MemorySpace::Device, ctx);
   TempMatrix<T> yg(Y.rows, Y.cols, Layout::RowMajor, MemorySpace::Device, ctx);
-  ks_permute_rows(T(1), X, T(0), xg.view, in, p.d, true, ctx);
-  grouped_gemm(groups, Index(1), out, in, w_adbc, op, ConstView<T>(xg.view), yg.view, T(1), T(0),
+  ks_permute_rows(A(1), X, A(0), xg.view, in, p.d, true, ctx);
+  grouped_gemm(groups, Index(1), out, in, w_adbc, op, ConstView<T>(xg.view), yg.view, A(1), A(0),
                ctx);
   ks_permute_rows(alpha, ConstView<T>(yg.view), beta, Y, out, p.d, false, ctx);
 }
 
 #define STROP_INSTANTIATE(T)                                                                      \
   template void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView<T> X, \
-                                      MatrixView<T> Y, T alpha, T beta, bool permute,             \
-                                      Context& ctx);
+                                      MatrixView<T> Y, ComputeScalar<T> alpha,                    \
+                                      ComputeScalar<T> beta, bool permute, Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+STROP_INSTANTIATE(half)
+STROP_INSTANTIATE(bfloat16)
 
 }  // namespace strop::detail

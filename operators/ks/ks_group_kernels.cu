@@ -27,8 +27,9 @@ __device__ __forceinline__ Index grouped_row(Index original, Index size, Index d
   return (i * d + j) * size + m;
 }
 
-template <class D>
-__global__ void permute_rows_kernel(D alpha, const D* src, Index s_rs, Index s_cs, D beta, D* dst,
+// A: the arithmetic type (float for 16-bit storage D).
+template <class D, class A>
+__global__ void permute_rows_kernel(A alpha, const D* src, Index s_rs, Index s_cs, A beta, D* dst,
                                     Index d_rs, Index d_cs, Index rows, Index cols, Index size,
                                     Index d, bool to_grouped) {
   const Index total = rows * cols;
@@ -36,10 +37,10 @@ __global__ void permute_rows_kernel(D alpha, const D* src, Index s_rs, Index s_c
        e += Index(gridDim.x) * blockDim.x) {
     const auto [r, c] = element_in_memory_order(e, rows, cols, d_rs);
     const Index s = to_grouped ? original_row(r, size, d) : grouped_row(r, size, d);
-    D v = mul(alpha, src[s * s_rs + c * s_cs]);
-    D& out = dst[r * d_rs + c * d_cs];
-    if (!is_zero(beta)) v = add(v, mul(beta, out));
-    out = v;
+    A v = mul(alpha, load_value(src + s * s_rs + c * s_cs));
+    D* out = dst + r * d_rs + c * d_cs;
+    if (!is_zero(beta)) v = add(v, mul(beta, load_value(out)));
+    store_value(out, v);
   }
 }
 
@@ -54,8 +55,8 @@ void ks_group_pointers(const GroupPointerArgs& args, Context& ctx) {
 }
 
 template <class T>
-void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, Index size, Index d,
-                     bool to_grouped, Context& ctx) {
+void ks_permute_rows(ComputeScalar<T> alpha, ConstView<T> src, ComputeScalar<T> beta,
+                     MatrixView<T> dst, Index size, Index d, bool to_grouped, Context& ctx) {
   using D = DeviceScalar<T>;
   const Index total = dst.rows * dst.cols;
   if (total == 0) return;
@@ -69,9 +70,12 @@ void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, Index
   check_launch("permute_rows_kernel");
 }
 
-#define STROP_INSTANTIATE(T)                                                                      \
-  template void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, Index size, \
-                                Index d, bool to_grouped, Context& ctx);
+#define STROP_INSTANTIATE(T)                                                                     \
+  template void ks_permute_rows(ComputeScalar<T> alpha, ConstView<T> src, ComputeScalar<T> beta, \
+                                MatrixView<T> dst, Index size, Index d, bool to_grouped,         \
+                                Context& ctx);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+STROP_INSTANTIATE(half)
+STROP_INSTANTIATE(bfloat16)
 
 }  // namespace strop::detail

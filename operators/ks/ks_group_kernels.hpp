@@ -1,6 +1,7 @@
 #pragma once
 // Internal: helpers of the GEMM-based KS paths (ks_group_kernels.cu).
 #include "strop/core/context.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/core/view.hpp"
 
 namespace strop::detail {
@@ -21,9 +22,9 @@ void ks_group_pointers(const GroupPointerArgs& args, Context& ctx);
 
 // The row permutation between a KS row order (i, m, j) with m < size and the grouped
 // order (i, j, m): dst = alpha * P src + beta * dst, P to the grouped order when
-// to_grouped, back otherwise.
+// to_grouped, back otherwise. Also for half/bfloat16 (fp32 alpha, beta).
 template <class T>
-void ks_permute_rows(T alpha, ConstView<T> src, T beta, MatrixView<T> dst, Index size, Index d,
-                     bool to_grouped, Context& ctx);
+void ks_permute_rows(ComputeScalar<T> alpha, ConstView<T> src, ComputeScalar<T> beta,
+                     MatrixView<T> dst, Index size, Index d, bool to_grouped, Context& ctx);
 
 }  // namespace strop::detail

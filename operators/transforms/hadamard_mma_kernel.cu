@@ -34,6 +34,7 @@
 #include "operators/transforms/hadamard_odd_digit.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
+#include "runtime/mma16.cuh"
 
 namespace strop::detail {
 namespace {
@@ -56,37 +57,6 @@ struct MmaArgs {
   float beta;
   bool transposed;  // H_m^T
 };
-
-__device__ __forceinline__ uint32_t pack(__half, float lo, float hi) {
-  const __half2 pair = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&pair);
-}
-__device__ __forceinline__ uint32_t pack(__nv_bfloat16, float lo, float hi) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&pair);
-}
-__device__ __forceinline__ float2 unpack(__half, uint32_t word) {
-  return __half22float2(*reinterpret_cast<const __half2*>(&word));
-}
-__device__ __forceinline__ float2 unpack(__nv_bfloat16, uint32_t word) {
-  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&word));
-}
-
-// d = A B for the m16n8k16 fragments (fp32 accumulation from zero).
-__device__ __forceinline__ void mma(__half, float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                    uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%10, %10, %10, %10};\n"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
-}
-__device__ __forceinline__ void mma(__nv_bfloat16, float (&d)[4], const uint32_t (&a)[4],
-                                    uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%10, %10, %10, %10};\n"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
-}
 
 // This lane's A fragment (row layout: rows g, g + 8, columns 2t, 2t + 1, +8) of H_16 / 4
 // restricted to the bits of `mask`: entry (row, col) is zero where row and col differ

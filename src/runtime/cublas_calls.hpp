@@ -31,5 +31,15 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
                       ldc)
 }
 
+// 16-bit storage: cublasGemmEx on tensor cores, fp32 accumulation and scalars.
+template <ReducedPrecision T>
+cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                    int k, const float* alpha, const T* a, int lda, const T* b, int ldb,
+                    const float* beta, T* c, int ldc) {
+  const cudaDataType_t type = cuda_data_type<T>();
+  return cublasGemmEx(h, ta, tb, m, n, k, alpha, a, type, lda, b, type, ldb, beta, c, type, ldc,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 }  // namespace strop::detail
 #endif

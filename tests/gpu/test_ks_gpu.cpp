@@ -122,6 +122,87 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(fused_chain_kernel, T, ScalarTypes) {
   }
 }
 
+// Half and bfloat16 signals through a float factor (apply_reduced_precision): every
+// algorithm with a 16-bit path, every op and layout pair (mixed too), batches across the
+// kernel's tiles, alpha = 0.5 and beta = -2 (and beta = 0 over NaN: Y is not read). The
+// reference is the float CPU application of the factor with its values rounded to the
+// storage type, to the same (representable) inputs: what remains is fp32 accumulation and
+// the one rounding of each output, at most one unit of roundoff, where a wrong index or tile
+// gives errors of order one.
+using HalfTypes = boost::mpl::list<half, bfloat16>;
+BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals, S, HalfTypes) {
+  std::vector<KSPattern> patterns = kPatterns;
+  // The tensor-core kernel's tile cases: runs of d = 4 and 8 features (ColMajor), d = 12
+  // (a partial group tile), several chunks of l and tiles of k, tails everywhere.
+  patterns.insert(
+      patterns.end(),
+      {{1, 64, 64, 4}, {2, 40, 17, 12}, {1, 128, 72, 8}, {1, 200, 136, 1}, {3, 16, 16, 6}});
+  std::mt19937 gen(61);
+  const double u = unit_roundoff_v<S>;
+  for (const KSPattern& p : patterns) {
+    const KSFactor<float> random = KSFactor<float>::random(p, gen);
+    std::vector<float> values = random.values();
+    for (float& v : values)
+      v = float(S(v));
+    const KSFactor<float> K(p, values);  // exactly representable in S
+    for (KSAlgorithm algorithm : {KSAlgorithm::Auto, KSAlgorithm::Fused, KSAlgorithm::StridedGemm,
+                                  KSAlgorithm::Bmm, KSAlgorithm::Dense}) {
+      if (algorithm == KSAlgorithm::Dense && p.rows() * p.cols() > 2048 * 2048) continue;
+      const KSAlgorithmGuard guard(algorithm);
+      for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint})
+        for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
+          for (Layout ly : {Layout::ColMajor, Layout::RowMajor})
+            for (Index batch : {1, 7, 300}) {
+              const Index in = op == Op::NoTrans ? K.cols() : K.rows();
+              const Index out = op == Op::NoTrans ? K.rows() : K.cols();
+              const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
+              const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
+              HostMatrix<float> expected = y0s.template cast<float>();
+              K.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
+                      -2.0f);
+              const DeviceMatrix<S> xd = to_device(xs, lx);
+              DeviceMatrix<S> yd = to_device(y0s, ly);
+              BOOST_TEST_CONTEXT("pattern " << p << " " << to_string(algorithm) << " "
+                                            << to_string(op) << ", X " << to_string(lx) << ", Y "
+                                            << to_string(ly) << ", B = " << batch) {
+                const bool cublas_groups =
+                    algorithm == KSAlgorithm::StridedGemm &&
+                    !ks_strided_gemm_supported(p, op, ConstView<S>(xd.view()),
+                                               ConstView<S>(yd.view()));
+                if (cublas_groups) {
+                  BOOST_CHECK_THROW(
+                      apply_reduced_precision<S>(K, op, xd.view(), yd.view(), 0.5f, -2.0f),
+                      DeviceError);
+                  continue;
+                }
+                // Dense needs one unit stride per view: every layout has one.
+                apply_reduced_precision<S>(K, op, xd.view(), yd.view(), 0.5f, -2.0f);
+                const HostMatrix<float> got = yd.to_host().template cast<float>();
+                BOOST_TEST(relative_error(got, expected) <= 2 * u);
+                BOOST_TEST((got - expected).cwiseAbs().maxCoeff() <=
+                           2 * u * expected.cwiseAbs().maxCoeff());
+              }
+            }
+    }
+  }
+  // beta = 0 never reads Y (NaN there stays out), and SmallBatch has no 16-bit version.
+  const KSFactor<float> K = KSFactor<float>::random({2, 48, 40, 3}, gen);
+  const HostMatrix<S> xs = random_matrix<float>(K.cols(), 40).cast<S>();
+  HostMatrix<float> expected(K.rows(), 40);
+  K.apply(Op::NoTrans, view(HostMatrix<float>(xs.template cast<float>())), view(expected));
+  for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+    const DeviceMatrix<S> xd = to_device(xs, layout);
+    DeviceMatrix<S> yd =
+        to_device(HostMatrix<S>(HostMatrix<S>::Constant(K.rows(), 40, S(std::nanf("")))), layout);
+    apply_reduced_precision<S>(K, Op::NoTrans, xd.view(), yd.view());
+    BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()), expected) <=
+               4 * u);  // the values rounded on the device too
+    const KSAlgorithmGuard guard(KSAlgorithm::SmallBatch);
+    BOOST_CHECK_THROW(apply_reduced_precision<S>(K, Op::NoTrans, xd.view(), yd.view()),
+                      DeviceError);
+  }
+}
+
 // Tuning on: the algorithms that apply are measured once per problem (into scratch memory:
 // Y keeps its beta term), the fastest is cached and gives the same product; another batch
 // size is another problem.

@@ -273,6 +273,32 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(through_any_operator, T, ScalarTypes) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+// apply_reduced_precision of a float factor on host half/bfloat16 signals: the float result
+// rounded once; a bad shape is refused before anything is written.
+BOOST_AUTO_TEST_SUITE(ks_reduced_precision)
+
+using HalfTypes = boost::mpl::list<half, bfloat16>;
+BOOST_AUTO_TEST_CASE_TEMPLATE(host_signals_round_the_float_result, S, HalfTypes) {
+  std::mt19937 rng(8);
+  const auto K = KSFactor<float>::random({2, 3, 5, 4}, rng);
+  for (Op op : {Op::NoTrans, Op::Trans}) {
+    const Index in = op == Op::NoTrans ? K.cols() : K.rows();
+    const Index out = op == Op::NoTrans ? K.rows() : K.cols();
+    const HostMatrix<S> xs = random_matrix<float>(in, 6).cast<S>();
+    const HostMatrix<S> y0 = random_matrix<float>(out, 6).cast<S>();
+    HostMatrix<float> expected = y0.template cast<float>();
+    K.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f, -2.0f);
+    HostMatrix<S> ys = y0;
+    apply_reduced_precision<S>(K, op, view(xs), view(ys), 0.5f, -2.0f);
+    BOOST_TEST(relative_error(HostMatrix<float>(ys.template cast<float>()), expected) <=
+               unit_roundoff_v<S>);
+    HostMatrix<S> wrong(out + 1, 6);
+    BOOST_CHECK_THROW(apply_reduced_precision<S>(K, op, view(xs), view(wrong)), ShapeError);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_SUITE(ks_errors)
 
 BOOST_AUTO_TEST_CASE(invalid_patterns) {

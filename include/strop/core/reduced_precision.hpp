@@ -4,6 +4,8 @@
 // that host matrices of them exist for uploads and CPU references. Arithmetic on them runs in
 // fp32: kernels accumulate in float, the CPU reference converts to float.
 #include <type_traits>
+
+#include "strop/core/scalar.hpp"
 #ifdef __CUDACC__
 // CUDA sources only name the types (their kernels use __half and __nv_bfloat16); Eigen's
 // headers do not compile warning-free under nvcc.
@@ -26,6 +28,17 @@ inline constexpr bool is_reduced_precision_v =
 
 template <class T>
 concept ReducedPrecision = is_reduced_precision_v<T>;
+
+// Real storage: code shared with the four scalar types may ask.
+template <>
+inline constexpr bool is_complex_v<half> = false;
+template <>
+inline constexpr bool is_complex_v<bfloat16> = false;
+
+// The scalar of alpha, beta and the accumulation for signals stored as T: float for 16-bit
+// storage, T itself otherwise.
+template <class T>
+using ComputeScalar = std::conditional_t<is_reduced_precision_v<T>, float, T>;
 
 // Unit roundoff of the storage (half: 2^-11, bfloat16: 2^-8).
 template <ReducedPrecision T>

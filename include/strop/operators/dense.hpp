@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "strop/core/device_cache.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/operator_base.hpp"
 
 namespace strop {
@@ -39,10 +40,13 @@ class Dense : public OperatorBase<Dense<T>> {
 };
 
 namespace detail {
-// cuBLAS path of Dense (operators/dense/dense_cublas.cpp).
+// cuBLAS path of Dense (operators/dense/dense_cublas.cpp): Y = alpha op(A) X + beta Y with A
+// column-major rows x cols on the device. Also for half/bfloat16 A, X and Y (fp32
+// accumulation; the baselines of the 16-bit kernels).
 template <class T>
 void dense_apply_device(const T* a, const T* a_conj, Index rows, Index cols, Op op, ConstView<T> X,
-                        MatrixView<T> Y, T alpha, T beta, Context& ctx);
+                        MatrixView<T> Y, ComputeScalar<T> alpha, ComputeScalar<T> beta,
+                        Context& ctx);
 }  // namespace detail
 
 extern template class Dense<float>;

@@ -4,11 +4,13 @@
 // all other entries zero. The values are a 4-D (a,b,c,d) array, entry (i,k,l,j) at
 // ((i*b + k)*c + l)*d + j. Applying K is a*d independent dense b x c products on strided
 // row sets of the batch (Algorithm 2 of the KS paper), so no permutation pass is needed.
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "strop/core/device_cache.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/operator_base.hpp"
 #include "strop/operators/ks_algorithm.hpp"
 #include "strop/operators/ks_pattern.hpp"
@@ -47,6 +49,10 @@ class KSFactor : public OperatorBase<KSFactor<T>> {
   Index nnz() const { return pattern().nnz(); }
 
   void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  // The GPU path of apply_reduced_precision below (KSFactor<float>, device views only).
+  template <class Storage>
+  void apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<Storage> Y, float alpha,
+                            float beta, Context& ctx) const;
   double flops(Index batch) const;
   Index parameter_count() const { return nnz(); }
 
@@ -59,12 +65,27 @@ class KSFactor : public OperatorBase<KSFactor<T>> {
     DeviceCache<T> device_values;   // (a, b, c, d) order, for the fused kernel
     DeviceCache<T> device_grouped;  // (a, d, b, c) order, for the GEMM paths
     DeviceCache<T> device_dense;    // the materialised matrix, for the Dense baseline
+    // Float factors applied to 16-bit signals: the values rounded to half ([0]) or bfloat16
+    // ([1]) words, as (a, d, b, c), as (a, d, c, b) (the tensor-core kernel's order for K^T)
+    // and as the materialised matrix.
+    DeviceCache<std::uint16_t> device_words[2][3];
   };
   void apply_device(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   // What Auto runs with tuning on (strop/core/tuning.hpp): measured once, then cached.
   KSAlgorithm tuned_algorithm(Op op, ConstView<T> X, MatrixView<T> Y, Context& ctx) const;
   std::shared_ptr<const State> state_;
 };
+
+// Mixed precision: a float factor applied to half or bfloat16 signals. On the GPU the values
+// are rounded once to the signals' type and the products accumulate in fp32 on tensor cores:
+// Auto (and Fused) run the fused tensor-core kernel (any pattern, op, layout, batch), or
+// cuBLAS's batched GEMM on the strided groups where the cost model picks StridedGemm; Bmm
+// and Dense are the 16-bit baselines; SmallBatch has no 16-bit version (DeviceError). Each
+// output is rounded once. Host signals go through float.
+template <class Storage>
+void apply_reduced_precision(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha = 1, float beta = 0,
+                             Context& ctx = default_context());
 
 extern template class KSFactor<float>;
 extern template class KSFactor<double>;

@@ -1,0 +1,97 @@
+// apply_reduced_precision for KS factors: half/bfloat16 signals, fp32 accumulation. The
+// tensor-core and cuBLAS paths read the values rounded once to the signals' type; small
+// blocks (at most 8 x 8, memory-bound) keep the float values and compute in fp32.
+#include <type_traits>
+
+#include "runtime/reduced_apply.hpp"
+#include "runtime/rounded_words.hpp"
+#include "strop/operators/dense.hpp"
+#include "strop/operators/ks_factor.hpp"
+#if STROP_HAVE_CUDA
+#include "operators/ks/ks_device.hpp"
+#endif
+
+namespace strop {
+
+template <class T>
+template <class Storage>
+void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                                       float alpha, float beta, Context& ctx) const {
+  static_assert(std::is_same_v<T, float>, "16-bit signals go through float factors");
+#if STROP_HAVE_CUDA
+  const KSPattern& p = pattern();
+  KSAlgorithm algorithm = ks_algorithm();
+  if (algorithm == KSAlgorithm::Auto) {
+    algorithm = ks_auto_algorithm(p, op, X, ConstView<Storage>(Y));
+    // The small-batch kernel reads 4-byte values only; the tensor-core kernel takes its cases.
+    if (algorithm == KSAlgorithm::SmallBatch) algorithm = KSAlgorithm::Fused;
+  }
+  auto& caches = state_->device_words[std::is_same_v<Storage, half> ? 0 : 1];
+  const auto rounded = [&](int which, Index count, const auto& make_floats) {
+    const std::uint16_t* words = caches[which].get_or_make(
+        count, ctx, [&] { return detail::rounded_words<Storage>(make_floats()); });
+    return reinterpret_cast<const Storage*>(words);
+  };
+  // One row-major block per group g = i d + j: b x c (grouped), or c x b (for K^T).
+  const auto grouped = [&](bool transposed) {
+    return rounded(transposed ? 1 : 0, nnz(), [&] {
+      std::vector<float> out(static_cast<std::size_t>(nnz()));
+      for (Index i = 0; i < p.a; ++i)
+        for (Index k = 0; k < p.b; ++k)
+          for (Index l = 0; l < p.c; ++l)
+            for (Index j = 0; j < p.d; ++j) {
+              const Index g = i * p.d + j;
+              out[transposed ? (g * p.c + l) * p.b + k : (g * p.b + k) * p.c + l] =
+                  value(i, k, l, j);
+            }
+      return out;
+    });
+  };
+  switch (algorithm) {
+    case KSAlgorithm::Auto:
+    case KSAlgorithm::Fused:
+      if (detail::ks_small_blocks(p)) {  // memory-bound: fp32 arithmetic costs nothing there
+        const float* w = state_->device_values.get(values().data(), nnz(), ctx);
+        return detail::ks_small_blocks_apply(p, w, op, X, Y, alpha, beta, ctx);
+      }
+      return detail::ks_mma_apply(p, grouped(op != Op::NoTrans), op, X, Y, alpha, beta, ctx);
+    case KSAlgorithm::StridedGemm:
+    case KSAlgorithm::Bmm:
+      return detail::ks_grouped_gemm_apply(p, grouped(false), op, X, Y, alpha, beta,
+                                           algorithm == KSAlgorithm::Bmm, ctx);
+    case KSAlgorithm::Dense: {
+      const Storage* w = rounded(2, rows() * cols(), [&] {
+        const HostMatrix<float> dense = this->to_dense();
+        return std::vector<float>(dense.data(), dense.data() + dense.size());
+      });
+      return detail::dense_apply_device(w, w, rows(), cols(), op, X, Y, alpha, beta, ctx);
+    }
+    case KSAlgorithm::SmallBatch:
+      break;
+  }
+  throw DeviceError(
+      "ks_factor: the small-batch kernel has no half/bfloat16 version; use Auto, Fused, "
+      "StridedGemm, Bmm or Dense for 16-bit signals");
+#else
+  (void)op, (void)X, (void)Y, (void)alpha, (void)beta, (void)ctx;
+  throw DeviceError("ks_factor: strop was built without CUDA; apply it to host data");
+#endif
+}
+
+template <class Storage>
+void apply_reduced_precision(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
+                             MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  if (detail::reduced_done_without_device(factor, op, X, Y, alpha, beta, ctx)) return;
+  factor.apply_reduced_device(op, X, Y, alpha, beta, ctx);
+}
+
+#define STROP_INSTANTIATE(S)                                                                  \
+  template void KSFactor<float>::apply_reduced_device(Op, ConstView<S>, MatrixView<S>, float, \
+                                                      float, Context&) const;                 \
+  template void apply_reduced_precision<S>(const KSFactor<float>&, Op, ConstView<S>,          \
+                                           MatrixView<S>, float, float, Context&);
+STROP_INSTANTIATE(half)
+STROP_INSTANTIATE(bfloat16)
+#undef STROP_INSTANTIATE
+
+}  // namespace strop

@@ -1,0 +1,403 @@
+// The fused output-stationary KS kernel on tensor cores, for half and bfloat16 signals
+// (fp32 accumulation, one rounding of each output).
+//
+// A thread block owns an output tile of TJ consecutive j x TK rows k x TN signals of one i
+// (the b x c blocks of those TJ groups, as in ks_fused.cu) and walks the input index l in
+// chunks of kChunk. Per chunk it copies the X rows and the weights of its groups from
+// global memory to shared memory, both with l contiguous (X as [j][n][l], W as [j][k][l]),
+// so that ldmatrix hands out the fragments of mma.m16n8k16 directly: M = outputs k,
+// N = signals, K = inputs l. The next chunk's global loads are issued before the current
+// chunk's products (register prefetch), so their latency hides behind the tensor cores.
+//
+// Global accesses follow the memory order of the layout, 16 bytes at a time where the run
+// allows: along the signals when each feature's batch is contiguous (RowMajor), along the
+// flattened (l, j) feature index otherwise (ColMajor), where a tile of TJ = d (or 8) groups
+// makes runs of contiguous features. The weights come from a copy laid out
+// [a][d][out][in] for this op (in contiguous), so they load as 16-byte vectors too.
+// The accumulators go through shared memory (fp32) on the way out, so that Y is written in
+// its memory order with 16-byte stores, alpha and beta applied in fp32.
+#include <algorithm>
+#include <cstdint>
+
+#include "operators/ks/ks_device.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_scalar.cuh"
+#include "runtime/mma16.cuh"
+
+namespace strop::detail {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kChunk = 32;        // values of l per chunk (two k16 steps)
+constexpr int kRow = kChunk + 8;  // shared row of a chunk, padded: ldmatrix without conflicts
+constexpr int kWarpSignals = 32;  // a warp's tile: 16 MF outputs x 32 signals
+constexpr int kMostVectors = 4;   // 16-byte vectors per thread per operand and chunk
+
+struct MmaKSArgs {
+  const void* x;
+  Index x_rs, x_cs;
+  void* y;
+  Index y_rs, y_cs;
+  const void* w;  // [a][d][out][in] for this op
+  Index out_group, in_group, d, batch;
+  Index k_tiles, j_tiles;
+  float alpha, beta;
+  int tj, tk, tn;        // the block's tile
+  int warps_k, warps_n;  // warps along k and n (warps along j: tj)
+  bool x_runs, y_runs;   // X's / Y's runs of 8 along the fast axis are contiguous in memory
+};
+
+// Eight 16-bit values travel as one uint4.
+union Eight {
+  uint4 vector;
+  uint16_t value[8];
+};
+
+// Position of the v-th 16-byte vector of a signal tile (X or Y) within the block's tile:
+// along the signals (BatchContiguous) or along the flattened feature index f = m tj + jx
+// (m: l for X, k for Y), the signals outermost.
+template <bool BatchContiguous>
+struct TilePosition {
+  int jx, m, n;  // of the first of the eight values
+  __device__ TilePosition(int v, int tj, int rows, int tn) {
+    if constexpr (BatchContiguous) {
+      const int per_row = tn / 8;
+      n = (v % per_row) * 8;
+      const int rest = v / per_row;
+      m = rest % rows;
+      jx = rest / rows;
+    } else {
+      const int per_signal = rows * tj / 8;
+      const int f = (v % per_signal) * 8;
+      n = v / per_signal;
+      m = f / tj;
+      jx = f % tj;
+    }
+  }
+  // The e-th of the eight values.
+  __device__ void at(int e, int tj, int& jx_e, int& m_e, int& n_e) const {
+    if constexpr (BatchContiguous) {
+      jx_e = jx, m_e = m, n_e = n + e;
+    } else {
+      const int f = m * tj + jx + e;
+      jx_e = f % tj, m_e = f / tj, n_e = n;
+    }
+  }
+};
+
+// Loads the X values of chunk l0 into `regs` (zero outside the problem).
+template <bool BC>
+__device__ __forceinline__ void load_x_chunk(const MmaKSArgs& p, Index i, Index j0, Index n0,
+                                             Index l0, Eight (&regs)[kMostVectors]) {
+  const int vectors = p.tj * p.tn * kChunk / 8;
+  const auto* x = static_cast<const uint16_t*>(p.x);
+  const Index row0 = i * p.in_group * p.d + j0;
+#pragma unroll
+  for (int r = 0; r < kMostVectors; ++r) {
+    const int v = int(threadIdx.x) + r * kThreads;
+    if (v >= vectors) break;
+    const TilePosition<BC> at(v, p.tj, kChunk, p.tn);
+    const Index first = (row0 + (l0 + at.m) * p.d + at.jx) * p.x_rs + (n0 + at.n) * p.x_cs;
+    int last_jx, last_l, last_n;
+    at.at(7, p.tj, last_jx, last_l, last_n);
+    const bool whole = p.x_runs && l0 + last_l < p.in_group && j0 + last_jx < p.d &&
+                       n0 + last_n < p.batch && j0 + at.jx < p.d &&
+                       (reinterpret_cast<uintptr_t>(x + first) & 15) == 0;
+    if (whole) {
+      regs[r].vector = *reinterpret_cast<const uint4*>(x + first);
+      continue;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      int jx, l, n;
+      at.at(e, p.tj, jx, l, n);
+      const bool inside = l0 + l < p.in_group && j0 + jx < p.d && n0 + n < p.batch;
+      regs[r].value[e] =
+          inside ? x[(row0 + (l0 + l) * p.d + jx) * p.x_rs + (n0 + n) * p.x_cs] : uint16_t(0);
+    }
+  }
+}
+
+// Stores them as xs[jx][n][l] (l contiguous, rows of kRow).
+template <bool BC>
+__device__ __forceinline__ void store_x_chunk(const MmaKSArgs& p, uint16_t* xs,
+                                              const Eight (&regs)[kMostVectors]) {
+  const int vectors = p.tj * p.tn * kChunk / 8;
+#pragma unroll
+  for (int r = 0; r < kMostVectors; ++r) {
+    const int v = int(threadIdx.x) + r * kThreads;
+    if (v >= vectors) break;
+    const TilePosition<BC> at(v, p.tj, kChunk, p.tn);
+    if (!BC && p.tj == 1) {  // eight consecutive l of one signal: one 16-byte store
+      *reinterpret_cast<uint4*>(xs + at.n * kRow + at.m) = regs[r].vector;
+      continue;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      int jx, l, n;
+      at.at(e, p.tj, jx, l, n);
+      xs[(jx * p.tn + n) * kRow + l] = regs[r].value[e];
+    }
+  }
+}
+
+// The weights of chunk l0: vectors of eight l of one (jx, k), stored as ws[jx][k][l].
+__device__ __forceinline__ void load_w_chunk(const MmaKSArgs& p, Index i, Index j0, Index k0,
+                                             Index l0, Eight (&regs)[kMostVectors]) {
+  const int vectors = p.tj * p.tk * kChunk / 8;
+  const auto* w = static_cast<const uint16_t*>(p.w);
+#pragma unroll
+  for (int r = 0; r < kMostVectors; ++r) {
+    const int v = int(threadIdx.x) + r * kThreads;
+    if (v >= vectors) break;
+    const int l = (v % (kChunk / 8)) * 8;
+    const int rest = v / (kChunk / 8);
+    const int k = rest % p.tk, jx = rest / p.tk;
+    const bool row_inside = j0 + jx < p.d && k0 + k < p.out_group;
+    const Index first = ((i * p.d + j0 + jx) * p.out_group + k0 + k) * p.in_group + l0 + l;
+    if (row_inside && l0 + l + 8 <= p.in_group &&
+        (reinterpret_cast<uintptr_t>(w + first) & 15) == 0) {
+      regs[r].vector = *reinterpret_cast<const uint4*>(w + first);
+      continue;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      regs[r].value[e] = row_inside && l0 + l + e < p.in_group ? w[first + e] : uint16_t(0);
+  }
+}
+
+__device__ __forceinline__ void store_w_chunk(const MmaKSArgs& p, uint16_t* ws,
+                                              const Eight (&regs)[kMostVectors]) {
+  const int vectors = p.tj * p.tk * kChunk / 8;
+#pragma unroll
+  for (int r = 0; r < kMostVectors; ++r) {
+    const int v = int(threadIdx.x) + r * kThreads;
+    if (v >= vectors) break;
+    const int l = (v % (kChunk / 8)) * 8;
+    const int row = v / (kChunk / 8);  // jx tk + k
+    *reinterpret_cast<uint4*>(ws + row * kRow + l) = regs[r].vector;
+  }
+}
+
+template <class S, int MF, bool BC>
+__global__ void __launch_bounds__(kThreads) ks_mma_kernel(const MmaKSArgs p) {
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [tj][tn][kRow]
+  uint16_t* ws = xs + p.tj * p.tn * kRow;              // [tj][tk][kRow]
+  auto* cs = reinterpret_cast<float*>(shared_raw);     // [tj][tk][tn + 1], after the loop
+
+  Index block = blockIdx.x;
+  const Index k0 = (block % p.k_tiles) * p.tk;
+  block /= p.k_tiles;
+  const Index j0 = (block % p.j_tiles) * p.tj;
+  const Index i = block / p.j_tiles;
+  const Index n0 = Index(blockIdx.y) * p.tn;
+
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int wn = warp % p.warps_n;
+  const int wk = (warp / p.warps_n) % p.warps_k;
+  const int wj = warp / (p.warps_n * p.warps_k);
+  const int warp_k = wk * 16 * MF, warp_n = wn * kWarpSignals;
+
+  float acc[MF][4][4];
+#pragma unroll
+  for (int m = 0; m < MF; ++m)
+#pragma unroll
+    for (int f = 0; f < 4; ++f)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][f][e] = 0.0f;
+
+  Eight x_regs[kMostVectors], w_regs[kMostVectors];
+  load_x_chunk<BC>(p, i, j0, n0, 0, x_regs);
+  load_w_chunk(p, i, j0, k0, 0, w_regs);
+  for (Index l0 = 0; l0 < p.in_group; l0 += kChunk) {
+    store_x_chunk<BC>(p, xs, x_regs);
+    store_w_chunk(p, ws, w_regs);
+    __syncthreads();
+    if (l0 + kChunk < p.in_group) {  // in flight during this chunk's products
+      load_x_chunk<BC>(p, i, j0, n0, l0 + kChunk, x_regs);
+      load_w_chunk(p, i, j0, k0, l0 + kChunk, w_regs);
+    }
+#pragma unroll
+    for (int step = 0; step < kChunk; step += 16) {
+      uint32_t a[MF][4];
+#pragma unroll
+      for (int m = 0; m < MF; ++m) {
+        const int row = wj * p.tk + warp_k + m * 16 + lane % 16;
+        load_matrices_x4(a[m], ws + row * kRow + step + (lane / 16) * 8);
+      }
+#pragma unroll
+      for (int pair = 0; pair < 2; ++pair) {  // two n8 fragments per ldmatrix.x4
+        uint32_t b[4];
+        const int n = wj * p.tn + warp_n + pair * 16 + (lane / 16) * 8 + lane % 8;
+        load_matrices_x4(b, xs + n * kRow + step + ((lane / 8) % 2) * 8);
+#pragma unroll
+        for (int m = 0; m < MF; ++m) {
+          mma_add(S{}, acc[m][2 * pair], a[m], b[0], b[1], acc[m][2 * pair]);
+          mma_add(S{}, acc[m][2 * pair + 1], a[m], b[2], b[3], acc[m][2 * pair + 1]);
+        }
+      }
+    }
+    __syncthreads();
+  }
+
+  // Accumulators -> cs[jx][k][n] (fp32), then Y in its memory order.
+  const int cs_row = p.tn + 1;
+  {
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int m = 0; m < MF; ++m)
+#pragma unroll
+      for (int f = 0; f < 4; ++f)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int k = warp_k + m * 16 + g + (e / 2) * 8;
+          const int n = warp_n + f * 8 + 2 * t + e % 2;
+          cs[(wj * p.tk + k) * cs_row + n] = acc[m][f][e];
+        }
+  }
+  __syncthreads();
+  auto* y = static_cast<S*>(p.y);
+  const Index row0 = i * p.out_group * p.d + j0;
+  const int vectors = p.tj * p.tk * p.tn / 8;
+  for (int v = int(threadIdx.x); v < vectors; v += kThreads) {
+    const TilePosition<BC> at(v, p.tj, p.tk, p.tn);
+    float out[8];
+    bool inside[8];
+    Index offset[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      int jx, k, n;
+      at.at(e, p.tj, jx, k, n);
+      inside[e] = k0 + k < p.out_group && j0 + jx < p.d && n0 + n < p.batch;
+      offset[e] = (row0 + (k0 + k) * p.d + jx) * p.y_rs + (n0 + n) * p.y_cs;
+      out[e] = p.alpha * cs[(jx * p.tk + k) * cs_row + n];
+    }
+    bool whole = p.y_runs && (reinterpret_cast<uintptr_t>(y + offset[0]) & 15) == 0;
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      whole = whole && inside[e];
+    if (whole) {
+      if (p.beta != 0.0f) {
+        const uint4 old = *reinterpret_cast<const uint4*>(y + offset[0]);
+        const uint32_t words[4] = {old.x, old.y, old.z, old.w};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float2 pair = unpack(S{}, words[q]);
+          out[2 * q] += p.beta * pair.x;
+          out[2 * q + 1] += p.beta * pair.y;
+        }
+      }
+      *reinterpret_cast<uint4*>(y + offset[0]) =
+          make_uint4(pack(S{}, out[0], out[1]), pack(S{}, out[2], out[3]),
+                     pack(S{}, out[4], out[5]), pack(S{}, out[6], out[7]));
+      continue;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      if (!inside[e]) continue;
+      float value = out[e];
+      if (p.beta != 0.0f) value += p.beta * load_value(y + offset[e]);
+      store_value(y + offset[e], value);
+    }
+  }
+}
+
+Index ceil_div(Index a, Index b) {
+  return (a + b - 1) / b;
+}
+
+// The block's tile for a problem: TJ groups side by side where ColMajor needs them for runs
+// of contiguous features (TJ = d up to 8), 16 or 32 outputs per warp, the rest signals.
+struct MmaTile {
+  int mf, tj, warps_k, warps_n;
+};
+
+MmaTile choose_mma_tile(Index out, Index d, Index batch, bool batch_contiguous) {
+  MmaTile t{};
+  t.mf = out <= 16 ? 1 : 2;
+  t.tj = 1;
+  if (!batch_contiguous && d > 1) t.tj = d >= 8 ? 8 : (d >= 4 ? 4 : 2);
+  int warps = kWarps / t.tj;
+  // Outputs first (up to what the group has), then signals; few signals give warps back
+  // to the outputs.
+  const Index warp_out = 16 * t.mf;
+  t.warps_k = 1;
+  while (t.warps_k * 2 <= warps && t.warps_k * warp_out < out &&
+         (t.warps_k * 2 <= 2 || warps / (t.warps_k * 2) * kWarpSignals >= batch))
+    t.warps_k *= 2;
+  t.warps_n = warps / t.warps_k;
+  return t;
+}
+
+template <class S, int MF>
+void launch_mma(const MmaKSArgs& args, bool batch_contiguous, dim3 grid, std::size_t shared,
+                cudaStream_t stream) {
+  if (batch_contiguous) {
+    ks_mma_kernel<S, MF, true><<<grid, kThreads, shared, stream>>>(args);
+  } else {
+    ks_mma_kernel<S, MF, false><<<grid, kThreads, shared, stream>>>(args);
+  }
+  check_launch("ks_mma_kernel");
+}
+
+}  // namespace
+
+template <class Storage>
+void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Storage> X,
+                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  using S = DeviceScalar<Storage>;
+  const bool transposed = op != Op::NoTrans;
+  MmaKSArgs args{};
+  args.x = X.data;
+  args.x_rs = X.row_stride;
+  args.x_cs = X.col_stride;
+  args.y = Y.data;
+  args.y_rs = Y.row_stride;
+  args.y_cs = Y.col_stride;
+  args.w = w_op;
+  args.out_group = transposed ? p.c : p.b;
+  args.in_group = transposed ? p.b : p.c;
+  args.d = p.d;
+  args.batch = X.cols;
+  args.alpha = alpha;
+  args.beta = beta;
+
+  const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
+  const MmaTile t = choose_mma_tile(args.out_group, p.d, X.cols, batch_contiguous);
+  args.tj = t.tj;
+  args.warps_k = t.warps_k;
+  args.warps_n = t.warps_n;
+  args.tk = t.warps_k * 16 * t.mf;
+  args.tn = t.warps_n * kWarpSignals;
+  // Runs of eight along the fast axis are contiguous: signals with unit stride (RowMajor),
+  // or features with unit stride and the tile's groups covering whole runs (ColMajor).
+  const auto runs = [&](Index rs, Index cs) {
+    return batch_contiguous ? cs == 1 : rs == 1 && (args.tj == p.d || args.tj % 8 == 0);
+  };
+  args.x_runs = runs(X.row_stride, X.col_stride);
+  args.y_runs = runs(Y.row_stride, Y.col_stride);
+  args.k_tiles = ceil_div(args.out_group, args.tk);
+  args.j_tiles = ceil_div(p.d, args.tj);
+  const Index blocks_x = p.a * args.k_tiles * args.j_tiles;
+  const Index blocks_y = ceil_div(X.cols, args.tn);
+  require<DeviceError>(blocks_x < (Index(1) << 31) && blocks_y <= 65535,
+                       "ks mma kernel: grid too large for pattern ", to_string(p), " and batch ",
+                       X.cols);
+  const std::size_t inputs = std::size_t(args.tj) * (args.tn + args.tk) * kRow * 2;
+  const std::size_t outputs = std::size_t(args.tj) * args.tk * (args.tn + 1) * 4;
+  const std::size_t shared = std::max(inputs, outputs);  // at most 40 KB: no opt-in needed
+  const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  if (t.mf == 1) return launch_mma<S, 1>(args, batch_contiguous, grid, shared, stream);
+  launch_mma<S, 2>(args, batch_contiguous, grid, shared, stream);
+}
+
+template void ks_mma_apply(const KSPattern&, const half*, Op, ConstView<half>, MatrixView<half>,
+                           float, float, Context&);
+template void ks_mma_apply(const KSPattern&, const bfloat16*, Op, ConstView<bfloat16>,
+                           MatrixView<bfloat16>, float, float, Context&);
+
+}  // namespace strop::detail
