@@ -17,7 +17,10 @@
 // The accumulators go through shared memory (fp32) on the way out, so that Y is written in
 // its memory order with 16-byte stores, alpha and beta applied in fp32.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
+
+#include <cuda_pipeline.h>
 
 #include "operators/ks/ks_device.hpp"
 #include "runtime/cuda_check.hpp"
@@ -29,10 +32,11 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kChunk = 32;        // values of l per chunk (two k16 steps)
-constexpr int kRow = kChunk + 8;  // shared row of a chunk, padded: ldmatrix without conflicts
-constexpr int kWarpSignals = 32;  // a warp's tile: 16 MF outputs x 32 signals
-constexpr int kMostVectors = 4;   // 16-byte vectors per thread per operand and chunk
+constexpr int kChunkLog = 5;
+constexpr int kChunk = 1 << kChunkLog;  // values of l per chunk (two k16 steps)
+constexpr int kRow = kChunk + 8;        // shared row of a chunk, padded: ldmatrix without conflicts
+constexpr int kWarpSignals = 32;        // a warp's tile: 16 MF outputs x 32 signals
+constexpr int kMostVectors = 4;         // 16-byte vectors per thread per operand and chunk
 
 struct MmaKSArgs {
   const void* x;
@@ -43,7 +47,8 @@ struct MmaKSArgs {
   Index out_group, in_group, d, batch;
   Index k_tiles, j_tiles;
   float alpha, beta;
-  int tj, tk, tn;        // the block's tile
+  int tj, tk, tn;  // the block's tile: powers of two, so that tile indices are shifts and masks
+  int tj_log, tk_log, tn_log;
   int warps_k, warps_n;  // warps along k and n (warps along j: tj)
   bool x_runs, y_runs;   // X's / Y's runs of 8 along the fast axis are contiguous in memory
 };
@@ -60,28 +65,29 @@ union Eight {
 template <bool BatchContiguous>
 struct TilePosition {
   int jx, m, n;  // of the first of the eight values
-  __device__ TilePosition(int v, int tj, int rows, int tn) {
+  // rows_log: log2 of the values of m per group in the tile (kChunk for X, tk for Y).
+  __device__ TilePosition(int v, int tj_log, int rows_log, int tn_log) {
     if constexpr (BatchContiguous) {
-      const int per_row = tn / 8;
-      n = (v % per_row) * 8;
-      const int rest = v / per_row;
-      m = rest % rows;
-      jx = rest / rows;
+      const int per_row_log = tn_log - 3;
+      n = (v & ((1 << per_row_log) - 1)) * 8;
+      const int rest = v >> per_row_log;
+      m = rest & ((1 << rows_log) - 1);
+      jx = rest >> rows_log;
     } else {
-      const int per_signal = rows * tj / 8;
-      const int f = (v % per_signal) * 8;
-      n = v / per_signal;
-      m = f / tj;
-      jx = f % tj;
+      const int per_signal_log = rows_log + tj_log - 3;
+      const int f = (v & ((1 << per_signal_log) - 1)) * 8;
+      n = v >> per_signal_log;
+      m = f >> tj_log;
+      jx = f & ((1 << tj_log) - 1);
     }
   }
   // The e-th of the eight values.
-  __device__ void at(int e, int tj, int& jx_e, int& m_e, int& n_e) const {
+  __device__ void at(int e, int tj_log, int& jx_e, int& m_e, int& n_e) const {
     if constexpr (BatchContiguous) {
       jx_e = jx, m_e = m, n_e = n + e;
     } else {
-      const int f = m * tj + jx + e;
-      jx_e = f % tj, m_e = f / tj, n_e = n;
+      const int f = (m << tj_log) + jx + e;
+      jx_e = f & ((1 << tj_log) - 1), m_e = f >> tj_log, n_e = n;
     }
   }
 };
@@ -97,10 +103,10 @@ __device__ __forceinline__ void load_x_chunk(const MmaKSArgs& p, Index i, Index 
   for (int r = 0; r < kMostVectors; ++r) {
     const int v = int(threadIdx.x) + r * kThreads;
     if (v >= vectors) break;
-    const TilePosition<BC> at(v, p.tj, kChunk, p.tn);
+    const TilePosition<BC> at(v, p.tj_log, kChunkLog, p.tn_log);
     const Index first = (row0 + (l0 + at.m) * p.d + at.jx) * p.x_rs + (n0 + at.n) * p.x_cs;
     int last_jx, last_l, last_n;
-    at.at(7, p.tj, last_jx, last_l, last_n);
+    at.at(7, p.tj_log, last_jx, last_l, last_n);
     const bool whole = p.x_runs && l0 + last_l < p.in_group && j0 + last_jx < p.d &&
                        n0 + last_n < p.batch && j0 + at.jx < p.d &&
                        (reinterpret_cast<uintptr_t>(x + first) & 15) == 0;
@@ -111,10 +117,12 @@ __device__ __forceinline__ void load_x_chunk(const MmaKSArgs& p, Index i, Index 
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       int jx, l, n;
-      at.at(e, p.tj, jx, l, n);
+      at.at(e, p.tj_log, jx, l, n);
       const bool inside = l0 + l < p.in_group && j0 + jx < p.d && n0 + n < p.batch;
-      regs[r].value[e] =
-          inside ? x[(row0 + (l0 + l) * p.d + jx) * p.x_rs + (n0 + n) * p.x_cs] : uint16_t(0);
+      // Along the signals only n moves: a stride from the first value.
+      const Index at_x =
+          BC ? first + e * p.x_cs : (row0 + (l0 + l) * p.d + jx) * p.x_rs + (n0 + n) * p.x_cs;
+      regs[r].value[e] = inside ? x[at_x] : uint16_t(0);
     }
   }
 }
@@ -128,7 +136,7 @@ __device__ __forceinline__ void store_x_chunk(const MmaKSArgs& p, uint16_t* xs,
   for (int r = 0; r < kMostVectors; ++r) {
     const int v = int(threadIdx.x) + r * kThreads;
     if (v >= vectors) break;
-    const TilePosition<BC> at(v, p.tj, kChunk, p.tn);
+    const TilePosition<BC> at(v, p.tj_log, kChunkLog, p.tn_log);
     if (!BC && p.tj == 1) {  // eight consecutive l of one signal: one 16-byte store
       *reinterpret_cast<uint4*>(xs + at.n * kRow + at.m) = regs[r].vector;
       continue;
@@ -136,15 +144,17 @@ __device__ __forceinline__ void store_x_chunk(const MmaKSArgs& p, uint16_t* xs,
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       int jx, l, n;
-      at.at(e, p.tj, jx, l, n);
+      at.at(e, p.tj_log, jx, l, n);
       xs[(jx * p.tn + n) * kRow + l] = regs[r].value[e];
     }
   }
 }
 
-// The weights of chunk l0: vectors of eight l of one (jx, k), stored as ws[jx][k][l].
-__device__ __forceinline__ void load_w_chunk(const MmaKSArgs& p, Index i, Index j0, Index k0,
-                                             Index l0, Eight (&regs)[kMostVectors]) {
+// Stages the weights of chunk l0 as ws[jx][k][l]: vectors of eight l of one (jx, k), copied
+// with cp.async (no registers, in flight while the previous chunk is multiplied) where they
+// are whole and aligned, else value by value (tails, odd sizes).
+__device__ __forceinline__ void stage_w_chunk(const MmaKSArgs& p, uint16_t* ws, Index i, Index j0,
+                                              Index k0, Index l0) {
   const int vectors = p.tj * p.tk * kChunk / 8;
   const auto* w = static_cast<const uint16_t*>(p.w);
 #pragma unroll
@@ -152,40 +162,32 @@ __device__ __forceinline__ void load_w_chunk(const MmaKSArgs& p, Index i, Index 
     const int v = int(threadIdx.x) + r * kThreads;
     if (v >= vectors) break;
     const int l = (v % (kChunk / 8)) * 8;
-    const int rest = v / (kChunk / 8);
-    const int k = rest % p.tk, jx = rest / p.tk;
+    const int row = v / (kChunk / 8);  // jx tk + k
+    const int k = row & (p.tk - 1), jx = row >> p.tk_log;
     const bool row_inside = j0 + jx < p.d && k0 + k < p.out_group;
     const Index first = ((i * p.d + j0 + jx) * p.out_group + k0 + k) * p.in_group + l0 + l;
+    uint16_t* dst = ws + row * kRow + l;
     if (row_inside && l0 + l + 8 <= p.in_group &&
         (reinterpret_cast<uintptr_t>(w + first) & 15) == 0) {
-      regs[r].vector = *reinterpret_cast<const uint4*>(w + first);
+      __pipeline_memcpy_async(dst, w + first, 16);
       continue;
     }
+    Eight values;
 #pragma unroll
     for (int e = 0; e < 8; ++e)
-      regs[r].value[e] = row_inside && l0 + l + e < p.in_group ? w[first + e] : uint16_t(0);
+      values.value[e] = row_inside && l0 + l + e < p.in_group ? w[first + e] : uint16_t(0);
+    *reinterpret_cast<uint4*>(dst) = values.vector;
   }
-}
-
-__device__ __forceinline__ void store_w_chunk(const MmaKSArgs& p, uint16_t* ws,
-                                              const Eight (&regs)[kMostVectors]) {
-  const int vectors = p.tj * p.tk * kChunk / 8;
-#pragma unroll
-  for (int r = 0; r < kMostVectors; ++r) {
-    const int v = int(threadIdx.x) + r * kThreads;
-    if (v >= vectors) break;
-    const int l = (v % (kChunk / 8)) * 8;
-    const int row = v / (kChunk / 8);  // jx tk + k
-    *reinterpret_cast<uint4*>(ws + row * kRow + l) = regs[r].vector;
-  }
+  __pipeline_commit();
 }
 
 template <class S, int MF, bool BC>
-__global__ void __launch_bounds__(kThreads) ks_mma_kernel(const MmaKSArgs p) {
+__global__ void __launch_bounds__(kThreads, BC ? 1 : 2) ks_mma_kernel(const MmaKSArgs p) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [tj][tn][kRow]
-  uint16_t* ws = xs + p.tj * p.tn * kRow;              // [tj][tk][kRow]
-  auto* cs = reinterpret_cast<float*>(shared_raw);     // [tj][tk][tn + 1], after the loop
+  uint16_t* ws = xs + p.tj * p.tn * kRow;              // [2][tj][tk][kRow]: two stages
+  const int w_stage = p.tj * p.tk * kRow;
+  auto* cs = reinterpret_cast<float*>(shared_raw);  // [tj][tk][tn + 1], after the loop
 
   Index block = blockIdx.x;
   const Index k0 = (block % p.k_tiles) * p.tk;
@@ -209,24 +211,30 @@ __global__ void __launch_bounds__(kThreads) ks_mma_kernel(const MmaKSArgs p) {
       for (int e = 0; e < 4; ++e)
         acc[m][f][e] = 0.0f;
 
-  Eight x_regs[kMostVectors], w_regs[kMostVectors];
+  // X: registers one chunk ahead (its shared layout is a scatter); W: cp.async, two stages.
+  Eight x_regs[kMostVectors];
   load_x_chunk<BC>(p, i, j0, n0, 0, x_regs);
-  load_w_chunk(p, i, j0, k0, 0, w_regs);
-  for (Index l0 = 0; l0 < p.in_group; l0 += kChunk) {
+  stage_w_chunk(p, ws, i, j0, k0, 0);
+  int stage = 0;
+  for (Index l0 = 0; l0 < p.in_group; l0 += kChunk, stage ^= 1) {
+    const bool more = l0 + kChunk < p.in_group;
     store_x_chunk<BC>(p, xs, x_regs);
-    store_w_chunk(p, ws, w_regs);
-    __syncthreads();
-    if (l0 + kChunk < p.in_group) {  // in flight during this chunk's products
-      load_x_chunk<BC>(p, i, j0, n0, l0 + kChunk, x_regs);
-      load_w_chunk(p, i, j0, k0, l0 + kChunk, w_regs);
+    if (more) {
+      stage_w_chunk(p, ws + (stage ^ 1) * w_stage, i, j0, k0, l0 + kChunk);
+      __pipeline_wait_prior(1);  // this chunk's weights have landed
+    } else {
+      __pipeline_wait_prior(0);
     }
+    __syncthreads();
+    if (more) load_x_chunk<BC>(p, i, j0, n0, l0 + kChunk, x_regs);  // in flight meanwhile
+    const uint16_t* wc = ws + stage * w_stage;
 #pragma unroll
     for (int step = 0; step < kChunk; step += 16) {
       uint32_t a[MF][4];
 #pragma unroll
       for (int m = 0; m < MF; ++m) {
         const int row = wj * p.tk + warp_k + m * 16 + lane % 16;
-        load_matrices_x4(a[m], ws + row * kRow + step + (lane / 16) * 8);
+        load_matrices_x4(a[m], wc + row * kRow + step + (lane / 16) * 8);
       }
 #pragma unroll
       for (int pair = 0; pair < 2; ++pair) {  // two n8 fragments per ldmatrix.x4
@@ -263,25 +271,20 @@ __global__ void __launch_bounds__(kThreads) ks_mma_kernel(const MmaKSArgs p) {
   const Index row0 = i * p.out_group * p.d + j0;
   const int vectors = p.tj * p.tk * p.tn / 8;
   for (int v = int(threadIdx.x); v < vectors; v += kThreads) {
-    const TilePosition<BC> at(v, p.tj, p.tk, p.tn);
+    const TilePosition<BC> at(v, p.tj_log, p.tk_log, p.tn_log);
     float out[8];
-    bool inside[8];
-    Index offset[8];
+    bool whole = p.y_runs;
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       int jx, k, n;
-      at.at(e, p.tj, jx, k, n);
-      inside[e] = k0 + k < p.out_group && j0 + jx < p.d && n0 + n < p.batch;
-      offset[e] = (row0 + (k0 + k) * p.d + jx) * p.y_rs + (n0 + n) * p.y_cs;
+      at.at(e, p.tj_log, jx, k, n);
+      whole = whole && k0 + k < p.out_group && j0 + jx < p.d && n0 + n < p.batch;
       out[e] = p.alpha * cs[(jx * p.tk + k) * cs_row + n];
     }
-    bool whole = p.y_runs && (reinterpret_cast<uintptr_t>(y + offset[0]) & 15) == 0;
-#pragma unroll
-    for (int e = 0; e < 8; ++e)
-      whole = whole && inside[e];
-    if (whole) {
+    S* first = y + (row0 + (k0 + at.m) * p.d + at.jx) * p.y_rs + (n0 + at.n) * p.y_cs;
+    if (whole && (reinterpret_cast<uintptr_t>(first) & 15) == 0) {
       if (p.beta != 0.0f) {
-        const uint4 old = *reinterpret_cast<const uint4*>(y + offset[0]);
+        const uint4 old = *reinterpret_cast<const uint4*>(first);
         const uint32_t words[4] = {old.x, old.y, old.z, old.w};
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
@@ -290,17 +293,20 @@ __global__ void __launch_bounds__(kThreads) ks_mma_kernel(const MmaKSArgs p) {
           out[2 * q + 1] += p.beta * pair.y;
         }
       }
-      *reinterpret_cast<uint4*>(y + offset[0]) =
+      *reinterpret_cast<uint4*>(first) =
           make_uint4(pack(S{}, out[0], out[1]), pack(S{}, out[2], out[3]),
                      pack(S{}, out[4], out[5]), pack(S{}, out[6], out[7]));
       continue;
     }
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
-      if (!inside[e]) continue;
+      int jx, k, n;
+      at.at(e, p.tj_log, jx, k, n);
+      if (k0 + k >= p.out_group || j0 + jx >= p.d || n0 + n >= p.batch) continue;
+      S* at_y = y + (row0 + (k0 + k) * p.d + jx) * p.y_rs + (n0 + n) * p.y_cs;
       float value = out[e];
-      if (p.beta != 0.0f) value += p.beta * load_value(y + offset[e]);
-      store_value(y + offset[e], value);
+      if (p.beta != 0.0f) value += p.beta * load_value(at_y);
+      store_value(at_y, value);
     }
   }
 }
@@ -335,11 +341,11 @@ MmaTile choose_mma_tile(Index out, Index d, Index batch, bool batch_contiguous) 
 template <class S, int MF>
 void launch_mma(const MmaKSArgs& args, bool batch_contiguous, dim3 grid, std::size_t shared,
                 cudaStream_t stream) {
-  if (batch_contiguous) {
-    ks_mma_kernel<S, MF, true><<<grid, kThreads, shared, stream>>>(args);
-  } else {
-    ks_mma_kernel<S, MF, false><<<grid, kThreads, shared, stream>>>(args);
-  }
+  const auto kernel = batch_contiguous ? ks_mma_kernel<S, MF, true> : ks_mma_kernel<S, MF, false>;
+  // Up to 60 KB: above the default 48 KB without the opt-in.
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+             "ks mma kernel: shared memory");
+  kernel<<<grid, kThreads, shared, stream>>>(args);
   check_launch("ks_mma_kernel");
 }
 
@@ -372,6 +378,9 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
   args.warps_n = t.warps_n;
   args.tk = t.warps_k * 16 * t.mf;
   args.tn = t.warps_n * kWarpSignals;
+  args.tj_log = std::countr_zero(unsigned(args.tj));
+  args.tk_log = std::countr_zero(unsigned(args.tk));
+  args.tn_log = std::countr_zero(unsigned(args.tn));
   // Runs of eight along the fast axis are contiguous: signals with unit stride (RowMajor),
   // or features with unit stride and the tile's groups covering whole runs (ColMajor).
   const auto runs = [&](Index rs, Index cs) {
@@ -386,9 +395,9 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
   require<DeviceError>(blocks_x < (Index(1) << 31) && blocks_y <= 65535,
                        "ks mma kernel: grid too large for pattern ", to_string(p), " and batch ",
                        X.cols);
-  const std::size_t inputs = std::size_t(args.tj) * (args.tn + args.tk) * kRow * 2;
+  const std::size_t inputs = std::size_t(args.tj) * (args.tn + 2 * args.tk) * kRow * 2;
   const std::size_t outputs = std::size_t(args.tj) * args.tk * (args.tn + 1) * 4;
-  const std::size_t shared = std::max(inputs, outputs);  // at most 40 KB: no opt-in needed
+  const std::size_t shared = std::max(inputs, outputs);
   const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (t.mf == 1) return launch_mma<S, 1>(args, batch_contiguous, grid, shared, stream);
