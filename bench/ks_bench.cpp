@@ -6,9 +6,10 @@
 //            [--layout row|col] [--dtypes float32,float16,bfloat16] [--chains [--chain-csv FILE]]
 //
 // --chains measures square-dyadic butterfly chains instead (n = 256 ... 16384, B = 4096,
-// float and complex<float>): the fused multi-factor kernel (what Auto runs) against the
+// float, half and complex<float>): the fused multi-factor kernel (what Auto runs) against the
 // best factor-by-factor path and against a copy of the same data, and writes
-// chain_fusion_speedup_<n> (float, the smaller of the two layouts) to the JSON.
+// chain_fusion_speedup_<n> (float) and chain_fusion_speedup_fp16_<n> (half), each the
+// smaller of the two layouts, to the JSON.
 //
 // Every row: pattern, dtype, layout, B, the median time of each algorithm (our Auto
 // choice, fused kernel, strided GEMM, bmm, dense), the roofline time max(bytes / copy
@@ -353,15 +354,13 @@ template <class T>
 ChainRow run_chain(Index n, Layout layout, Index batch, const Ceilings& ceil, const Options& opt,
                    Context& ctx) {
   std::mt19937 gen(static_cast<unsigned>(n));
-  const auto K = KSChain<T>::random(butterfly_patterns(n), gen);
+  const auto K = KSChain<ComputeScalar<T>>::random(butterfly_patterns(n), gen);
   DeviceMatrix<T> x(n, batch, layout, ctx), y(n, batch, layout, ctx);
   fill_random_device(x.view(), 7, ctx);
   auto time_with = [&](KSAlgorithm algorithm) {
     return time_forced(K, algorithm, x, y, opt.reps, ctx);
   };
-  ChainRow row{
-      n, batch, Index(K.size()), std::string(ScalarTraits<T>::name), to_string(layout), "", 0, -1,
-      0, 0};
+  ChainRow row{n, batch, Index(K.size()), dtype_name<T>(), to_string(layout), "", 0, -1, 0, 0};
   row.t_chain = time_with(KSAlgorithm::Auto);
   for (KSAlgorithm a : {KSAlgorithm::Fused, KSAlgorithm::StridedGemm, KSAlgorithm::Bmm}) {
     const double t = time_with(a);
@@ -390,20 +389,27 @@ void run_chains(const Options& opt, const Ceilings& ceil, Context& ctx) {
   csv << "# device=" << device_name(0) << " bandwidth_Bps=" << ceil.bandwidth << "\n";
   csv << "n,factors,dtype,layout,batch,t_fused_chain,t_per_factor,best_per_factor,t_copy,"
          "speedup,chain_over_copy,rel_error\n";
-  std::map<Index, double> speedup;  // float, the smaller over the layouts
+  // Per key ("chain_fusion_speedup_<n>" for float, "..._fp16_<n>" for half): the smaller
+  // over the layouts.
+  std::map<std::string, double> speedup;
+  auto record = [&](const std::string& key, const ChainRow& r) {
+    write_chain_row(csv, r);
+    const double s = r.t_per_factor / r.t_chain;
+    speedup[key] = speedup.count(key) ? std::min(speedup[key], s) : s;
+  };
   for (Index n : {256, 1024, 4096, 16384}) {
     for (Layout layout : opt.layouts) {
-      const ChainRow f = run_chain<float>(n, layout, 4096, ceil, opt, ctx);
-      write_chain_row(csv, f);
-      const double s = f.t_per_factor / f.t_chain;
-      speedup[n] = speedup.count(n) ? std::min(speedup[n], s) : s;
+      const std::string size = std::to_string(n);
+      record("chain_fusion_speedup_" + size, run_chain<float>(n, layout, 4096, ceil, opt, ctx));
+      record("chain_fusion_speedup_fp16_" + size,
+             run_chain<strop::half>(n, layout, 4096, ceil, opt, ctx));
       write_chain_row(csv, run_chain<std::complex<float>>(n, layout, 4096, ceil, opt, ctx));
     }
   }
   std::ofstream json(opt.json);
   json << "{\"device\": \"" << device_name(0) << "\"";
-  for (const auto& [n, s] : speedup)
-    json << ", \"chain_fusion_speedup_" << n << "\": " << s;
+  for (const auto& [key, s] : speedup)
+    json << ", \"" << key << "\": " << s;
   json << "}\n";
 }
 

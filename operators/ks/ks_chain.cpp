@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "operators/ks/ks_chain_steps.hpp"
 #include "operators/ks/ks_device.hpp"
 #include "operators/transforms/hadamard_host.hpp"
 #if STROP_HAVE_CUDA
@@ -116,19 +117,9 @@ void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
 #if STROP_HAVE_CUDA
   if (X.space == MemorySpace::Device && ks_algorithm() == KSAlgorithm::Auto) {
     const std::vector<KSPattern> chain = patterns();
-    if (detail::ks_chain_fusable(chain, sizeof(T))) {
-      Index total = 0;
-      for (const KSFactor<T>& f : fs)
-        total += f.nnz();
-      const T* w = packed_values_->get_or_make(total, ctx, [&] {
-        std::vector<T> packed;
-        packed.reserve(static_cast<std::size_t>(total));
-        for (const KSFactor<T>& f : fs)
-          packed.insert(packed.end(), f.values().begin(), f.values().end());
-        return packed;
-      });
-      return detail::ks_chain_fused_apply(chain, w, op, X, Y, alpha, beta, ctx);
-    }
+    if (detail::ks_chain_fusable(chain, sizeof(T)))
+      return detail::ks_chain_fused_apply(chain, packed_device_values(ctx), op, X, Y, alpha, beta,
+                                          ctx);
   }
 #endif
   // K_1 ... K_L X runs right to left; op(K_1 ... K_L) X = op(K_L) ... op(K_1) X runs left
@@ -140,21 +131,24 @@ void KSChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
   auto out_rows = [&](std::size_t s) {
     return forward ? factor_at(s).cols() : factor_at(s).rows();
   };
-  Index largest = 0;
-  for (std::size_t s = 0; s + 1 < count; ++s)
-    largest = std::max(largest, out_rows(s));
-  const Layout layout = layout_of(Y);
-  TempMatrix<T> ping(largest, X.cols, layout, X.space, ctx);
-  TempMatrix<T> pong(count > 2 ? largest : 0, X.cols, layout, X.space, ctx);
-  T* buffers[2] = {ping.buffer.data(), pong.buffer.data()};
+  detail::apply_in_turn(count, out_rows, X, Y, alpha, beta, ctx,
+                        [&](std::size_t s, ConstView<T> in, MatrixView<T> out, T a, T b) {
+                          factor_at(s).apply_unchecked(op, in, out, a, b, ctx);
+                        });
+}
 
-  ConstView<T> in = X;
-  for (std::size_t s = 0; s + 1 < count; ++s) {
-    const MatrixView<T> out = make_view(buffers[s % 2], out_rows(s), X.cols, layout, X.space);
-    factor_at(s).apply_unchecked(op, in, out, T(1), T(0), ctx);
-    in = out;
-  }
-  factor_at(count - 1).apply_unchecked(op, in, Y, alpha, beta, ctx);
+template <class T>
+const T* KSChain<T>::packed_device_values(Context& ctx) const {
+  Index total = 0;
+  for (const KSFactor<T>& f : factors())
+    total += f.nnz();
+  return packed_values_->get_or_make(total, ctx, [&] {
+    std::vector<T> packed;
+    packed.reserve(static_cast<std::size_t>(total));
+    for (const KSFactor<T>& f : factors())
+      packed.insert(packed.end(), f.values().begin(), f.values().end());
+    return packed;
+  });
 }
 
 template <class T>

@@ -34,11 +34,13 @@ struct Step {
   long long w;  // offset of its values in the packed chain
 };
 
-template <class D>
+// D: the values and the arithmetic; IO: the signals' storage (D, or 16 bits for D = float,
+// read into and written from the fp32 tile).
+template <class D, class IO = D>
 struct ChainArgs {
-  const D* x;
+  const IO* x;
   Index x_rs, x_cs;
-  D* y;
+  IO* y;
   Index y_rs, y_cs;
   const D* w;
   Index n, batch;
@@ -49,8 +51,9 @@ struct ChainArgs {
   Step step[kMaxChainFactors];
 };
 
-template <class D, int MaxRadix, bool BatchContiguous>
-__global__ void __launch_bounds__(kThreads<MaxRadix>) ks_chain_fused_kernel(const ChainArgs<D> p) {
+template <class D, class IO, int MaxRadix, bool BatchContiguous>
+__global__ void __launch_bounds__(kThreads<MaxRadix>)
+    ks_chain_fused_kernel(const ChainArgs<D, IO> p) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   D* xs = reinterpret_cast<D*>(shared_raw);  // xs[feature * ld + signal]
   const Index s0 = Index(blockIdx.x) * p.signals;
@@ -63,7 +66,7 @@ __global__ void __launch_bounds__(kThreads<MaxRadix>) ks_chain_fused_kernel(cons
   for (int e = threadIdx.x; e < elements; e += blockDim.x) {
     const Index f = BatchContiguous ? e / p.signals : e % int(p.n);
     const int s = BatchContiguous ? e % p.signals : e / int(p.n);
-    xs[f * p.ld + s] = s < tile ? p.x[f * p.x_rs + (s0 + s) * p.x_cs] : D{};
+    xs[f * p.ld + s] = s < tile ? D(load_value(p.x + f * p.x_rs + (s0 + s) * p.x_cs)) : D{};
   }
   __syncthreads();
 
@@ -153,10 +156,10 @@ __global__ void __launch_bounds__(kThreads<MaxRadix>) ks_chain_fused_kernel(cons
     const Index f = BatchContiguous ? e / p.signals : e % int(p.n);
     const int s = BatchContiguous ? e % p.signals : e / int(p.n);
     if (s >= tile) continue;
-    D* out = p.y + f * p.y_rs + (s0 + s) * p.y_cs;
+    IO* out = p.y + f * p.y_rs + (s0 + s) * p.y_cs;
     D v = mul(p.alpha, xs[f * p.ld + s]);
-    if (accumulate) v = add(v, mul(p.beta, *out));
-    *out = v;
+    if (accumulate) v = add(v, mul(p.beta, D(load_value(out))));
+    store_value(out, v);
   }
 }
 
@@ -171,9 +174,9 @@ int odd_stride(int signals) {
   return signals + (signals % 2 == 0 ? 1 : 0);
 }
 
-template <class D, int MaxRadix, bool BatchContiguous>
-void launch(const ChainArgs<D>& args, Index tiles, std::size_t shared, cudaStream_t stream) {
-  auto kernel = ks_chain_fused_kernel<D, MaxRadix, BatchContiguous>;
+template <class D, class IO, int MaxRadix, bool BatchContiguous>
+void launch(const ChainArgs<D, IO>& args, Index tiles, std::size_t shared, cudaStream_t stream) {
+  auto kernel = ks_chain_fused_kernel<D, IO, MaxRadix, BatchContiguous>;
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(shared)),
              "cudaFuncSetAttribute(ks_chain_fused_kernel)");
@@ -198,17 +201,21 @@ bool ks_chain_fusable(const std::vector<KSPattern>& patterns, std::size_t scalar
   return weights <= 4 * 2.0 * double(n) * signals;
 }
 
-template <class T>
-void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_packed, Op op,
-                          ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) {
+namespace {
+
+// The chain with values of type T (float for 16-bit Storage) on signals stored as Storage.
+template <class T, class Storage>
+void chain_fused(const std::vector<KSPattern>& patterns, const T* w_packed, Op op,
+                 ConstView<Storage> X, MatrixView<Storage> Y, T alpha, T beta, Context& ctx) {
   using D = DeviceScalar<T>;
+  using IO = DeviceScalar<Storage>;
   require<DeviceError>(ks_chain_fusable(patterns, sizeof(T)),
                        "ks_chain_fused_apply: this chain does not fit the fused kernel");
-  ChainArgs<D> args{};
-  args.x = reinterpret_cast<const D*>(X.data);
+  ChainArgs<D, IO> args{};
+  args.x = reinterpret_cast<const IO*>(X.data);
   args.x_rs = X.row_stride;
   args.x_cs = X.col_stride;
-  args.y = reinterpret_cast<D*>(Y.data);
+  args.y = reinterpret_cast<IO*>(Y.data);
   args.y_rs = Y.row_stride;
   args.y_cs = Y.col_stride;
   args.w = reinterpret_cast<const D*>(w_packed);
@@ -248,9 +255,9 @@ void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_pac
   auto go = [&](auto max_radix) {
     constexpr int R = decltype(max_radix)::value;
     if (batch_contiguous) {
-      launch<D, R, true>(args, tiles, shared, stream);
+      launch<D, IO, R, true>(args, tiles, shared, stream);
     } else {
-      launch<D, R, false>(args, tiles, shared, stream);
+      launch<D, IO, R, false>(args, tiles, shared, stream);
     }
   };
   // Radix-2 and radix-4 chains (butterflies, the transforms' default grouping) keep their
@@ -263,6 +270,27 @@ void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_pac
     go(std::integral_constant<int, kMaxChainRadix>{});
   }
 }
+
+}  // namespace
+
+template <class T>
+void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_packed, Op op,
+                          ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) {
+  chain_fused(patterns, w_packed, op, X, Y, alpha, beta, ctx);
+}
+
+template <ReducedPrecision Storage>
+void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const float* w_packed, Op op,
+                          ConstView<Storage> X, MatrixView<Storage> Y, float alpha, float beta,
+                          Context& ctx) {
+  chain_fused(patterns, w_packed, op, X, Y, alpha, beta, ctx);
+}
+
+template void ks_chain_fused_apply(const std::vector<KSPattern>&, const float*, Op, ConstView<half>,
+                                   MatrixView<half>, float, float, Context&);
+template void ks_chain_fused_apply(const std::vector<KSPattern>&, const float*, Op,
+                                   ConstView<bfloat16>, MatrixView<bfloat16>, float, float,
+                                   Context&);
 
 #define STROP_INSTANTIATE(T)                                                                    \
   template void ks_chain_fused_apply(const std::vector<KSPattern>&, const T*, Op, ConstView<T>, \

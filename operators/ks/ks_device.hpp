@@ -61,5 +61,11 @@ bool ks_chain_fusable(const std::vector<KSPattern>& patterns, std::size_t scalar
 template <class T>
 void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const T* w_packed, Op op,
                           ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx);
+// The same for half/bfloat16 signals through a float chain: the tile in fp32, each output
+// rounded once (the tile's size is that of float signals).
+template <ReducedPrecision Storage>
+void ks_chain_fused_apply(const std::vector<KSPattern>& patterns, const float* w_packed, Op op,
+                          ConstView<Storage> X, MatrixView<Storage> Y, float alpha, float beta,
+                          Context& ctx);
 
 }  // namespace strop::detail

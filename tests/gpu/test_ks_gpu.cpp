@@ -207,6 +207,45 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals, S, HalfTypes) {
   }
 }
 
+// Float chains on half/bfloat16 signals: the fused multi-factor kernel (Auto, butterflies)
+// rounds each output once; factor by factor (forced, or a chain that does not fuse) rounds
+// every intermediate, so its bound grows with the number of factors. Against the float CPU
+// application to the same inputs.
+BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_chains, S, HalfTypes) {
+  std::mt19937 gen(67);
+  const double u = unit_roundoff_v<S>;
+  const std::vector<std::vector<KSPattern>> chains = {
+      butterfly_patterns(256), {{1, 48, 40, 4}, {2, 20, 24, 4}}, {{1, 96, 96, 1}, {16, 6, 4, 1}}};
+  for (const auto& patterns : chains) {
+    const auto K = KSChain<float>::random(patterns, gen);
+    for (KSAlgorithm algorithm : {KSAlgorithm::Auto, KSAlgorithm::Fused})
+      for (Op op : {Op::NoTrans, Op::Trans})
+        for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+          const KSAlgorithmGuard guard(algorithm);
+          const Index in = op == Op::NoTrans ? K.cols() : K.rows();
+          const Index out = op == Op::NoTrans ? K.rows() : K.cols();
+          const HostMatrix<S> xs = random_matrix<float>(in, 37).cast<S>();
+          const HostMatrix<S> y0s = random_matrix<float>(out, 37).cast<S>();
+          HostMatrix<float> expected = y0s.template cast<float>();
+          K.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
+                  -2.0f);
+          const DeviceMatrix<S> xd = to_device(xs, layout);
+          DeviceMatrix<S> yd = to_device(y0s, layout);
+          apply_reduced_precision<S>(K, op, xd.view(), yd.view(), 0.5f, -2.0f);
+          const bool fused = algorithm == KSAlgorithm::Auto &&
+                             detail::ks_chain_fusable(K.patterns(), sizeof(float));
+          BOOST_TEST_CONTEXT(K.size()
+                             << " factors, " << to_string(algorithm) << " " << to_string(op) << " "
+                             << to_string(layout) << (fused ? " (fused kernel)" : "")) {
+            // Factor by factor: the weights and each intermediate rounded too.
+            const double bound = fused ? 2 * u : 4 * double(K.size()) * u;
+            BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                      expected) <= bound);
+          }
+        }
+  }
+}
+
 // Tuning on: the algorithms that apply are measured once per problem (into scratch memory:
 // Y keeps its beta term), the fastest is cached and gives the same product; another batch
 // size is another problem.

@@ -53,10 +53,16 @@ class KSChain : public OperatorBase<KSChain<T>> {
   Index cols() const { return factors_->back().cols(); }
 
   void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
+  // The GPU path of apply_reduced_precision below (KSChain<float>, device views only).
+  template <class Storage>
+  void apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<Storage> Y, float alpha,
+                            float beta, Context& ctx) const;
   double flops(Index batch) const;
   Index parameter_count() const;
 
  private:
+  // All factors' values one after the other on ctx's device (the fused chain kernel's input).
+  const T* packed_device_values(Context& ctx) const;
   std::shared_ptr<const std::vector<KSFactor<T>>> factors_;
   std::optional<detail::HadamardForm> hadamard_form_;
   std::optional<detail::FourierForm> fourier_form_;
@@ -70,8 +76,11 @@ class KSChain : public OperatorBase<KSChain<T>> {
 // kernel (no weights to read: bound by the signals' memory traffic): on tensor cores for
 // contiguous signals of 2^8 ... 2^15 values and m 2^7 ... m 2^11 (16-bit products with fp32
 // accumulation: the intermediates are rounded to 16 bits once per 8 bits of the index,
-// about one unit of roundoff in all), else in fp32 on CUDA cores. Other chains convert the
-// signals to float around the float path. On the host, through float as well.
+// about one unit of roundoff in all), else in fp32 on CUDA cores. With Auto, a chain that
+// fits the fused multi-factor kernel runs it with a fp32 tile (16-bit reads and writes, one
+// rounding per output). Other chains, or a forced KSAlgorithm, go factor by factor through
+// the 16-bit factor path (apply_reduced_precision of KSFactor): each intermediate is
+// rounded to the storage type. On the host, through float.
 template <class Storage>
 void apply_reduced_precision(const KSChain<float>& chain, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,

@@ -79,7 +79,9 @@ class KSFactor : public OperatorBase<KSFactor<T>> {
 // Mixed precision: a float factor applied to half or bfloat16 signals. On the GPU the values
 // are rounded once to the signals' type and the products accumulate in fp32 on tensor cores:
 // Auto (and Fused) run the fused tensor-core kernel (any pattern, op, layout, batch), or
-// cuBLAS's batched GEMM on the strided groups where the cost model picks StridedGemm; Bmm
+// cuBLAS's batched GEMM on the strided groups where the cost model picks StridedGemm; Auto
+// takes Dense for batch-first signals with d > 1 and few groups (a d <= 16; a dense copy of
+// at most 64 MB is made once); blocks of at most 8 x 8 run in fp32 on CUDA cores. Bmm
 // and Dense are the 16-bit baselines; SmallBatch has no 16-bit version (DeviceError). Each
 // output is rounded once. Host signals go through float.
 template <class Storage>
