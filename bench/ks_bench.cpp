@@ -183,15 +183,6 @@ struct Row {
   double error_cublas = -1;  // the Dense (cuBLAS) path's error; -1 where Dense is not run
 };
 
-// What Auto runs for signals stored as T: the cost model, except that 16-bit signals have no
-// small-batch kernel, so apply_reduced_precision runs the fused tensor-core kernel instead.
-template <class T>
-KSAlgorithm auto_choice(const KSPattern& p, const DeviceMatrix<T>& x, const DeviceMatrix<T>& y) {
-  const KSAlgorithm chosen = ks_auto_algorithm(p, Op::NoTrans, x.view(), y.view());
-  if (is_reduced_precision_v<T> && chosen == KSAlgorithm::SmallBatch) return KSAlgorithm::Fused;
-  return chosen;
-}
-
 // The Dense baseline only where the matrix is at most 16k x 16k.
 template <class F>
 bool dense_fits(const KSFactor<F>& K) {
@@ -216,11 +207,12 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
   row.t_strided = strided_ok ? time_with(KSAlgorithm::StridedGemm) : -1;
   row.t_bmm = time_with(KSAlgorithm::Bmm);
   row.t_dense = dense_fits(K) ? time_with(KSAlgorithm::Dense) : -1;
-  const KSAlgorithm chosen = auto_choice(p, x, y);
+  const KSAlgorithm chosen = ks_auto_algorithm<T>(p, Op::NoTrans, x.view(), y.view());
   row.chosen = std::string(to_string(chosen));
   if (!is_reduced_precision_v<T> && batch <= 64) row.t_small = time_with(KSAlgorithm::SmallBatch);
   row.t_auto = chosen == KSAlgorithm::StridedGemm  ? row.t_strided
                : chosen == KSAlgorithm::SmallBatch ? row.t_small
+               : chosen == KSAlgorithm::Dense      ? row.t_dense
                                                    : row.t_fused;
   // sizeof(T) bytes per signal value and per weight: 16-bit paths read the weights rounded
   // to 16 bits. The flops are the float factor's (2 nnz per signal).

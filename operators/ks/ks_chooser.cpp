@@ -5,6 +5,8 @@
 // (with few signals only when the groups are few).
 // Small blocks (butterflies, b, c < 32) are bound by memory traffic, where the fused kernel
 // reads X once and writes Y once while tiny batched GEMMs waste most of each tile.
+#include <algorithm>
+
 #include "strop/core/reduced_precision.hpp"
 #include "strop/operators/ks_algorithm.hpp"
 
@@ -25,8 +27,10 @@ bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X, ConstV
   return p.d == 1 && X.row_stride == 1 && Y.row_stride == 1 && !conj_only;
 }
 
+namespace {
+// The model for 4-byte and wider values (below, the 16-bit adjustments).
 template <class T>
-KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
+KSAlgorithm model_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
   const Index out = op == Op::NoTrans ? p.b : p.c;
   const Index in = op == Op::NoTrans ? p.c : p.b;
   // Below 64 signals the batched GEMMs of many groups waste their tiles; but a few large
@@ -45,6 +49,34 @@ KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstVi
   if (few_signals_big_blocks && (X.cols == 1 || !strided)) return KSAlgorithm::SmallBatch;
   if (big_blocks && strided) return KSAlgorithm::StridedGemm;
   return KSAlgorithm::Fused;
+}
+
+// 16-bit signals: the small-batch kernel reads 4-byte values only, so the tensor-core kernel
+// takes its cases. Batch-first signals with d > 1 make that kernel take tiles of 8 groups x
+// 32 outputs x 32 signals (contiguous runs of features need several groups), which re-read
+// X and W from L2 many times; where the groups are few (a d <= 16) the dense matrix costs at
+// most 16x the flops of K and cuBLAS runs it near its memory bound. Measured on an H100
+// (bench/NOTES-ks.md): Dense 1.2-6x faster than the kernel there, slower above a d = 24.
+// The dense copy (at most 2^25 values, 64 MB) is made once per factor.
+template <class T>
+KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
+  KSAlgorithm choice = model_choice(p, op, X, Y);
+  if (choice == KSAlgorithm::SmallBatch) choice = KSAlgorithm::Fused;
+  const bool batch_first = X.col_stride != 1 && X.cols > 1;
+  const bool few_groups = p.d > 1 && p.a * p.d <= 16 && std::min(p.b, p.c) > 8 &&
+                          p.rows() * p.cols() <= (Index(1) << 25);
+  if (choice == KSAlgorithm::Fused && batch_first && few_groups) choice = KSAlgorithm::Dense;
+  return choice;
+}
+}  // namespace
+
+template <class T>
+KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
+  if constexpr (is_reduced_precision_v<T>) {
+    return sixteen_bit_choice(p, op, X, Y);
+  } else {
+    return model_choice(p, op, X, Y);
+  }
 }
 
 #define STROP_INSTANTIATE(T)                                                         \

@@ -14,21 +14,6 @@
 
 namespace strop {
 
-namespace {
-// Batch-first (ColMajor) signals with d > 1 make the tensor-core kernel take tiles of 8
-// groups x 32 outputs x 32 signals (contiguous runs of features need several groups), which
-// re-read X and W from L2 many times. Where the groups are few (a d <= 16) the dense matrix
-// costs at most 16x the flops of K and cuBLAS runs it near its memory bound: measured on
-// H100/H200 (bench/NOTES-ks.md), Dense was 1.2-2.8x faster than the kernel there and slower
-// above a d = 24. The dense copy (at most 2^25 values, 64 MB) is made once per factor.
-template <class Storage>
-bool dense_beats_fused(const KSPattern& p, ConstView<Storage> X) {
-  const bool batch_first = X.col_stride != 1 && X.cols > 1;
-  return batch_first && p.d > 1 && p.a * p.d <= 16 && std::min(p.b, p.c) > 8 &&
-         p.rows() * p.cols() <= (Index(1) << 25);
-}
-}  // namespace
-
 template <class T>
 template <class Storage>
 void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<Storage> Y,
@@ -37,12 +22,9 @@ void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<S
 #if STROP_HAVE_CUDA
   const KSPattern& p = pattern();
   KSAlgorithm algorithm = ks_algorithm();
-  if (algorithm == KSAlgorithm::Auto) {
+  // The 16-bit cost model (ks_chooser.cpp): never SmallBatch.
+  if (algorithm == KSAlgorithm::Auto)
     algorithm = ks_auto_algorithm(p, op, X, ConstView<Storage>(Y));
-    // The small-batch kernel reads 4-byte values only; the tensor-core kernel takes its cases.
-    if (algorithm == KSAlgorithm::SmallBatch) algorithm = KSAlgorithm::Fused;
-    if (algorithm == KSAlgorithm::Fused && dense_beats_fused(p, X)) algorithm = KSAlgorithm::Dense;
-  }
   auto& caches = state_->device_words[std::is_same_v<Storage, half> ? 0 : 1];
   const auto rounded = [&](int which, Index count, const auto& make_floats) {
     const std::uint16_t* words = caches[which].get_or_make(

@@ -8,7 +8,8 @@
 //   Dense        cuBLAS GEMM with the materialised dense matrix (baseline; small factors).
 //   SmallBatch   few signals (decoding a token): the weights read once, along their rows, by
 //                warps (any pattern, layout and batch; meant for B <= 16 and large blocks).
-//   Auto         a cost model picks Fused, StridedGemm or SmallBatch.
+//   Auto         a cost model picks Fused, StridedGemm or SmallBatch (16-bit signals: Fused,
+//                StridedGemm or Dense).
 #include <string_view>
 
 #include "strop/core/op.hpp"
@@ -29,7 +30,8 @@ void set_ks_algorithm(KSAlgorithm algorithm);
 template <class T>
 bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y);
 
-// What Auto picks for this application (the cost model).
+// What Auto picks for this application (the cost model). Also for half/bfloat16 signals
+// (T = half, bfloat16: the choices of apply_reduced_precision, never SmallBatch).
 template <class T>
 KSAlgorithm ks_auto_algorithm(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y);
 
