@@ -20,22 +20,32 @@ BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
 
 # summary file -> [(key, description, format)]
 ROWS = {
-    "ks-summary.json": [
+    # The fp32 grid (session 2, an H200); the 16-bit grid and the chains: ks-summary.json.
+    "ks-summary-fp32-NVIDIA_H200.json": [
         ("fp32_bsl_win_rate", "KS fused kernel, fp32 batch-size-last: cases faster than min(bmm, dense)", "pct"),
         ("fp32_bsl_median_speedup", "KS fused kernel, fp32 batch-size-last: median speedup vs min(bmm, dense)", "x"),
         ("fp32_bsl_median_time_over_roofline", "KS fused kernel, fp32 batch-size-last: median time / roofline", "x"),
         ("fp32_bsf_win_rate", "KS fused kernel, fp32 batch-size-first: cases faster than min(bmm, dense)", "pct"),
         ("fp32_bsf_median_speedup", "KS fused kernel, fp32 batch-size-first: median speedup", "x"),
         ("fp32_bsf_median_time_over_roofline", "KS fused kernel, fp32 batch-size-first: median time / roofline", "x"),
-        ("fp16_win_rate", "KS fused kernel, fp16: cases faster than min(bmm, dense)", "pct"),
-        ("fp16_median_speedup", "KS fused kernel, fp16: median speedup", "x"),
-        ("bf16_win_rate", "KS fused kernel, bf16: cases faster than min(bmm, dense)", "pct"),
-        ("bf16_median_speedup", "KS fused kernel, bf16: median speedup", "x"),
+    ],
+    "ks-summary.json": [
+        ("fp16_bsl_win_rate", "KS (Auto), fp16 batch-size-last: cases faster than min(bmm, dense)", "pct"),
+        ("fp16_bsf_win_rate", "KS (Auto), fp16 batch-size-first: cases faster than min(bmm, dense)", "pct"),
+        ("fp16_win_rate", "KS (Auto), fp16, both layouts: cases faster than min(bmm, dense)", "pct"),
+        ("fp16_median_speedup", "KS (Auto), fp16, both layouts: median speedup vs min(bmm, dense)", "x"),
+        ("fp16_median_time_over_roofline", "KS (Auto), fp16, both layouts: median time / roofline", "x"),
+        ("fp16_max_error_over_cublas", "KS (Auto), fp16: largest error / cuBLAS's error on the same sample", "x"),
+        ("bf16_win_rate", "KS (Auto), bf16, both layouts: cases faster than min(bmm, dense)", "pct"),
+        ("bf16_median_speedup", "KS (Auto), bf16, both layouts: median speedup vs min(bmm, dense)", "x"),
+        ("bf16_median_time_over_roofline", "KS (Auto), bf16, both layouts: median time / roofline", "x"),
     ],
     # ks_bench --chains (its own run: possibly another device than the grid's)
     "ks-chain-summary.json": [
         ("chain_fusion_speedup_1024", "fused butterfly chain n = 1024, fp32, B = 4096 vs factor by factor", "x"),
         ("chain_fusion_speedup_4096", "fused butterfly chain n = 4096, fp32, B = 4096 vs factor by factor", "x"),
+        ("chain_fusion_speedup_fp16_1024", "fused butterfly chain n = 1024, half, B = 4096 vs factor by factor", "x"),
+        ("chain_fusion_speedup_fp16_4096", "fused butterfly chain n = 4096, half, B = 4096 vs factor by factor", "x"),
     ],
     "kron-summary.json": [
         ("float_median_frac_roofline", "Kron-matmul (Auto), fp32, FastKron Tables 1+3: median fraction of the roofline", "f"),
