@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "strop/core/context.hpp"
+#include "strop/core/error.hpp"
 #include "strop/core/op.hpp"
 #include "strop/core/reduced_precision.hpp"
 #include "strop/core/view.hpp"
@@ -19,6 +20,26 @@ struct KSDeviceValues {
   const T* adbc = nullptr;   // (a, d, b, c): one row-major b x c block per group, for GEMMs
   const T* dense = nullptr;  // the materialised rows() x cols() column-major matrix, or null
 };
+
+// The grid of the fused kernels, whose blocks own tk outputs x tj groups x tn signals of one
+// i: x runs over (i, j tile, k tile) with k fastest (blocks in flight share their X rows
+// in L2), y over the signal tiles. DeviceError past CUDA's grid limits.
+struct GroupTileGrid {
+  Index k_tiles, j_tiles;
+  unsigned x, y;
+};
+inline GroupTileGrid group_tile_grid(const KSPattern& p, Index out_group, Index tk, Index tj,
+                                     Index batch, Index tn, const char* kernel) {
+  const auto ceil_div = [](Index a, Index b) { return (a + b - 1) / b; };
+  GroupTileGrid g{ceil_div(out_group, tk), ceil_div(p.d, tj), 0, 0};
+  const Index blocks_x = p.a * g.k_tiles * g.j_tiles;
+  const Index blocks_y = ceil_div(batch, tn);
+  require<DeviceError>(blocks_x < (Index(1) << 31) && blocks_y <= 65535, kernel,
+                       ": grid too large for pattern ", to_string(p), " and batch ", batch);
+  g.x = static_cast<unsigned>(blocks_x);
+  g.y = static_cast<unsigned>(blocks_y);
+  return g;
+}
 
 // Y = alpha op(K) X + beta Y on device views with the given algorithm (never Auto).
 template <class T>

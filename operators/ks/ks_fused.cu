@@ -305,14 +305,11 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   args.tj = t.tj;
   args.tl = t.tl;
   args.tn = t.tn;
-  args.k_tiles = ceil_div(args.out_group, t.tk);
-  args.j_tiles = ceil_div(p.d, t.tj);
-  const Index blocks_x = p.a * args.k_tiles * args.j_tiles;
-  const Index blocks_y = ceil_div(X.cols, t.tn);
-  require<DeviceError>(blocks_x < (Index(1) << 31) && blocks_y <= 65535,
-                       "ks fused kernel: grid too large for pattern ", to_string(p), " and batch ",
-                       X.cols);
-  const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
+  const GroupTileGrid g =
+      group_tile_grid(p, args.out_group, t.tk, t.tj, X.cols, t.tn, "ks fused kernel");
+  args.k_tiles = g.k_tiles;
+  args.j_tiles = g.j_tiles;
+  const dim3 grid(g.x, g.y);
   const int threads = (t.tk / t.rk) * t.tj * (t.tn / t.rn);
   const std::size_t shared = std::size_t(t.tl) * t.tj * (t.tn + t.tk) * sizeof(D);
   if (batch_contiguous) {

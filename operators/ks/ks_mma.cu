@@ -311,10 +311,6 @@ __global__ void __launch_bounds__(kThreads, BC ? 1 : 2) ks_mma_kernel(const MmaK
   }
 }
 
-Index ceil_div(Index a, Index b) {
-  return (a + b - 1) / b;
-}
-
 // The block's tile for a problem: TJ groups side by side where ColMajor needs them for runs
 // of contiguous features (TJ = d up to 8), 16 or 32 outputs per warp, the rest signals.
 struct MmaTile {
@@ -388,17 +384,14 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
   };
   args.x_runs = runs(X.row_stride, X.col_stride);
   args.y_runs = runs(Y.row_stride, Y.col_stride);
-  args.k_tiles = ceil_div(args.out_group, args.tk);
-  args.j_tiles = ceil_div(p.d, args.tj);
-  const Index blocks_x = p.a * args.k_tiles * args.j_tiles;
-  const Index blocks_y = ceil_div(X.cols, args.tn);
-  require<DeviceError>(blocks_x < (Index(1) << 31) && blocks_y <= 65535,
-                       "ks mma kernel: grid too large for pattern ", to_string(p), " and batch ",
-                       X.cols);
+  const GroupTileGrid g =
+      group_tile_grid(p, args.out_group, args.tk, args.tj, X.cols, args.tn, "ks mma kernel");
+  args.k_tiles = g.k_tiles;
+  args.j_tiles = g.j_tiles;
   const std::size_t inputs = std::size_t(args.tj) * (args.tn + 2 * args.tk) * kRow * 2;
   const std::size_t outputs = std::size_t(args.tj) * args.tk * (args.tn + 1) * 4;
   const std::size_t shared = std::max(inputs, outputs);
-  const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(blocks_y));
+  const dim3 grid(g.x, g.y);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (t.mf == 1) return launch_mma<S, 1>(args, batch_contiguous, grid, shared, stream);
   launch_mma<S, 2>(args, batch_contiguous, grid, shared, stream);
