@@ -4,6 +4,7 @@
 //
 //   ks_bench [--stride S] [--batch B] [--reps R] [--csv FILE] [--json FILE] [--quick]
 //            [--layout row|col] [--dtypes float32,float16,bfloat16] [--chains [--chain-csv FILE]]
+//            [--no-sweep] [--tuned] [--tile-csv FILE]
 //
 // --chains measures square-dyadic butterfly chains instead (n = 256 ... 16384, B = 4096,
 // float, half and complex<float>): the fused multi-factor kernel (what Auto runs) against the
@@ -19,6 +20,9 @@
 // (apply_reduced_precision: weights rounded to 16 bits, fp32 accumulation on tensor cores),
 // with the 16-bit tensor-core GEMM rate (cublasGemmEx) as their arithmetic ceiling and no
 // small-batch column (that kernel has no 16-bit version).
+// --tuned adds Auto with tuning on (t_tuned, and what tuning chose: algorithm[:tile]) and
+// <prefix>_tuned_* summary keys; --tile-csv FILE times the 16-bit tensor-core kernel with each
+// tile configuration that tuning measures; --no-sweep skips the batch-size sweep.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -27,6 +31,7 @@
 #include <sstream>
 #include <string>
 
+#include "operators/ks/ks_mma_tile.hpp"
 #include "strop/strop.hpp"
 
 using namespace strop;
@@ -44,6 +49,9 @@ struct Options {
   std::vector<std::string> dtypes = {"float32", "float16", "bfloat16"};
   bool chains = false;
   std::string chain_csv = "ks-chain-bench.csv";
+  bool sweep = true;     // --no-sweep: the grid only
+  bool tuned = false;    // --tuned: also Auto with tuning on (t_tuned, tuned_choice)
+  std::string tile_csv;  // --tile-csv FILE: 16-bit grid rows, the fused kernel per tile
 };
 
 // Figure 7 of the ICML paper: (a, b, c, d) with b = c, b = 4c or c = 4b.
@@ -169,14 +177,24 @@ struct Row {
   Index batch;
   double t_auto, t_fused, t_strided, t_bmm, t_dense, roofline, error;
   std::string chosen;
-  double t_small = -1;       // the small-batch kernel, measured up to 64 signals (not 16-bit)
-  double error_cublas = -1;  // the Dense (cuBLAS) path's error; -1 where Dense is not run
+  double t_small = -1;         // the small-batch kernel, measured up to 64 signals (not 16-bit)
+  double error_cublas = -1;    // the Dense (cuBLAS) path's error; -1 where Dense is not run
+  double t_tuned = -1;         // Auto with tuning on (--tuned), after its one measurement
+  std::string tuned_choice{};  // what tuning cached (algorithm[:tile])
 };
 
 // The Dense baseline only where the matrix is at most 16k x 16k.
 template <class F>
 bool dense_fits(const KSFactor<F>& K) {
   return K.rows() * K.cols() <= (Index(1) << 28);
+}
+
+// What tuning cached for the problem whose key ends with `key_tail` (the bench measures one
+// dtype and layout at a time, and clears the cache before each).
+std::string last_tuned_choice(const std::string& key_tail) {
+  for (const auto& [key, value] : tuned_choices())
+    if (key.size() >= key_tail.size() && key.ends_with(key_tail)) return value;
+  return "?";
 }
 
 // One case on signals stored as T (float32, or float16/bfloat16 through a float factor).
@@ -204,6 +222,14 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
                : chosen == KSAlgorithm::SmallBatch ? row.t_small
                : chosen == KSAlgorithm::Dense      ? row.t_dense
                                                    : row.t_fused;
+  if (opt.tuned) {
+    clear_tuned_choices();
+    set_tuning_enabled(true);
+    row.t_tuned = time_forced(K, KSAlgorithm::Auto, x, y, opt.reps, ctx);  // tunes in warm-up
+    set_tuning_enabled(false);
+    row.tuned_choice =
+        last_tuned_choice(detail::concat("|B=", batch, "|", p.a, ",", p.b, ",", p.c, ",", p.d));
+  }
   // sizeof(T) bytes per signal value and per weight: 16-bit paths read the weights rounded
   // to 16 bits. The flops are the float factor's (2 nnz per signal).
   const double bytes = double(sizeof(T)) * double(batch * (K.rows() + K.cols()) + K.nnz());
@@ -220,6 +246,33 @@ Row run_case(const KSPattern& p, Layout layout, Index batch, const Ceilings& cei
   return row;
 }
 
+// --tile-csv: the tensor-core kernel with each tile that tuning would measure, forced, on
+// 16-bit signals (the grid's blocks, b and c >= 48, all run that kernel).
+template <class T>
+void time_tile_candidates(const KSPattern& p, Layout layout, Index batch, const Options& opt,
+                          Context& ctx, std::ofstream& out) {
+  std::mt19937 gen(p.a * 131 + p.b * 17 + p.c * 7 + p.d);
+  const KSFactor<float> K = KSFactor<float>::random(p, gen);
+  DeviceMatrix<T> x(K.cols(), batch, layout, ctx), y(K.rows(), batch, layout, ctx);
+  fill_random_device(x.view(), 42, ctx);
+  const bool batch_contiguous = layout == Layout::RowMajor || batch == 1;
+  const auto candidates = detail::ks_mma_tile_candidates(p.b, p.d, batch, batch_contiguous);
+  for (std::size_t t = 0; t < candidates.size(); ++t) {
+    const detail::KSMmaTileGuard tile(candidates[t]);
+    const double seconds = time_forced(K, KSAlgorithm::Fused, x, y, opt.reps, ctx);
+    out << p.a << "," << p.b << "," << p.c << "," << p.d << "," << dtype_name<T>() << ","
+        << to_string(layout) << "," << batch << "," << detail::to_string(candidates[t]) << ","
+        << (t == 0) << "," << seconds << "\n";
+  }
+  out.flush();
+}
+
+void time_tiles(const std::string& dtype, const KSPattern& p, Layout layout, Index batch,
+                const Options& opt, Context& ctx, std::ofstream& out) {
+  if (dtype == "float16") return time_tile_candidates<strop::half>(p, layout, batch, opt, ctx, out);
+  time_tile_candidates<bfloat16>(p, layout, batch, opt, ctx, out);
+}
+
 // run_case for the dtype named in --dtypes.
 Row run_dtype(const std::string& dtype, const KSPattern& p, Layout layout, Index batch,
               const Ceilings& ceil, const Options& opt, Context& ctx) {
@@ -229,13 +282,14 @@ Row run_dtype(const std::string& dtype, const KSPattern& p, Layout layout, Index
 }
 
 void write_row(std::ofstream& csv, const Row& r) {
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.6e,%.3e\n",
-                (long long)r.p.a, (long long)r.p.b, (long long)r.p.c, (long long)r.p.d,
-                r.dtype.c_str(), r.layout.c_str(), (long long)r.batch, r.chosen.c_str(), r.t_auto,
-                r.t_fused, r.t_strided, r.t_bmm, r.t_dense, r.roofline, r.error, r.t_small,
-                r.error_cublas);
+  char line[640];
+  std::snprintf(
+      line, sizeof line,
+      "%lld,%lld,%lld,%lld,%s,%s,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.3e,%.6e,%.3e,%.6e,%s\n",
+      (long long)r.p.a, (long long)r.p.b, (long long)r.p.c, (long long)r.p.d, r.dtype.c_str(),
+      r.layout.c_str(), (long long)r.batch, r.chosen.c_str(), r.t_auto, r.t_fused, r.t_strided,
+      r.t_bmm, r.t_dense, r.roofline, r.error, r.t_small, r.error_cublas, r.t_tuned,
+      r.tuned_choice.c_str());
   csv << line;
   std::fputs(line, stdout);
 }
@@ -254,20 +308,22 @@ struct Summary {
   double win_rate() const { return total ? double(wins) / total : 0; }
 };
 
-Summary summarize(const std::vector<Row>& rows, const std::string& dtype,
-                  const std::string& layout) {
+// `tuned`: Auto with tuning on (t_tuned) in place of the model's Auto.
+Summary summarize(const std::vector<Row>& rows, const std::string& dtype, const std::string& layout,
+                  bool tuned = false) {
   Summary s;
   for (const Row& r : rows) {
     if (r.dtype != dtype || (!layout.empty() && r.layout != layout)) continue;
     if (r.error > 0 && r.error_cublas > 0)
       s.max_error_over_cublas =
           std::max(s.max_error_over_cublas.value_or(0.0), r.error / r.error_cublas);
-    if (r.t_auto <= 0 || best_baseline(r) <= 0) continue;
+    const double ours = tuned ? r.t_tuned : r.t_auto;
+    if (ours <= 0 || best_baseline(r) <= 0) continue;
     ++s.total;
-    const double speedup = best_baseline(r) / r.t_auto;
+    const double speedup = best_baseline(r) / ours;
     s.wins += speedup > 1.0;
     s.speedups.push_back(speedup);
-    s.over_roofline.push_back(r.t_auto / r.roofline);
+    s.over_roofline.push_back(ours / r.roofline);
   }
   return s;
 }
@@ -306,6 +362,11 @@ void write_summary(const std::string& path, const std::vector<Row>& grid_rows, c
       const Summary s = summarize(grid_rows, dtype, layout);
       print_summary(dtype, layout, s);
       write_summary_keys(json, prefix + (layout == "RowMajor" ? "_bsl" : "_bsf"), s);
+      if (!opt.tuned) continue;
+      const Summary t = summarize(grid_rows, dtype, layout, true);
+      std::printf("# (tuned) ");
+      print_summary(dtype, layout, t);
+      write_summary_keys(json, prefix + "_tuned" + (layout == "RowMajor" ? "_bsl" : "_bsf"), t);
     }
     if (dtype == "float32") {
       json << ", \"fp32_median_time_over_roofline\": "
@@ -315,6 +376,12 @@ void write_summary(const std::string& path, const std::vector<Row>& grid_rows, c
     const Summary pooled = summarize(grid_rows, dtype, "");
     print_summary(dtype, "", pooled);
     write_summary_keys(json, prefix, pooled);
+    if (opt.tuned) {
+      const Summary t = summarize(grid_rows, dtype, "", true);
+      std::printf("# (tuned) ");
+      print_summary(dtype, "", t);
+      write_summary_keys(json, prefix + "_tuned", t);
+    }
     json << ", \"" << prefix << "_max_error_over_cublas\": ";
     if (pooled.max_error_over_cublas)
       json << *pooled.max_error_over_cublas;
@@ -418,6 +485,12 @@ int main(int argc, char** argv) {
       opt.chains = true;
     else if (arg == "--chain-csv")
       opt.chain_csv = next();
+    else if (arg == "--no-sweep")
+      opt.sweep = false;
+    else if (arg == "--tuned")
+      opt.tuned = true;
+    else if (arg == "--tile-csv")
+      opt.tile_csv = next();
     else if (arg == "--layout") {
       const std::string l = next();
       opt.layouts = {l == "col" ? Layout::ColMajor : Layout::RowMajor};
@@ -460,7 +533,13 @@ int main(int argc, char** argv) {
       << " fp32_peak=" << ceil.peak["float32"] << " fp16_peak=" << ceil.peak["float16"]
       << " bf16_peak=" << ceil.peak["bfloat16"] << "\n";
   csv << "a,b,c,d,dtype,layout,batch,auto_choice,t_auto,t_fused,t_strided_gemm,t_bmm,t_dense,"
-         "t_roofline,rel_error,t_small_batch,rel_error_cublas\n";
+         "t_roofline,rel_error,t_small_batch,rel_error_cublas,t_tuned,tuned_choice\n";
+  std::ofstream tiles;
+  if (!opt.tile_csv.empty()) {
+    tiles.open(opt.tile_csv);
+    tiles << "# device=" << device_name(0)
+          << "\na,b,c,d,dtype,layout,batch,tile,heuristic,t_fused\n";
+  }
   const auto grid = paper_grid(opt.batch);
   std::vector<Row> grid_rows;
   for (std::size_t g = 0; g < grid.size(); g += opt.quick ? 40 : opt.stride) {
@@ -468,6 +547,8 @@ int main(int argc, char** argv) {
       for (const std::string& dtype : opt.dtypes) {
         Row r = run_dtype(dtype, grid[g], layout, opt.batch, ceil, opt, ctx);
         write_row(csv, r);
+        if (tiles.is_open() && dtype != "float32")
+          time_tiles(dtype, grid[g], layout, opt.batch, opt, ctx, tiles);
         grid_rows.push_back(r);
       }
     }
@@ -475,7 +556,7 @@ int main(int argc, char** argv) {
   // Batch-size sweep on a few patterns (butterfly-like small blocks and paper-like ones).
   const std::vector<KSPattern> sweep = {
       {1, 64, 64, 16}, {4, 128, 128, 4}, {1, 256, 64, 8}, {64, 2, 2, 64}, {1, 4, 4, 256}};
-  for (const KSPattern& p : sweep)
+  for (const KSPattern& p : opt.sweep ? sweep : std::vector<KSPattern>{})
     for (Index b : {1, 16, 128, 1024, 4096, 25088, 65536})
       for (Layout layout : opt.layouts)
         for (const std::string& dtype : opt.dtypes)

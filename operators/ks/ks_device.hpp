@@ -1,8 +1,10 @@
 #pragma once
 // Internal: the GPU paths of KSFactor and KSChain (operators/ks/*.cu, *_cuda.cpp).
 #include <cstddef>
+#include <optional>
 #include <vector>
 
+#include "operators/ks/ks_mma_tile.hpp"
 #include "strop/core/context.hpp"
 #include "strop/core/error.hpp"
 #include "strop/core/op.hpp"
@@ -62,9 +64,11 @@ void ks_small_blocks_apply(const KSPattern& p, const float* w_abcd, Op op, Const
 // The tensor-core kernel for half/bfloat16 signals (ks_mma.cu), any pattern, op, layout and
 // batch: w_op holds the values rounded to Storage as [a][d][out][in] for this op (in
 // contiguous: the (a, d, b, c) order for NoTrans, (a, d, c, b) for Trans and Adjoint).
+// `tile`: a configuration of ks_mma_tile.hpp, or none for the heuristic's.
 template <class Storage>
 void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Storage> X,
-                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx);
+                  MatrixView<Storage> Y, float alpha, float beta,
+                  const std::optional<KSMmaTile>& tile, Context& ctx);
 
 // SmallBatch (ks_small_batch.cu): w_adbc in the grouped (a, d, b, c) order.
 template <class T>

@@ -1,18 +1,83 @@
 // apply_reduced_precision for KS factors: half/bfloat16 signals, fp32 accumulation. The
 // tensor-core and cuBLAS paths read the values rounded once to the signals' type; small
 // blocks (at most 8 x 8, memory-bound) keep the float values and compute in fp32.
+// With tuning on, Auto measures the algorithms and the tensor-core kernel's tiles once per
+// problem and caches the fastest (algorithm and tile) under the same kind of key as the
+// float path.
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 
 #include "runtime/reduced_apply.hpp"
 #include "runtime/rounded_words.hpp"
+#include "strop/core/buffer.hpp"
 #include "strop/operators/dense.hpp"
 #include "strop/operators/ks_factor.hpp"
 #if STROP_HAVE_CUDA
 #include "operators/ks/ks_device.hpp"
+#include "operators/ks/ks_mma_tile.hpp"
+#include "runtime/tuner.hpp"
 #endif
 
 namespace strop {
+
+#if STROP_HAVE_CUDA
+namespace {
+// A 16-bit choice: the algorithm, and the tensor-core kernel's tile when it runs it.
+struct ReducedChoice {
+  KSAlgorithm algorithm = KSAlgorithm::Auto;
+  std::optional<detail::KSMmaTile> tile;
+};
+std::string name_of(const ReducedChoice& c) {
+  std::string name(to_string(c.algorithm));
+  if (c.tile) name += ":" + detail::to_string(*c.tile);
+  return name;
+}
+
+// Every 16-bit path that applies, measured once per problem (pattern, op, batch, layouts,
+// dtype, GPU) into scratch memory; the model's choice first, so that ties keep it.
+template <class Storage>
+ReducedChoice tuned_reduced_choice(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
+                                   MatrixView<Storage> Y, Context& ctx) {
+  const KSPattern& p = factor.pattern();
+  const std::string key = detail::concat(
+      "ks|", device_name(ctx.device()), "|", std::is_same_v<Storage, half> ? "float16" : "bfloat16",
+      "|", to_string(op), "|X=", to_string(layout_of(X)), "|Y=", to_string(layout_of(Y)),
+      "|B=", X.cols, "|", p.a, ",", p.b, ",", p.c, ",", p.d);
+  std::vector<ReducedChoice> candidates;
+  const auto add = [&](ReducedChoice c) {
+    if (std::none_of(candidates.begin(), candidates.end(),
+                     [&](const ReducedChoice& o) { return name_of(o) == name_of(c); }))
+      candidates.push_back(c);
+  };
+  const auto add_fused = [&] {
+    if (detail::ks_small_blocks(p)) return add({KSAlgorithm::Fused, std::nullopt});
+    const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
+    for (const detail::KSMmaTile& t : detail::ks_mma_tile_candidates(op == Op::NoTrans ? p.b : p.c,
+                                                                     p.d, X.cols, batch_contiguous))
+      add({KSAlgorithm::Fused, t});
+  };
+  const KSAlgorithm model = ks_auto_algorithm(p, op, X, ConstView<Storage>(Y));
+  if (model == KSAlgorithm::Fused) add_fused();
+  add({model, std::nullopt});
+  add_fused();
+  if (ks_strided_gemm_supported(p, op, X, ConstView<Storage>(Y)))
+    add({KSAlgorithm::StridedGemm, std::nullopt});
+  add({KSAlgorithm::Bmm, std::nullopt});
+  if (factor.rows() * factor.cols() <= (Index(1) << 25)) add({KSAlgorithm::Dense, std::nullopt});
+  std::optional<TempMatrix<Storage>> scratch;  // made only when measuring
+  return detail::tuned_choice_by_measurement<ReducedChoice>(
+      key, candidates, name_of,
+      [&](ReducedChoice c) {
+        if (!scratch) scratch.emplace(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
+        KSAlgorithmGuard forced(c.algorithm);
+        detail::KSMmaTileGuard tile(c.tile);
+        factor.apply_reduced_device(op, X, scratch->view, 1.0f, 0.0f, ctx);
+      },
+      ctx);
+}
+}  // namespace
+#endif
 
 template <class T>
 template <class Storage>
@@ -22,9 +87,15 @@ void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<S
 #if STROP_HAVE_CUDA
   const KSPattern& p = pattern();
   KSAlgorithm algorithm = ks_algorithm();
-  // The 16-bit cost model (ks_chooser.cpp): never SmallBatch.
-  if (algorithm == KSAlgorithm::Auto)
+  std::optional<detail::KSMmaTile> tile = detail::forced_ks_mma_tile();
+  // The 16-bit cost model (ks_chooser.cpp, never SmallBatch), or the measured choice.
+  if (algorithm == KSAlgorithm::Auto && tuning_enabled()) {
+    const ReducedChoice choice = tuned_reduced_choice(*this, op, X, Y, ctx);
+    algorithm = choice.algorithm;
+    tile = choice.tile;
+  } else if (algorithm == KSAlgorithm::Auto) {
     algorithm = ks_auto_algorithm(p, op, X, ConstView<Storage>(Y));
+  }
   auto& caches = state_->device_words[std::is_same_v<Storage, half> ? 0 : 1];
   const auto rounded = [&](int which, Index count, const auto& make_floats) {
     const std::uint16_t* words = caches[which].get_or_make(
@@ -53,7 +124,7 @@ void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<S
         const float* w = state_->device_values.get(values().data(), nnz(), ctx);
         return detail::ks_small_blocks_apply(p, w, op, X, Y, alpha, beta, ctx);
       }
-      return detail::ks_mma_apply(p, grouped(op != Op::NoTrans), op, X, Y, alpha, beta, ctx);
+      return detail::ks_mma_apply(p, grouped(op != Op::NoTrans), op, X, Y, alpha, beta, tile, ctx);
     case KSAlgorithm::StridedGemm:
     case KSAlgorithm::Bmm:
       return detail::ks_grouped_gemm_apply(p, grouped(false), op, X, Y, alpha, beta,

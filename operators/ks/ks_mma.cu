@@ -23,6 +23,7 @@
 #include <cuda_pipeline.h>
 
 #include "operators/ks/ks_device.hpp"
+#include "operators/ks/ks_mma_tile.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
 #include "runtime/mma16.cuh"
@@ -30,13 +31,11 @@
 namespace strop::detail {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
-constexpr int kChunkLog = 5;
-constexpr int kChunk = 1 << kChunkLog;  // values of l per chunk (two k16 steps)
-constexpr int kRow = kChunk + 8;        // shared row of a chunk, padded: ldmatrix without conflicts
-constexpr int kWarpSignals = 32;        // a warp's tile: 16 MF outputs x 32 signals
-constexpr int kMostVectors = 4;         // 16-byte vectors per thread per operand and chunk
+constexpr int kThreads = kMmaThreads;
+constexpr int kChunk = kMmaChunk;
+constexpr int kChunkLog = std::countr_zero(unsigned(kChunk));
+constexpr int kRow = kMmaRow;
+static_assert(kChunk == 32, "two k16 steps per chunk");
 
 struct MmaKSArgs {
   const void* x;
@@ -93,14 +92,16 @@ struct TilePosition {
 };
 
 // Loads the X values of chunk l0 into `regs` (zero outside the problem).
-template <bool BC>
+// A block's X chunk is tj tn kChunk values, at most 8 warps x 8 NF signals x kChunk: NF
+// 16-byte vectors per thread.
+template <bool BC, int NF>
 __device__ __forceinline__ void load_x_chunk(const MmaKSArgs& p, Index i, Index j0, Index n0,
-                                             Index l0, Eight (&regs)[kMostVectors]) {
+                                             Index l0, Eight (&regs)[NF]) {
   const int vectors = p.tj * p.tn * kChunk / 8;
   const auto* x = static_cast<const uint16_t*>(p.x);
   const Index row0 = i * p.in_group * p.d + j0;
 #pragma unroll
-  for (int r = 0; r < kMostVectors; ++r) {
+  for (int r = 0; r < NF; ++r) {
     const int v = int(threadIdx.x) + r * kThreads;
     if (v >= vectors) break;
     const TilePosition<BC> at(v, p.tj_log, kChunkLog, p.tn_log);
@@ -128,12 +129,12 @@ __device__ __forceinline__ void load_x_chunk(const MmaKSArgs& p, Index i, Index 
 }
 
 // Stores them as xs[jx][n][l] (l contiguous, rows of kRow).
-template <bool BC>
+template <bool BC, int NF>
 __device__ __forceinline__ void store_x_chunk(const MmaKSArgs& p, uint16_t* xs,
-                                              const Eight (&regs)[kMostVectors]) {
+                                              const Eight (&regs)[NF]) {
   const int vectors = p.tj * p.tn * kChunk / 8;
 #pragma unroll
-  for (int r = 0; r < kMostVectors; ++r) {
+  for (int r = 0; r < NF; ++r) {
     const int v = int(threadIdx.x) + r * kThreads;
     if (v >= vectors) break;
     const TilePosition<BC> at(v, p.tj_log, kChunkLog, p.tn_log);
@@ -152,13 +153,15 @@ __device__ __forceinline__ void store_x_chunk(const MmaKSArgs& p, uint16_t* xs,
 
 // Stages the weights of chunk l0 as ws[jx][k][l]: vectors of eight l of one (jx, k), copied
 // with cp.async (no registers, in flight while the previous chunk is multiplied) where they
-// are whole and aligned, else value by value (tails, odd sizes).
+// are whole and aligned, else value by value (tails, odd sizes). At most 8 warps x 16 MF
+// outputs x kChunk values: 2 MF vectors per thread.
+template <int MF>
 __device__ __forceinline__ void stage_w_chunk(const MmaKSArgs& p, uint16_t* ws, Index i, Index j0,
                                               Index k0, Index l0) {
   const int vectors = p.tj * p.tk * kChunk / 8;
   const auto* w = static_cast<const uint16_t*>(p.w);
 #pragma unroll
-  for (int r = 0; r < kMostVectors; ++r) {
+  for (int r = 0; r < 2 * MF; ++r) {
     const int v = int(threadIdx.x) + r * kThreads;
     if (v >= vectors) break;
     const int l = (v % (kChunk / 8)) * 8;
@@ -181,8 +184,11 @@ __device__ __forceinline__ void stage_w_chunk(const MmaKSArgs& p, uint16_t* ws, 
   __pipeline_commit();
 }
 
-template <class S, int MF, bool BC>
-__global__ void __launch_bounds__(kThreads, BC ? 1 : 2) ks_mma_kernel(const MmaKSArgs p) {
+// A warp's tile: 16 MF outputs x 8 NF signals (NF even: ldmatrix.x4 gives two n8 fragments).
+// Two blocks per multiprocessor where the accumulators leave registers for it.
+template <class S, int MF, int NF, bool BC>
+__global__ void __launch_bounds__(kThreads, BC || MF * NF > 8 ? 1 : 2)
+    ks_mma_kernel(const MmaKSArgs p) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [tj][tn][kRow]
   uint16_t* ws = xs + p.tj * p.tn * kRow;              // [2][tj][tk][kRow]: two stages
@@ -200,33 +206,33 @@ __global__ void __launch_bounds__(kThreads, BC ? 1 : 2) ks_mma_kernel(const MmaK
   const int wn = warp % p.warps_n;
   const int wk = (warp / p.warps_n) % p.warps_k;
   const int wj = warp / (p.warps_n * p.warps_k);
-  const int warp_k = wk * 16 * MF, warp_n = wn * kWarpSignals;
+  const int warp_k = wk * 16 * MF, warp_n = wn * 8 * NF;
 
-  float acc[MF][4][4];
+  float acc[MF][NF][4];
 #pragma unroll
   for (int m = 0; m < MF; ++m)
 #pragma unroll
-    for (int f = 0; f < 4; ++f)
+    for (int f = 0; f < NF; ++f)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         acc[m][f][e] = 0.0f;
 
   // X: registers one chunk ahead (its shared layout is a scatter); W: cp.async, two stages.
-  Eight x_regs[kMostVectors];
-  load_x_chunk<BC>(p, i, j0, n0, 0, x_regs);
-  stage_w_chunk(p, ws, i, j0, k0, 0);
+  Eight x_regs[NF];
+  load_x_chunk<BC, NF>(p, i, j0, n0, 0, x_regs);
+  stage_w_chunk<MF>(p, ws, i, j0, k0, 0);
   int stage = 0;
   for (Index l0 = 0; l0 < p.in_group; l0 += kChunk, stage ^= 1) {
     const bool more = l0 + kChunk < p.in_group;
-    store_x_chunk<BC>(p, xs, x_regs);
+    store_x_chunk<BC, NF>(p, xs, x_regs);
     if (more) {
-      stage_w_chunk(p, ws + (stage ^ 1) * w_stage, i, j0, k0, l0 + kChunk);
+      stage_w_chunk<MF>(p, ws + (stage ^ 1) * w_stage, i, j0, k0, l0 + kChunk);
       __pipeline_wait_prior(1);  // this chunk's weights have landed
     } else {
       __pipeline_wait_prior(0);
     }
     __syncthreads();
-    if (more) load_x_chunk<BC>(p, i, j0, n0, l0 + kChunk, x_regs);  // in flight meanwhile
+    if (more) load_x_chunk<BC, NF>(p, i, j0, n0, l0 + kChunk, x_regs);  // in flight meanwhile
     const uint16_t* wc = ws + stage * w_stage;
 #pragma unroll
     for (int step = 0; step < kChunk; step += 16) {
@@ -237,7 +243,7 @@ __global__ void __launch_bounds__(kThreads, BC ? 1 : 2) ks_mma_kernel(const MmaK
         load_matrices_x4(a[m], wc + row * kRow + step + (lane / 16) * 8);
       }
 #pragma unroll
-      for (int pair = 0; pair < 2; ++pair) {  // two n8 fragments per ldmatrix.x4
+      for (int pair = 0; pair < NF / 2; ++pair) {  // two n8 fragments per ldmatrix.x4
         uint32_t b[4];
         const int n = wj * p.tn + warp_n + pair * 16 + (lane / 16) * 8 + lane % 8;
         load_matrices_x4(b, xs + n * kRow + step + ((lane / 8) % 2) * 8);
@@ -258,7 +264,7 @@ __global__ void __launch_bounds__(kThreads, BC ? 1 : 2) ks_mma_kernel(const MmaK
 #pragma unroll
     for (int m = 0; m < MF; ++m)
 #pragma unroll
-      for (int f = 0; f < 4; ++f)
+      for (int f = 0; f < NF; ++f)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int k = warp_k + m * 16 + g + (e / 2) * 8;
@@ -311,34 +317,12 @@ __global__ void __launch_bounds__(kThreads, BC ? 1 : 2) ks_mma_kernel(const MmaK
   }
 }
 
-// The block's tile for a problem: TJ groups side by side where ColMajor needs them for runs
-// of contiguous features (TJ = d up to 8), 16 or 32 outputs per warp, the rest signals.
-struct MmaTile {
-  int mf, tj, warps_k, warps_n;
-};
-
-MmaTile choose_mma_tile(Index out, Index d, Index batch, bool batch_contiguous) {
-  MmaTile t{};
-  t.mf = out <= 16 ? 1 : 2;
-  t.tj = 1;
-  if (!batch_contiguous && d > 1) t.tj = d >= 8 ? 8 : (d >= 4 ? 4 : 2);
-  int warps = kWarps / t.tj;
-  // Outputs first (up to what the group has), then signals; few signals give warps back
-  // to the outputs.
-  const Index warp_out = 16 * t.mf;
-  t.warps_k = 1;
-  while (t.warps_k * 2 <= warps && t.warps_k * warp_out < out &&
-         (t.warps_k * 2 <= 2 || warps / (t.warps_k * 2) * kWarpSignals >= batch))
-    t.warps_k *= 2;
-  t.warps_n = warps / t.warps_k;
-  return t;
-}
-
-template <class S, int MF>
+template <class S, int MF, int NF>
 void launch_mma(const MmaKSArgs& args, bool batch_contiguous, dim3 grid, std::size_t shared,
                 cudaStream_t stream) {
-  const auto kernel = batch_contiguous ? ks_mma_kernel<S, MF, true> : ks_mma_kernel<S, MF, false>;
-  // Up to 60 KB: above the default 48 KB without the opt-in.
+  const auto kernel =
+      batch_contiguous ? ks_mma_kernel<S, MF, NF, true> : ks_mma_kernel<S, MF, NF, false>;
+  // Above the default 48 KB without the opt-in.
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
              "ks mma kernel: shared memory");
   kernel<<<grid, kThreads, shared, stream>>>(args);
@@ -349,7 +333,8 @@ void launch_mma(const MmaKSArgs& args, bool batch_contiguous, dim3 grid, std::si
 
 template <class Storage>
 void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Storage> X,
-                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+                  MatrixView<Storage> Y, float alpha, float beta,
+                  const std::optional<KSMmaTile>& tile, Context& ctx) {
   using S = DeviceScalar<Storage>;
   const bool transposed = op != Op::NoTrans;
   MmaKSArgs args{};
@@ -368,12 +353,14 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
   args.beta = beta;
 
   const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
-  const MmaTile t = choose_mma_tile(args.out_group, p.d, X.cols, batch_contiguous);
+  const KSMmaTile t =
+      tile.value_or(ks_mma_heuristic_tile(args.out_group, p.d, X.cols, batch_contiguous));
+  require<DeviceError>(ks_mma_tile_supported(t), "ks mma kernel: unsupported tile ", to_string(t));
   args.tj = t.tj;
   args.warps_k = t.warps_k;
   args.warps_n = t.warps_n;
-  args.tk = t.warps_k * 16 * t.mf;
-  args.tn = t.warps_n * kWarpSignals;
+  args.tk = t.tk();
+  args.tn = t.tn();
   args.tj_log = std::countr_zero(unsigned(args.tj));
   args.tk_log = std::countr_zero(unsigned(args.tk));
   args.tn_log = std::countr_zero(unsigned(args.tn));
@@ -388,18 +375,20 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
       group_tile_grid(p, args.out_group, args.tk, args.tj, X.cols, args.tn, "ks mma kernel");
   args.k_tiles = g.k_tiles;
   args.j_tiles = g.j_tiles;
-  const std::size_t inputs = std::size_t(args.tj) * (args.tn + 2 * args.tk) * kRow * 2;
-  const std::size_t outputs = std::size_t(args.tj) * args.tk * (args.tn + 1) * 4;
-  const std::size_t shared = std::max(inputs, outputs);
+  const std::size_t shared = t.shared_bytes();
   const dim3 grid(g.x, g.y);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
-  if (t.mf == 1) return launch_mma<S, 1>(args, batch_contiguous, grid, shared, stream);
-  launch_mma<S, 2>(args, batch_contiguous, grid, shared, stream);
+  // The warp shapes of ks_mma_tile_supported.
+  if (t.mf == 1) return launch_mma<S, 1, 4>(args, batch_contiguous, grid, shared, stream);
+  if (t.mf == 4) return launch_mma<S, 4, 8>(args, batch_contiguous, grid, shared, stream);
+  if (t.nf == 8) return launch_mma<S, 2, 8>(args, batch_contiguous, grid, shared, stream);
+  launch_mma<S, 2, 4>(args, batch_contiguous, grid, shared, stream);
 }
 
 template void ks_mma_apply(const KSPattern&, const half*, Op, ConstView<half>, MatrixView<half>,
-                           float, float, Context&);
+                           float, float, const std::optional<KSMmaTile>&, Context&);
 template void ks_mma_apply(const KSPattern&, const bfloat16*, Op, ConstView<bfloat16>,
-                           MatrixView<bfloat16>, float, float, Context&);
+                           MatrixView<bfloat16>, float, float, const std::optional<KSMmaTile>&,
+                           Context&);
 
 }  // namespace strop::detail

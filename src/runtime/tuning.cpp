@@ -132,6 +132,12 @@ std::size_t tuned_choice_count() {
   return c.choices.size();
 }
 
+std::vector<std::pair<std::string, std::string>> tuned_choices() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  return {c.choices.begin(), c.choices.end()};
+}
+
 void clear_tuned_choices() {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);

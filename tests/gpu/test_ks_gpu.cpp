@@ -131,6 +131,53 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(fused_chain_kernel, T, ScalarTypes) {
 // accumulation: 2u (0.5 |op(K)| |x| + 2 |y0|) elementwise; a wrong index or tile is off by
 // the size of the values.
 using HalfTypes = boost::mpl::list<half, bfloat16>;
+
+namespace {
+// K with values exactly representable in S, and |K| for the error bound.
+template <class S>
+std::pair<KSFactor<float>, KSFactor<float>> representable_factor(const KSPattern& p,
+                                                                 std::mt19937& gen) {
+  std::vector<float> values = KSFactor<float>::random(p, gen).values(), magnitudes(values.size());
+  for (std::size_t e = 0; e < values.size(); ++e) {
+    values[e] = float(S(values[e]));
+    magnitudes[e] = std::abs(values[e]);
+  }
+  return {KSFactor<float>(p, values), KSFactor<float>(p, magnitudes)};
+}
+
+// One 16-bit application (the thread's forced algorithm and tile) against the bound above.
+template <class S>
+void check_sixteen_bit(const KSFactor<float>& K, const KSFactor<float>& K_abs, Op op, Layout lx,
+                       Layout ly, Index batch) {
+  const double u = unit_roundoff_v<S>;
+  const Index in = op == Op::NoTrans ? K.cols() : K.rows();
+  const Index out = op == Op::NoTrans ? K.rows() : K.cols();
+  const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
+  const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
+  const HostMatrix<float> x = xs.template cast<float>();
+  HostMatrix<float> expected = y0s.template cast<float>();
+  K.apply(op, view(x), view(expected), 0.5f, -2.0f);
+  HostMatrix<float> scale = 2.0f * y0s.template cast<float>().cwiseAbs();
+  K_abs.apply(op, view(HostMatrix<float>(x.cwiseAbs())), view(scale), 0.5f, 1.0f);
+  const DeviceMatrix<S> xd = to_device(xs, lx);
+  DeviceMatrix<S> yd = to_device(y0s, ly);
+  BOOST_TEST_CONTEXT(to_string(op)
+                     << ", X " << to_string(lx) << ", Y " << to_string(ly) << ", B = " << batch) {
+    const bool cublas_groups = ks_algorithm() == KSAlgorithm::StridedGemm &&
+                               !ks_strided_gemm_supported(K.pattern(), op, ConstView<S>(xd.view()),
+                                                          ConstView<S>(yd.view()));
+    if (cublas_groups) {
+      BOOST_CHECK_THROW(apply_reduced_precision<S>(K, op, xd.view(), yd.view(), 0.5f, -2.0f),
+                        DeviceError);
+      return;
+    }
+    apply_reduced_precision<S>(K, op, xd.view(), yd.view(), 0.5f, -2.0f);
+    const HostMatrix<float> got = yd.to_host().template cast<float>();
+    const HostMatrix<float> excess = (got - expected).cwiseAbs() - float(2 * u) * scale;
+    BOOST_TEST(excess.maxCoeff() <= 0.0f);
+  }
+}
+}  // namespace
 BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals, S, HalfTypes) {
   std::vector<KSPattern> patterns = kPatterns;
   // The tensor-core kernel's tile cases: runs of d = 4 and 8 features (ColMajor), d = 12
@@ -141,52 +188,18 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals, S, HalfTypes) {
   std::mt19937 gen(61);
   const double u = unit_roundoff_v<S>;
   for (const KSPattern& p : patterns) {
-    const KSFactor<float> random = KSFactor<float>::random(p, gen);
-    std::vector<float> values = random.values(), magnitudes(values.size());
-    for (std::size_t e = 0; e < values.size(); ++e) {
-      values[e] = float(S(values[e]));
-      magnitudes[e] = std::abs(values[e]);
-    }
-    const KSFactor<float> K(p, values);  // exactly representable in S
-    const KSFactor<float> K_abs(p, magnitudes);
+    const auto [K, K_abs] = representable_factor<S>(p, gen);
     for (KSAlgorithm algorithm : {KSAlgorithm::Auto, KSAlgorithm::Fused, KSAlgorithm::StridedGemm,
                                   KSAlgorithm::Bmm, KSAlgorithm::Dense}) {
       if (algorithm == KSAlgorithm::Dense && p.rows() * p.cols() > 2048 * 2048) continue;
       const KSAlgorithmGuard guard(algorithm);
-      for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint})
-        for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
-          for (Layout ly : {Layout::ColMajor, Layout::RowMajor})
-            for (Index batch : {1, 7, 300}) {
-              const Index in = op == Op::NoTrans ? K.cols() : K.rows();
-              const Index out = op == Op::NoTrans ? K.rows() : K.cols();
-              const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
-              const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
-              const HostMatrix<float> x = xs.template cast<float>();
-              HostMatrix<float> expected = y0s.template cast<float>();
-              K.apply(op, view(x), view(expected), 0.5f, -2.0f);
-              HostMatrix<float> scale = 2.0f * y0s.template cast<float>().cwiseAbs();
-              K_abs.apply(op, view(HostMatrix<float>(x.cwiseAbs())), view(scale), 0.5f, 1.0f);
-              const DeviceMatrix<S> xd = to_device(xs, lx);
-              DeviceMatrix<S> yd = to_device(y0s, ly);
-              BOOST_TEST_CONTEXT("pattern " << p << " " << to_string(algorithm) << " "
-                                            << to_string(op) << ", X " << to_string(lx) << ", Y "
-                                            << to_string(ly) << ", B = " << batch) {
-                const bool cublas_groups =
-                    algorithm == KSAlgorithm::StridedGemm &&
-                    !ks_strided_gemm_supported(p, op, ConstView<S>(xd.view()),
-                                               ConstView<S>(yd.view()));
-                if (cublas_groups) {
-                  BOOST_CHECK_THROW(
-                      apply_reduced_precision<S>(K, op, xd.view(), yd.view(), 0.5f, -2.0f),
-                      DeviceError);
-                  continue;
-                }
-                apply_reduced_precision<S>(K, op, xd.view(), yd.view(), 0.5f, -2.0f);
-                const HostMatrix<float> got = yd.to_host().template cast<float>();
-                const HostMatrix<float> excess = (got - expected).cwiseAbs() - float(2 * u) * scale;
-                BOOST_TEST(excess.maxCoeff() <= 0.0f);
-              }
-            }
+      BOOST_TEST_CONTEXT("pattern " << p << " " << to_string(algorithm)) {
+        for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint})
+          for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
+            for (Layout ly : {Layout::ColMajor, Layout::RowMajor})
+              for (Index batch : {1, 7, 300})
+                check_sixteen_bit<S>(K, K_abs, op, lx, ly, batch);
+      }
     }
   }
   // beta = 0 never reads Y (NaN there stays out), and SmallBatch has no 16-bit version.
@@ -205,6 +218,65 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals, S, HalfTypes) {
     BOOST_CHECK_THROW(apply_reduced_precision<S>(K, Op::NoTrans, xd.view(), yd.view()),
                       DeviceError);
   }
+}
+
+// Every tile configuration of the tensor-core kernel (the candidates tuning measures, for
+// either memory order, each forced on both layouts), on patterns whose groups span several
+// tiles of k and n, with tails, and d of 1, 4, 8, 12.
+BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_tile_configurations, S, HalfTypes) {
+  std::mt19937 gen(71);
+  const KSAlgorithmGuard fused(KSAlgorithm::Fused);
+  for (const KSPattern& p :
+       std::vector<KSPattern>{{1, 200, 72, 1}, {1, 72, 136, 4}, {2, 40, 17, 12}, {1, 136, 48, 8}}) {
+    const auto [K, K_abs] = representable_factor<S>(p, gen);
+    for (Op op : {Op::NoTrans, Op::Trans})
+      for (Index batch : {7, 300}) {
+        const Index out = op == Op::NoTrans ? p.b : p.c;
+        std::vector<detail::KSMmaTile> tiles =
+            detail::ks_mma_tile_candidates(out, p.d, batch, true);
+        for (const auto& t : detail::ks_mma_tile_candidates(out, p.d, batch, false))
+          if (std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
+        for (const detail::KSMmaTile& t : tiles) {
+          const detail::KSMmaTileGuard tile(t);
+          BOOST_TEST_CONTEXT("pattern " << p << " tile " << to_string(t)) {
+            for (Layout lx : {Layout::ColMajor, Layout::RowMajor})
+              for (Layout ly : {Layout::ColMajor, Layout::RowMajor})
+                check_sixteen_bit<S>(K, K_abs, op, lx, ly, batch);
+          }
+        }
+      }
+  }
+}
+
+// Auto with tuning on: each problem is measured once over the algorithms and tiles, the
+// choice is cached under a key naming the GPU, dtype, op, layouts, batch and pattern, and
+// the result is right whatever was chosen.
+BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_tuning, S, HalfTypes) {
+  std::mt19937 gen(73);
+  clear_tuned_choices();
+  set_tuning_enabled(true);
+  const std::vector<KSPattern> patterns = {{1, 64, 64, 8}, {2, 96, 48, 1}, {4, 4, 4, 16}};
+  for (const KSPattern& p : patterns) {
+    const auto [K, K_abs] = representable_factor<S>(p, gen);
+    for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+      const std::size_t before = tuned_choice_count();
+      check_sixteen_bit<S>(K, K_abs, Op::NoTrans, layout, layout, 300);
+      BOOST_TEST(tuned_choice_count() == before + 1);
+      check_sixteen_bit<S>(K, K_abs, Op::NoTrans, layout, layout, 300);  // from the cache
+      BOOST_TEST(tuned_choice_count() == before + 1);
+    }
+  }
+  const std::string dtype = std::is_same_v<S, half> ? "float16" : "bfloat16";
+  const auto choice = tuned_choice(detail::concat(
+      "ks|", device_name(0), "|", dtype, "|", to_string(Op::NoTrans),
+      "|X=", to_string(Layout::ColMajor), "|Y=", to_string(Layout::ColMajor), "|B=300|1,64,64,8"));
+  BOOST_REQUIRE(choice.has_value());
+  BOOST_TEST_MESSAGE("tuned choice for (1,64,64,8), ColMajor, B = 300: " << *choice);
+  const bool known = *choice == "bmm" || *choice == "dense" || *choice == "strided_gemm" ||
+                     choice->rfind("fused:tj8.", 0) == 0;
+  BOOST_TEST(known, *choice);
+  set_tuning_enabled(false);
+  clear_tuned_choices();
 }
 
 // Float chains on half/bfloat16 signals: the fused multi-factor kernel (Auto, butterflies)

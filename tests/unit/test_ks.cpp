@@ -3,6 +3,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "operators/ks/ks_mma_tile.hpp"
 #include "reference.hpp"
 #include "strop/operators/leaf_support.hpp"
 
@@ -295,6 +296,60 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(host_signals_round_the_float_result, S, HalfTypes)
     HostMatrix<S> wrong(out + 1, 6);
     BOOST_CHECK_THROW(apply_reduced_precision<S>(K, op, view(xs), view(wrong)), ShapeError);
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The tile rules of the tensor-core kernel (host code: the kernel runs on the GPU machine).
+BOOST_AUTO_TEST_SUITE(ks_mma_tiles)
+
+BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
+  using detail::KSMmaTile;
+  for (bool batch_contiguous : {true, false})
+    for (Index d : {1, 2, 3, 4, 7, 8, 12, 64})
+      for (Index out : {1, 16, 17, 48, 96, 768})
+        for (Index batch : {1, 7, 64, 25088}) {
+          BOOST_TEST_CONTEXT("d " << d << " out " << out << " batch " << batch << " contiguous "
+                                  << batch_contiguous) {
+            const KSMmaTile h = detail::ks_mma_heuristic_tile(out, d, batch, batch_contiguous);
+            BOOST_TEST(detail::ks_mma_tile_supported(h));
+            BOOST_TEST(h.tj * h.warps_k * h.warps_n == detail::kMmaWarps);
+            // Groups side by side only where batch-first signals need runs of features.
+            const int tj = batch_contiguous || d == 1 ? 1 : d >= 8 ? 8 : d >= 4 ? 4 : 2;
+            BOOST_TEST(h.tj == tj);
+            // Warps go to the outputs only while the group has outputs for them.
+            if (h.warps_k > 1) BOOST_TEST(h.tk() / 2 < out);
+            const auto tiles = detail::ks_mma_tile_candidates(out, d, batch, batch_contiguous);
+            BOOST_REQUIRE(!tiles.empty());
+            BOOST_TEST(to_string(tiles.front()) == to_string(h));
+            for (std::size_t a = 0; a < tiles.size(); ++a) {
+              BOOST_TEST(detail::ks_mma_tile_supported(tiles[a]));
+              BOOST_TEST(tiles[a].tj == tj);
+              for (std::size_t b = 0; b < a; ++b)
+                BOOST_TEST(to_string(tiles[a]) != to_string(tiles[b]));  // names are the keys
+            }
+          }
+        }
+  // ColMajor with d >= 8 and large groups: one 64 x 64 warp tile per group.
+  const KSMmaTile wide = detail::ks_mma_heuristic_tile(384, 48, 25088, false);
+  BOOST_TEST(to_string(wide) == "tj8.k64x1.n64x1");
+  BOOST_TEST(wide.shared_bytes() == std::size_t(8 * 64 * 65 * 4));  // the fp32 output tile
+}
+
+BOOST_AUTO_TEST_CASE(forcing_a_tile) {
+  using detail::KSMmaTile;
+  BOOST_TEST(!detail::forced_ks_mma_tile().has_value());
+  const KSMmaTile t{8, 1, 1, 2, 8};
+  {
+    const detail::KSMmaTileGuard guard(t);
+    BOOST_TEST(to_string(detail::forced_ks_mma_tile().value()) == "tj8.k32x1.n64x1");
+    // Not 8 warps, a warp shape without a kernel, groups side by side not a power of two.
+    BOOST_CHECK_THROW(detail::KSMmaTileGuard(KSMmaTile{4, 1, 1, 2, 4}), DeviceError);
+    BOOST_CHECK_THROW(detail::KSMmaTileGuard(KSMmaTile{8, 1, 1, 4, 4}), DeviceError);
+    BOOST_CHECK_THROW(detail::KSMmaTileGuard(KSMmaTile{3, 1, 1, 2, 4}), DeviceError);
+    BOOST_TEST(to_string(detail::forced_ks_mma_tile().value()) == "tj8.k32x1.n64x1");
+  }
+  BOOST_TEST(!detail::forced_ks_mma_tile().has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

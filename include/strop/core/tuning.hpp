@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace strop {
 
@@ -30,6 +32,7 @@ std::string tuning_file();
 std::optional<std::string> tuned_choice(const std::string& key);
 void store_tuned_choice(const std::string& key, const std::string& value);
 std::size_t tuned_choice_count();
+std::vector<std::pair<std::string, std::string>> tuned_choices();  // (key, value), a snapshot
 void clear_tuned_choices();  // in memory only; the file is left as it is
 
 }  // namespace strop

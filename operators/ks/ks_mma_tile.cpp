@@ -1,0 +1,94 @@
+// The tile rules of the tensor-core KS kernel (see ks_mma_tile.hpp).
+#include "operators/ks/ks_mma_tile.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "strop/core/error.hpp"
+
+namespace strop::detail {
+namespace {
+thread_local std::optional<KSMmaTile> forced_tile;
+
+// The most dynamic shared memory a block of sm_90 may opt into.
+constexpr std::size_t kMostShared = 227 * 1024;
+
+struct WarpShape {
+  int mf, nf;
+};
+constexpr WarpShape kWarpShapes[] = {{1, 4}, {2, 4}, {2, 8}, {4, 8}};
+
+// tj groups side by side, the warp shape given; the group's warps go to the outputs first
+// (up to what the group has), then to the signals; few signals give warps back to the
+// outputs.
+KSMmaTile with_warps(int tj, WarpShape shape, Index out, Index batch) {
+  KSMmaTile t{tj, 1, 1, shape.mf, shape.nf};
+  const int warps = kMmaWarps / tj;
+  const Index warp_out = 16 * shape.mf, warp_signals = 8 * shape.nf;
+  while (t.warps_k * 2 <= warps && t.warps_k * warp_out < out &&
+         (t.warps_k * 2 <= 2 || warps / (t.warps_k * 2) * warp_signals >= batch))
+    t.warps_k *= 2;
+  t.warps_n = warps / t.warps_k;
+  return t;
+}
+
+int groups_side_by_side(Index d, bool batch_contiguous) {
+  if (batch_contiguous || d == 1) return 1;
+  return d >= 8 ? 8 : (d >= 4 ? 4 : 2);
+}
+}  // namespace
+
+std::size_t KSMmaTile::shared_bytes() const {
+  const std::size_t inputs = std::size_t(tj) * (tn() + 2 * tk()) * kMmaRow * 2;
+  const std::size_t outputs = std::size_t(tj) * tk() * (tn() + 1) * 4;
+  return std::max(inputs, outputs);
+}
+
+std::string to_string(const KSMmaTile& t) {
+  return "tj" + std::to_string(t.tj) + ".k" + std::to_string(16 * t.mf) + "x" +
+         std::to_string(t.warps_k) + ".n" + std::to_string(8 * t.nf) + "x" +
+         std::to_string(t.warps_n);
+}
+
+bool ks_mma_tile_supported(const KSMmaTile& t) {
+  const bool shape = std::any_of(std::begin(kWarpShapes), std::end(kWarpShapes),
+                                 [&](WarpShape s) { return s.mf == t.mf && s.nf == t.nf; });
+  const auto power_of_two = [](int v) { return v > 0 && std::has_single_bit(unsigned(v)); };
+  return shape && power_of_two(t.tj) && power_of_two(t.warps_k) && power_of_two(t.warps_n) &&
+         t.tj * t.warps_k * t.warps_n == kMmaWarps && t.shared_bytes() <= kMostShared;
+}
+
+KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous) {
+  const int tj = groups_side_by_side(d, batch_contiguous);
+  const WarpShape shape = tj >= 4 && out > 32 && batch > 32 ? WarpShape{4, 8}
+                          : out <= 16                       ? WarpShape{1, 4}
+                                                            : WarpShape{2, 4};
+  return with_warps(tj, shape, out, batch);
+}
+
+std::vector<KSMmaTile> ks_mma_tile_candidates(Index out, Index d, Index batch,
+                                              bool batch_contiguous) {
+  std::vector<KSMmaTile> tiles = {ks_mma_heuristic_tile(out, d, batch, batch_contiguous)};
+  const int tj = groups_side_by_side(d, batch_contiguous);
+  for (const WarpShape shape : kWarpShapes) {
+    const KSMmaTile t = with_warps(tj, shape, out, batch);
+    if (ks_mma_tile_supported(t) && std::find(tiles.begin(), tiles.end(), t) == tiles.end())
+      tiles.push_back(t);
+  }
+  return tiles;
+}
+
+std::optional<KSMmaTile> forced_ks_mma_tile() {
+  return forced_tile;
+}
+
+KSMmaTileGuard::KSMmaTileGuard(std::optional<KSMmaTile> tile) : previous_(forced_tile) {
+  require<DeviceError>(!tile || ks_mma_tile_supported(*tile), "ks mma kernel: unsupported tile ",
+                       tile ? to_string(*tile) : "");
+  forced_tile = tile;
+}
+KSMmaTileGuard::~KSMmaTileGuard() {
+  forced_tile = previous_;
+}
+
+}  // namespace strop::detail

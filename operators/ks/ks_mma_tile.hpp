@@ -1,0 +1,61 @@
+#pragma once
+// Internal: the tile configurations of the tensor-core KS kernel (ks_mma.cu), chosen by a
+// heuristic or, with tuning on, by measurement (the choice is cached with the algorithm,
+// ks_factor_reduced.cpp). Host code only: the rules are tested on the CPU.
+//
+// A thread block of 256 threads (8 warps) owns tj groups side by side x tk outputs x tn
+// signals of one i; warps_k x warps_n warps per group, each 16 mf outputs x 8 nf signals.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strop/core/view.hpp"
+
+namespace strop::detail {
+
+inline constexpr int kMmaThreads = 256;
+inline constexpr int kMmaWarps = kMmaThreads / 32;
+inline constexpr int kMmaChunk = 32;           // values of l per chunk (two k16 steps)
+inline constexpr int kMmaRow = kMmaChunk + 8;  // shared row of a chunk, padded for ldmatrix
+
+struct KSMmaTile {
+  int tj = 1, warps_k = 1, warps_n = 1, mf = 2, nf = 4;
+  int tk() const { return warps_k * 16 * mf; }
+  int tn() const { return warps_n * 8 * nf; }
+  // Dynamic shared memory of a block: the chunk tiles, or the fp32 output tile after the loop.
+  std::size_t shared_bytes() const;
+  bool operator==(const KSMmaTile&) const = default;
+};
+
+// "tj8.k64x1.n64x1" (groups, outputs x warps along them, signals x warps along them): the
+// name tuning stores.
+std::string to_string(const KSMmaTile& tile);
+
+// Whether ks_mma.cu has a kernel for this tile (warp shapes 16x32, 32x32, 32x64, 64x64;
+// powers of two; 8 warps; fits the shared memory of sm_90).
+bool ks_mma_tile_supported(const KSMmaTile& tile);
+
+// The heuristic's tile for `out` outputs per group, d groups per i and `batch` signals in the
+// given memory order: tj = d (up to 8) groups side by side where batch-first signals need
+// them for contiguous runs of features; with few warps per group (tj >= 4), 64 x 64 warp
+// tiles so that X and W are re-read from L2 half as often.
+KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous);
+
+// What tuning measures: the heuristic's tile first, then the other warp shapes (distinct).
+std::vector<KSMmaTile> ks_mma_tile_candidates(Index out, Index d, Index batch,
+                                              bool batch_contiguous);
+
+// A tile forced on this thread's tensor-core KS applications (tuning, benchmarks).
+std::optional<KSMmaTile> forced_ks_mma_tile();
+class KSMmaTileGuard {
+ public:
+  explicit KSMmaTileGuard(std::optional<KSMmaTile> tile);
+  ~KSMmaTileGuard();
+  KSMmaTileGuard(const KSMmaTileGuard&) = delete;
+  KSMmaTileGuard& operator=(const KSMmaTileGuard&) = delete;
+
+ private:
+  std::optional<KSMmaTile> previous_;
+};
+
+}  // namespace strop::detail
