@@ -4,7 +4,7 @@
 //
 //   ks_bench [--stride S] [--batch B] [--reps R] [--csv FILE] [--json FILE] [--quick]
 //            [--layout row|col] [--dtypes float32,float16,bfloat16] [--chains [--chain-csv FILE]]
-//            [--no-sweep] [--tuned] [--tile-csv FILE]
+//            [--no-sweep] [--tuned] [--tile-csv FILE] [--only a,b,c,d]
 //
 // --chains measures square-dyadic butterfly chains instead (n = 256 ... 16384, B = 4096,
 // float, half and complex<float>): the fused multi-factor kernel (what Auto runs) against the
@@ -49,9 +49,10 @@ struct Options {
   std::vector<std::string> dtypes = {"float32", "float16", "bfloat16"};
   bool chains = false;
   std::string chain_csv = "ks-chain-bench.csv";
-  bool sweep = true;     // --no-sweep: the grid only
-  bool tuned = false;    // --tuned: also Auto with tuning on (t_tuned, tuned_choice)
-  std::string tile_csv;  // --tile-csv FILE: 16-bit grid rows, the fused kernel per tile
+  bool sweep = true;              // --no-sweep: the grid only
+  bool tuned = false;             // --tuned: also Auto with tuning on (t_tuned, tuned_choice)
+  std::string tile_csv;           // --tile-csv FILE: 16-bit grid rows, the fused kernel per tile
+  std::optional<KSPattern> only;  // --only a,b,c,d: this pattern in place of the grid
 };
 
 // Figure 7 of the ICML paper: (a, b, c, d) with b = c, b = 4c or c = 4b.
@@ -485,7 +486,14 @@ int main(int argc, char** argv) {
       opt.chains = true;
     else if (arg == "--chain-csv")
       opt.chain_csv = next();
-    else if (arg == "--no-sweep")
+    else if (arg == "--only") {
+      std::stringstream list(next());
+      Index v[4] = {0, 0, 0, 0};
+      char comma = 0;
+      list >> v[0] >> comma >> v[1] >> comma >> v[2] >> comma >> v[3];
+      opt.only = KSPattern{v[0], v[1], v[2], v[3]};
+      opt.sweep = false;
+    } else if (arg == "--no-sweep")
       opt.sweep = false;
     else if (arg == "--tuned")
       opt.tuned = true;
@@ -540,7 +548,7 @@ int main(int argc, char** argv) {
     tiles << "# device=" << device_name(0)
           << "\na,b,c,d,dtype,layout,batch,tile,heuristic,t_fused\n";
   }
-  const auto grid = paper_grid(opt.batch);
+  const auto grid = opt.only ? std::vector<KSPattern>{*opt.only} : paper_grid(opt.batch);
   std::vector<Row> grid_rows;
   for (std::size_t g = 0; g < grid.size(); g += opt.quick ? 40 : opt.stride) {
     for (Layout layout : opt.layouts) {
