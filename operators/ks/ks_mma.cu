@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <type_traits>
 
 #include <cuda_pipeline.h>
 
@@ -152,188 +151,43 @@ __device__ __forceinline__ void store_x_chunk(const MmaKSArgs& p, uint16_t* xs,
   }
 }
 
-// Batch-first X (ColMajor): each chunk of the tile is tn signals x a run of kChunk tj
-// contiguous features ((l, jx) flattened). Vector r of a thread is v = t + r kThreads: signal
-// n = v / (4 tj), which advances by 64 / tj with r, and features 8 (v % (4 tj)) of the run,
-// the same for every r and chunk. So everything but the chunk's offset is worked out once,
-// and a chunk costs an address add and a bound check per vector (the index arithmetic was
-// most of the kernel's instructions).
-// (Only what depends on the thread is held in registers; steps come from the arguments.)
-struct FeatureRunMover {
-  Index first;     // offset in X of vector 0's first value in chunk 0
-  unsigned whole;  // bit r: vector r is inside the problem in n and j, contiguous, aligned
-  int m_last;      // l of the vector's last value within the chunk
-  int shared;      // offset in xs of vector 0's first value ([jx][n][l])
-
-  // Signals between a thread's vectors (4 tj vectors per signal and chunk).
-  static __device__ int n_step(const MmaKSArgs& p) { return kThreads >> (p.tj_log + 2); }
-
-  FeatureRunMover() = default;
-  template <int NF>
-  __device__ FeatureRunMover(const MmaKSArgs& p, Index i, Index j0, Index n0,
-                             std::integral_constant<int, NF>) {
-    const auto* x = static_cast<const uint16_t*>(p.x);
-    const int per_signal_log = p.tj_log + 2;  // 4 tj vectors per signal and chunk
-    const int t = int(threadIdx.x);
-    const int n = t >> per_signal_log;
-    const int f = (t & ((1 << per_signal_log) - 1)) * 8;  // first feature of the run
-    const int m = f >> p.tj_log;                          // its l (its jx is 0: tj <= 8 divides 8)
-    m_last = (f + 7) >> p.tj_log;
-    first = (i * p.in_group * p.d + j0 + Index(m) * p.d) * p.x_rs + (n0 + n) * p.x_cs;
-    shared = n * kRow + m;
-    const Index r_step = Index(n_step(p)) * p.x_cs;
-    const int vectors = p.tj * p.tn * kChunk / 8;
-    const bool runs = p.x_runs && j0 + p.tj - 1 < p.d;
-    whole = 0;
-#pragma unroll
-    for (int r = 0; r < NF; ++r) {
-      const Index at = first + r * r_step;
-      const bool ok = runs && t + r * kThreads < vectors && n0 + n + r * n_step(p) < p.batch &&
-                      (reinterpret_cast<uintptr_t>(x + at) & 15) == 0;
-      whole |= unsigned(ok) << r;
-    }
-  }
-};
-
-// Batch-first vector v of chunk l0 value by value, zero outside the problem (tails, odd
-// sizes, unaligned views).
-__device__ __forceinline__ uint4 load_x_values(const MmaKSArgs& p, Index i, Index j0, Index n0,
-                                            Index l0, int v) {
-  const auto* x = static_cast<const uint16_t*>(p.x);
-  const TilePosition<false> at(v, p.tj_log, kChunkLog, p.tn_log);
-  Eight values;
-#pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    int jx, l, n;
-    at.at(e, p.tj_log, jx, l, n);
-    const bool inside = l0 + l < p.in_group && j0 + jx < p.d && n0 + n < p.batch;
-    const Index at_x =
-        (i * p.in_group * p.d + j0 + (l0 + l) * p.d + jx) * p.x_rs + (n0 + n) * p.x_cs;
-    values.value[e] = inside ? x[at_x] : uint16_t(0);
-  }
-  return values.vector;
-}
-
-// Loads chunk `chunk` of batch-first X into `regs` (zero outside the problem).
-template <int NF>
-__device__ __forceinline__ void load_x_runs(const MmaKSArgs& p, const FeatureRunMover& mv, Index i,
-                                            Index j0, Index n0, Index chunk, Eight (&regs)[NF]) {
-  const auto* x = static_cast<const uint16_t*>(p.x);
-  const Index l0 = chunk * kChunk;
-  const bool l_whole = l0 + mv.m_last < p.in_group;
-  const uint16_t* base = x + mv.first + chunk * (kChunk * p.d * p.x_rs);
-  const Index r_step = FeatureRunMover::n_step(p) * p.x_cs;
-  const int vectors = p.tj * p.tn * kChunk / 8;
-#pragma unroll
-  for (int r = 0; r < NF; ++r) {
-    const int v = int(threadIdx.x) + r * kThreads;
-    if (v >= vectors) break;
-    if (l_whole && (mv.whole >> r & 1)) {
-      regs[r].vector = *reinterpret_cast<const uint4*>(base + r * r_step);
-      continue;
-    }
-    regs[r].vector = load_x_values(p, i, j0, n0, l0, v);
-  }
-}
-
-// Stores them as xs[jx][n][l]: value e of a vector is (jx, l) = (e % tj, m + e / tj), so
-// the values of one jx are consecutive l, stored together (4, 2 or 1 of them per store for
-// tj = 2, 4, 8; one 16-byte store for tj = 1).
-template <int NF>
-__device__ __forceinline__ void store_x_runs(const MmaKSArgs& p, const FeatureRunMover& mv,
-                                             uint16_t* xs, const Eight (&regs)[NF]) {
-  const int vectors = p.tj * p.tn * kChunk / 8;
-  const int jx_stride = p.tn * kRow;
-#pragma unroll
-  for (int r = 0; r < NF; ++r) {
-    if (int(threadIdx.x) + r * kThreads >= vectors) break;
-    uint16_t* at = xs + mv.shared + r * FeatureRunMover::n_step(p) * kRow;
-    const uint4 w = regs[r].vector;
-    switch (p.tj_log) {
-      case 0:
-        *reinterpret_cast<uint4*>(at) = w;
-        break;
-      case 1:  // jx 0: values 0, 2, 4, 6; jx 1: 1, 3, 5, 7
-        *reinterpret_cast<uint2*>(at) =
-            make_uint2(__byte_perm(w.x, w.y, 0x5410), __byte_perm(w.z, w.w, 0x5410));
-        *reinterpret_cast<uint2*>(at + jx_stride) =
-            make_uint2(__byte_perm(w.x, w.y, 0x7632), __byte_perm(w.z, w.w, 0x7632));
-        break;
-      case 2:  // jx e: values e and e + 4
-        *reinterpret_cast<uint32_t*>(at) = __byte_perm(w.x, w.z, 0x5410);
-        *reinterpret_cast<uint32_t*>(at + jx_stride) = __byte_perm(w.x, w.z, 0x7632);
-        *reinterpret_cast<uint32_t*>(at + 2 * jx_stride) = __byte_perm(w.y, w.w, 0x5410);
-        *reinterpret_cast<uint32_t*>(at + 3 * jx_stride) = __byte_perm(w.y, w.w, 0x7632);
-        break;
-      default:
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          at[e * jx_stride] = regs[r].value[e];
-    }
-  }
-}
-
-// The weights of a thread's vectors ([jx][k][l] rows of the tile, 8 l each): vector r is
-// row (t + r kThreads) / 4, l 8 (t % 4); its row inside the problem is fixed per thread.
-struct WeightMover {
-  Index first;     // offset in w of group j0's row k0, l 8 (t % 4)
-  unsigned whole;  // bit r: row inside the problem and in_group % 8 == 0 (aligned vectors)
-  int row, l;      // of vector 0
-
-  template <int MF>
-  __device__ WeightMover(const MmaKSArgs& p, Index i, Index j0, Index k0,
-                         std::integral_constant<int, MF>) {
-    row = int(threadIdx.x) / (kChunk / 8);
-    l = (int(threadIdx.x) % (kChunk / 8)) * 8;
-    first = ((i * p.d + j0) * p.out_group + k0) * p.in_group + l;
-    const int vectors = p.tj * p.tk * kChunk / 8;
-    whole = 0;
-#pragma unroll
-    for (int r = 0; r < 2 * MF; ++r) {
-      const int row_r = row + r * (kThreads / (kChunk / 8));
-      const int k = row_r & (p.tk - 1), jx = row_r >> p.tk_log;
-      const bool ok = int(threadIdx.x) + r * kThreads < vectors && j0 + jx < p.d &&
-                      k0 + k < p.out_group && p.in_group % 8 == 0;
-      whole |= unsigned(ok) << r;
-    }
-  }
-};
-
 // Stages the weights of chunk l0 as ws[jx][k][l]: vectors of eight l of one (jx, k), copied
 // with cp.async (no registers, in flight while the previous chunk is multiplied) where they
 // are whole and aligned, else value by value (tails, odd sizes). At most 8 warps x 16 MF
 // outputs x kChunk values: 2 MF vectors per thread.
 template <int MF>
-__device__ __forceinline__ void stage_w_chunk(const MmaKSArgs& p, const WeightMover& mv,
-                                              uint16_t* ws, Index j0, Index k0, Index l0) {
+__device__ __forceinline__ void stage_w_chunk(const MmaKSArgs& p, uint16_t* ws, Index i, Index j0,
+                                              Index k0, Index l0) {
   const int vectors = p.tj * p.tk * kChunk / 8;
-  const auto* w = static_cast<const uint16_t*>(p.w) + mv.first + l0;
-  const bool l_whole = l0 + mv.l + 8 <= p.in_group;
+  const auto* w = static_cast<const uint16_t*>(p.w);
 #pragma unroll
   for (int r = 0; r < 2 * MF; ++r) {
-    if (int(threadIdx.x) + r * kThreads >= vectors) break;
-    const int row = mv.row + r * (kThreads / (kChunk / 8));
+    const int v = int(threadIdx.x) + r * kThreads;
+    if (v >= vectors) break;
+    const int l = (v % (kChunk / 8)) * 8;
+    const int row = v / (kChunk / 8);  // jx tk + k
     const int k = row & (p.tk - 1), jx = row >> p.tk_log;
-    const uint16_t* src = w + (Index(jx) * p.out_group + k) * p.in_group;
-    uint16_t* dst = ws + row * kRow + mv.l;
-    if (l_whole && (mv.whole >> r & 1)) {
-      __pipeline_memcpy_async(dst, src, 16);
+    const bool row_inside = j0 + jx < p.d && k0 + k < p.out_group;
+    const Index first = ((i * p.d + j0 + jx) * p.out_group + k0 + k) * p.in_group + l0 + l;
+    uint16_t* dst = ws + row * kRow + l;
+    if (row_inside && l0 + l + 8 <= p.in_group &&
+        (reinterpret_cast<uintptr_t>(w + first) & 15) == 0) {
+      __pipeline_memcpy_async(dst, w + first, 16);
       continue;
     }
-    const bool row_inside = j0 + jx < p.d && k0 + k < p.out_group;
     Eight values;
 #pragma unroll
     for (int e = 0; e < 8; ++e)
-      values.value[e] = row_inside && l0 + mv.l + e < p.in_group ? src[e] : uint16_t(0);
+      values.value[e] = row_inside && l0 + l + e < p.in_group ? w[first + e] : uint16_t(0);
     *reinterpret_cast<uint4*>(dst) = values.vector;
   }
   __pipeline_commit();
 }
 
 // A warp's tile: 16 MF outputs x 8 NF signals (NF even: ldmatrix.x4 gives two n8 fragments).
-// One block of 8 warps per multiprocessor at least; registers as the tile needs them.
+// Two blocks per multiprocessor where the accumulators leave registers for it.
 template <class S, int MF, int NF, bool BC>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, BC || MF * NF > 8 ? 1 : 2)
     ks_mma_kernel(const MmaKSArgs p) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [tj][tn][kRow]
@@ -365,33 +219,20 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // X: registers one chunk ahead (its shared layout is a scatter); W: cp.async, two stages.
   Eight x_regs[NF];
-  const WeightMover w_mover(p, i, j0, k0, std::integral_constant<int, MF>{});
-  // Batch-first X has a mover (ColMajor); batch-contiguous X keeps the general positions.
-  const FeatureRunMover x_mover =
-      BC ? FeatureRunMover{} : FeatureRunMover(p, i, j0, n0, std::integral_constant<int, NF>{});
-  const auto load_x = [&](Index chunk) {
-    if constexpr (BC)
-      load_x_chunk<true, NF>(p, i, j0, n0, chunk * kChunk, x_regs);
-    else
-      load_x_runs<NF>(p, x_mover, i, j0, n0, chunk, x_regs);
-  };
-  load_x(0);
-  stage_w_chunk<MF>(p, w_mover, ws, j0, k0, 0);
+  load_x_chunk<BC, NF>(p, i, j0, n0, 0, x_regs);
+  stage_w_chunk<MF>(p, ws, i, j0, k0, 0);
   int stage = 0;
-  for (Index l0 = 0, chunk = 0; l0 < p.in_group; l0 += kChunk, ++chunk, stage ^= 1) {
+  for (Index l0 = 0; l0 < p.in_group; l0 += kChunk, stage ^= 1) {
     const bool more = l0 + kChunk < p.in_group;
-    if constexpr (BC)
-      store_x_chunk<true, NF>(p, xs, x_regs);
-    else
-      store_x_runs<NF>(p, x_mover, xs, x_regs);
+    store_x_chunk<BC, NF>(p, xs, x_regs);
     if (more) {
-      stage_w_chunk<MF>(p, w_mover, ws + (stage ^ 1) * w_stage, j0, k0, l0 + kChunk);
+      stage_w_chunk<MF>(p, ws + (stage ^ 1) * w_stage, i, j0, k0, l0 + kChunk);
       __pipeline_wait_prior(1);  // this chunk's weights have landed
     } else {
       __pipeline_wait_prior(0);
     }
     __syncthreads();
-    if (more) load_x(chunk + 1);  // in flight meanwhile
+    if (more) load_x_chunk<BC, NF>(p, i, j0, n0, l0 + kChunk, x_regs);  // in flight meanwhile
     const uint16_t* wc = ws + stage * w_stage;
 #pragma unroll
     for (int step = 0; step < kChunk; step += 16) {
