@@ -33,6 +33,19 @@ std::string name_of(const ReducedChoice& c) {
   if (c.tile) name += ":" + detail::to_string(*c.tile);
   return name;
 }
+// The choice a cached name stands for (none if it names no 16-bit path).
+std::optional<ReducedChoice> parse_choice(const std::string& name) {
+  const auto colon = name.find(':');
+  const std::string algorithm = name.substr(0, colon);
+  for (KSAlgorithm a :
+       {KSAlgorithm::Fused, KSAlgorithm::StridedGemm, KSAlgorithm::Bmm, KSAlgorithm::Dense}) {
+    if (algorithm != to_string(a)) continue;
+    if (colon == std::string::npos) return ReducedChoice{a, std::nullopt};
+    const auto tile = detail::parse_ks_mma_tile(name.substr(colon + 1));
+    if (a == KSAlgorithm::Fused && tile) return ReducedChoice{a, tile};
+  }
+  return std::nullopt;
+}
 
 // Every 16-bit path that applies, measured once per problem (pattern, op, batch, layouts,
 // dtype, GPU) into scratch memory; the model's choice first, so that ties keep it.
@@ -44,6 +57,10 @@ ReducedChoice tuned_reduced_choice(const KSFactor<float>& factor, Op op, ConstVi
       "ks|", device_name(ctx.device()), "|", std::is_same_v<Storage, half> ? "float16" : "bfloat16",
       "|", to_string(op), "|X=", to_string(layout_of(X)), "|Y=", to_string(layout_of(Y)),
       "|B=", X.cols, "|", p.a, ",", p.b, ",", p.c, ",", p.d);
+  // A cached choice is taken as it is: the candidates are only made for a measurement
+  // (their names cost more host time than a small product takes on the device).
+  if (const auto cached = tuned_choice(key))
+    if (const auto choice = parse_choice(*cached)) return *choice;
   std::vector<ReducedChoice> candidates;
   const auto add = [&](ReducedChoice c) {
     if (std::none_of(candidates.begin(), candidates.end(),

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 
 #include "strop/core/error.hpp"
 
@@ -48,6 +49,17 @@ std::string to_string(const KSMmaTile& t) {
   return "tj" + std::to_string(t.tj) + ".k" + std::to_string(16 * t.mf) + "x" +
          std::to_string(t.warps_k) + ".n" + std::to_string(8 * t.nf) + "x" +
          std::to_string(t.warps_n);
+}
+
+std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name) {
+  int tj = 0, k = 0, warps_k = 0, n = 0, warps_n = 0, end = 0;
+  if (std::sscanf(name.c_str(), "tj%d.k%dx%d.n%dx%d%n", &tj, &k, &warps_k, &n, &warps_n, &end) !=
+          5 ||
+      end != int(name.size()) || k % 16 != 0 || n % 8 != 0)
+    return std::nullopt;
+  const KSMmaTile t{tj, warps_k, warps_n, k / 16, n / 8};
+  if (!ks_mma_tile_supported(t) || to_string(t) != name) return std::nullopt;
+  return t;
 }
 
 bool ks_mma_tile_supported(const KSMmaTile& t) {

@@ -30,6 +30,8 @@ struct KSMmaTile {
 // "tj8.k64x1.n64x1" (groups, outputs x warps along them, signals x warps along them): the
 // name tuning stores.
 std::string to_string(const KSMmaTile& tile);
+// The tile a name of to_string stands for; none if the name is not one (or not supported).
+std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name);
 
 // Whether ks_mma.cu has a kernel for this tile (warp shapes 16x32, 32x32, 32x64, 64x64;
 // powers of two; 8 warps; fits the shared memory of sm_90).

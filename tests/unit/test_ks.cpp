@@ -324,6 +324,9 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
             BOOST_TEST(to_string(tiles.front()) == to_string(h));
             for (std::size_t a = 0; a < tiles.size(); ++a) {
               BOOST_TEST(detail::ks_mma_tile_supported(tiles[a]));
+              // Names go to the tuning cache and come back as the same tile.
+              const auto parsed = detail::parse_ks_mma_tile(to_string(tiles[a]));
+              BOOST_TEST((parsed && *parsed == tiles[a]));
               BOOST_TEST(tiles[a].tj == tj);
               for (std::size_t b = 0; b < a; ++b)
                 BOOST_TEST(to_string(tiles[a]) != to_string(tiles[b]));  // names are the keys
@@ -347,6 +350,12 @@ BOOST_AUTO_TEST_CASE(forcing_a_tile) {
     BOOST_CHECK_THROW(detail::KSMmaTileGuard(KSMmaTile{4, 1, 1, 2, 4}), DeviceError);
     BOOST_CHECK_THROW(detail::KSMmaTileGuard(KSMmaTile{8, 1, 1, 4, 4}), DeviceError);
     BOOST_CHECK_THROW(detail::KSMmaTileGuard(KSMmaTile{3, 1, 1, 2, 4}), DeviceError);
+    // Names that are not a supported tile parse to nothing.
+    for (const char* name :
+         {"", "tj8", "tj8.k64x1.n64x1x", "tj8.k64x2.n64x1", "tj8.k48x1.n64x1", "tj4.k64x2.n64x1 "})
+      BOOST_TEST(!detail::parse_ks_mma_tile(name).has_value(), name);
+    BOOST_TEST(to_string(detail::parse_ks_mma_tile("tj4.k64x2.n64x1").value()) ==
+               "tj4.k64x2.n64x1");
     BOOST_TEST(to_string(detail::forced_ks_mma_tile().value()) == "tj8.k32x1.n64x1");
   }
   BOOST_TEST(!detail::forced_ks_mma_tile().has_value());
