@@ -30,7 +30,7 @@ struct ReducedChoice {
 };
 std::string name_of(const ReducedChoice& c) {
   std::string name(to_string(c.algorithm));
-  if (c.tile) name += ":" + detail::to_string(*c.tile);
+  if (c.tile) name.append(":").append(detail::to_string(*c.tile));
   return name;
 }
 // The choice a cached name stands for (none if it names no 16-bit path).

@@ -46,9 +46,8 @@ std::size_t KSMmaTile::shared_bytes() const {
 }
 
 std::string to_string(const KSMmaTile& t) {
-  return "tj" + std::to_string(t.tj) + ".k" + std::to_string(16 * t.mf) + "x" +
-         std::to_string(t.warps_k) + ".n" + std::to_string(8 * t.nf) + "x" +
-         std::to_string(t.warps_n);
+  return detail::concat("tj", t.tj, ".k", 16 * t.mf, "x", t.warps_k, ".n", 8 * t.nf, "x",
+                        t.warps_n);
 }
 
 std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name) {
