@@ -20,25 +20,27 @@ BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
 
 # summary file -> [(key, description, format)]
 ROWS = {
-    # The fp32 grid (session 2, an H200); the 16-bit grid and the chains: ks-summary.json.
-    "ks-summary-fp32-NVIDIA_H200.json": [
-        ("fp32_bsl_win_rate", "KS fused kernel, fp32 batch-size-last: cases faster than min(bmm, dense)", "pct"),
-        ("fp32_bsl_median_speedup", "KS fused kernel, fp32 batch-size-last: median speedup vs min(bmm, dense)", "x"),
-        ("fp32_bsl_median_time_over_roofline", "KS fused kernel, fp32 batch-size-last: median time / roofline", "x"),
-        ("fp32_bsf_win_rate", "KS fused kernel, fp32 batch-size-first: cases faster than min(bmm, dense)", "pct"),
-        ("fp32_bsf_median_speedup", "KS fused kernel, fp32 batch-size-first: median speedup", "x"),
-        ("fp32_bsf_median_time_over_roofline", "KS fused kernel, fp32 batch-size-first: median time / roofline", "x"),
-    ],
+    # The KS grids on one H100 (session 12): fp32 (Auto's model), fp16 and bf16 (Auto's model,
+    # and Auto with tuning on: algorithm and tensor-core tile measured, then cached).
     "ks-summary.json": [
+        ("fp32_bsl_win_rate", "KS (Auto), fp32 batch-size-last: cases faster than min(bmm, dense)", "pct"),
+        ("fp32_bsl_median_speedup", "KS (Auto), fp32 batch-size-last: median speedup vs min(bmm, dense)", "x"),
+        ("fp32_bsl_median_time_over_roofline", "KS (Auto), fp32 batch-size-last: median time / roofline", "x"),
+        ("fp32_bsf_win_rate", "KS (Auto), fp32 batch-size-first: cases faster than min(bmm, dense)", "pct"),
+        ("fp32_bsf_median_time_over_roofline", "KS (Auto), fp32 batch-size-first: median time / roofline", "x"),
         ("fp16_bsl_win_rate", "KS (Auto), fp16 batch-size-last: cases faster than min(bmm, dense)", "pct"),
         ("fp16_bsf_win_rate", "KS (Auto), fp16 batch-size-first: cases faster than min(bmm, dense)", "pct"),
         ("fp16_win_rate", "KS (Auto), fp16, both layouts: cases faster than min(bmm, dense)", "pct"),
         ("fp16_median_speedup", "KS (Auto), fp16, both layouts: median speedup vs min(bmm, dense)", "x"),
         ("fp16_median_time_over_roofline", "KS (Auto), fp16, both layouts: median time / roofline", "x"),
+        ("fp16_tuned_bsf_win_rate", "KS (Auto, tuned), fp16 batch-size-first: cases faster than min(bmm, dense)", "pct"),
+        ("fp16_tuned_win_rate", "KS (Auto, tuned), fp16, both layouts: cases faster than min(bmm, dense)", "pct"),
+        ("fp16_tuned_median_time_over_roofline", "KS (Auto, tuned), fp16, both layouts: median time / roofline", "x"),
         ("fp16_max_error_over_cublas", "KS (Auto), fp16: largest error / cuBLAS's error on the same sample", "x"),
         ("bf16_win_rate", "KS (Auto), bf16, both layouts: cases faster than min(bmm, dense)", "pct"),
         ("bf16_median_speedup", "KS (Auto), bf16, both layouts: median speedup vs min(bmm, dense)", "x"),
         ("bf16_median_time_over_roofline", "KS (Auto), bf16, both layouts: median time / roofline", "x"),
+        ("bf16_tuned_win_rate", "KS (Auto, tuned), bf16, both layouts: cases faster than min(bmm, dense)", "pct"),
     ],
     # ks_bench --chains (its own run: possibly another device than the grid's)
     "ks-chain-summary.json": [

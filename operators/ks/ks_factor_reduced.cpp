@@ -74,9 +74,9 @@ ReducedChoice tuned_reduced_choice(const KSFactor<float>& factor, Op op, ConstVi
                                                                      p.d, X.cols, batch_contiguous))
       add({KSAlgorithm::Fused, t});
   };
+  // Fused stands for its tiles (the heuristic's first): never a second, tile-less entry.
   const KSAlgorithm model = ks_auto_algorithm(p, op, X, ConstView<Storage>(Y));
-  if (model == KSAlgorithm::Fused) add_fused();
-  add({model, std::nullopt});
+  if (model != KSAlgorithm::Fused) add({model, std::nullopt});
   add_fused();
   if (ks_strided_gemm_supported(p, op, X, ConstView<Storage>(Y)))
     add({KSAlgorithm::StridedGemm, std::nullopt});
