@@ -2,7 +2,10 @@
 //
 // Large dense blocks (b and c of 32 or more) turn each group into a real GEMM: cuBLAS's
 // tuned kernels, run in place on the strided row groups, beat a generic SIMT tile there
-// (with few signals only when the groups are few).
+// (with few signals only when the groups are few). Batch-first signals with d > 1, which
+// cuBLAS cannot address in place, go through batch-contiguous copies: two transposes cost
+// about twice the signals' traffic, below the fused kernel's 4-9x the roofline there
+// (bench/NOTES-ks.md).
 // Small blocks (butterflies, b, c < 32) are bound by memory traffic, where the fused kernel
 // reads X once and writes Y once while tiny batched GEMMs waste most of each tile.
 #include <algorithm>
@@ -47,16 +50,17 @@ KSAlgorithm model_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T>
   // than it at 16 signals.
   const bool few_signals_big_blocks = X.cols <= 16 && std::min(out, in) >= 32;
   if (few_signals_big_blocks && (X.cols == 1 || !strided)) return KSAlgorithm::SmallBatch;
-  if (big_blocks && strided) return KSAlgorithm::StridedGemm;
+  if (big_blocks) return KSAlgorithm::StridedGemm;  // in place, or through copies
   return KSAlgorithm::Fused;
 }
 
 // 16-bit signals: the small-batch kernel reads 4-byte values only, so the tensor-core kernel
-// takes its cases. Batch-first signals with d > 1 make that kernel take tiles of 8 groups x
-// 32 outputs x 32 signals (contiguous runs of features need several groups), which re-read
-// X and W from L2 many times; where the groups are few (a d <= 16) the dense matrix costs at
-// most 16x the flops of K and cuBLAS runs it near its memory bound. Measured on an H100
-// (bench/NOTES-ks.md): Dense 1.2-6x faster than the kernel there, slower above a d = 24.
+// takes its cases. Batch-first signals with d > 1 make that kernel take tiles of several
+// groups (contiguous runs of features need them), which re-read X and W from L2 many times,
+// and StridedGemm needs copies of the signals there; where the groups are few (a d <= 16) the
+// dense matrix costs at most 16x the flops of K and cuBLAS runs it near its memory bound.
+// Measured on an H100 (bench/NOTES-ks.md): Dense 1.2-6x faster than the kernel there, slower
+// above a d = 24.
 // The dense copy (at most 2^25 values, 64 MB) is made once per factor.
 template <class T>
 KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
@@ -65,7 +69,10 @@ KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstV
   const bool batch_first = X.col_stride != 1 && X.cols > 1;
   const bool few_groups = p.d > 1 && p.a * p.d <= 16 && std::min(p.b, p.c) > 8 &&
                           p.rows() * p.cols() <= (Index(1) << 25);
-  if (choice == KSAlgorithm::Fused && batch_first && few_groups) choice = KSAlgorithm::Dense;
+  const bool in_place =
+      choice != KSAlgorithm::StridedGemm || ks_strided_gemm_supported(p, op, X, Y);
+  if ((choice == KSAlgorithm::Fused || !in_place) && batch_first && few_groups)
+    choice = KSAlgorithm::Dense;
   return choice;
 }
 }  // namespace

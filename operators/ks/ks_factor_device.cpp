@@ -31,7 +31,7 @@ KSAlgorithm KSFactor<T>::tuned_algorithm(Op op, ConstView<T> X, MatrixView<T> Y,
   add(KSAlgorithm::Fused);
   add(KSAlgorithm::SmallBatch);
   add(KSAlgorithm::Bmm);
-  if (ks_strided_gemm_supported(p, op, X, ConstView<T>(Y))) add(KSAlgorithm::StridedGemm);
+  add(KSAlgorithm::StridedGemm);  // in place, or through batch-contiguous copies
   if (rows() * cols() <= (Index(1) << 24)) add(KSAlgorithm::Dense);
   std::optional<TempMatrix<T>> scratch;  // made only when measuring
   return detail::tuned_choice_by_measurement<KSAlgorithm>(

@@ -78,8 +78,7 @@ ReducedChoice tuned_reduced_choice(const KSFactor<float>& factor, Op op, ConstVi
   const KSAlgorithm model = ks_auto_algorithm(p, op, X, ConstView<Storage>(Y));
   if (model != KSAlgorithm::Fused) add({model, std::nullopt});
   add_fused();
-  if (ks_strided_gemm_supported(p, op, X, ConstView<Storage>(Y)))
-    add({KSAlgorithm::StridedGemm, std::nullopt});
+  add({KSAlgorithm::StridedGemm, std::nullopt});  // in place, or through copies
   add({KSAlgorithm::Bmm, std::nullopt});
   if (factor.rows() * factor.cols() <= (Index(1) << 25)) add({KSAlgorithm::Dense, std::nullopt});
   std::optional<TempMatrix<Storage>> scratch;  // made only when measuring

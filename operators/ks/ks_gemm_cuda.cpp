@@ -1,8 +1,10 @@
 // GEMM-based GPU paths of a KS factor: StridedGemm (cuBLAS batched GEMM directly on the
-// strided row groups of X and Y) and Bmm, the papers' baseline (permute X into groups,
+// strided row groups of X and Y; batch-first operands with d > 1, which cuBLAS cannot
+// address, through batch-contiguous copies) and Bmm, the papers' baseline (permute X into groups,
 // batched GEMM, permute back). Both read the values in (a, d, b, c) order: one row-major
 // b x c block per group g = i*d + j.
 #include <climits>
+#include <optional>
 
 #include "operators/ks/ks_device.hpp"
 #include "operators/ks/ks_group_kernels.hpp"
@@ -127,11 +129,28 @@ void ks_grouped_gemm_apply(const KSPattern& p, const T* w_adbc, Op op, ConstView
   const Index in = transposed ? p.b : p.c;
   const Index groups = p.a * p.d;
   if (!permute) {
-    require<DeviceError>(strop::ks_strided_gemm_supported(p, op, X, ConstView<T>(Y)),
-                         "ks strided gemm: pattern ", to_string(p),
-                         " needs batch-contiguous (RowMajor) X and Y, or d = 1 with "
-                         "column-major X and Y");
-    return grouped_gemm(groups, p.d, out, in, w_adbc, op, X, Y, alpha, beta, ctx);
+    if (strop::ks_strided_gemm_supported(p, op, X, ConstView<T>(Y)))
+      return grouped_gemm(groups, p.d, out, in, w_adbc, op, X, Y, alpha, beta, ctx);
+    // cuBLAS cannot address the groups in place (batch-first signals with d > 1, or a
+    // conjugate-only product): the batch-first operands go through batch-contiguous copies.
+    std::optional<TempMatrix<T>> x_copy, y_copy;
+    const auto to_batch_contiguous = [&](std::optional<TempMatrix<T>>& copy, ConstView<T> v,
+                                         bool fill) {
+      copy.emplace(v.rows, v.cols, Layout::RowMajor, MemorySpace::Device, ctx);
+      if (fill)
+        ks_relayout(v.data, v.row_stride, v.col_stride, copy->view.data, copy->view.row_stride,
+                    copy->view.col_stride, v.rows, v.cols, int(sizeof(T)), ctx);
+      return copy->view;
+    };
+    const ConstView<T> x_rows = batch_contiguous(X) ? X : to_batch_contiguous(x_copy, X, true);
+    // beta = 0: Y is not read (NaN there stays out).
+    const MatrixView<T> y_rows =
+        batch_contiguous(Y) ? Y : to_batch_contiguous(y_copy, ConstView<T>(Y), beta != A(0));
+    grouped_gemm(groups, p.d, out, in, w_adbc, op, x_rows, y_rows, alpha, beta, ctx);
+    if (y_copy)
+      ks_relayout(y_rows.data, y_rows.row_stride, y_rows.col_stride, Y.data, Y.row_stride,
+                  Y.col_stride, Y.rows, Y.cols, int(sizeof(T)), ctx);
+    return;
   }
   // Bmm: X -> grouped order (one contiguous in x B block per group), GEMM, back.
   TempMatrix<T> xg(X.rows, X.cols, Layout::RowMajor, MemorySpace::Device, ctx);

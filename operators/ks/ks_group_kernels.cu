@@ -1,5 +1,9 @@
-// Small kernels behind the GEMM-based KS paths: the pointer arrays of a grouped GEMM and
-// the row permutations of the Bmm baseline.
+// Small kernels behind the GEMM-based KS paths: the pointer arrays of a grouped GEMM, the
+// row permutations of the Bmm baseline and the change of memory order of StridedGemm on
+// batch-first signals.
+#include <algorithm>
+#include <cstdint>
+
 #include "operators/ks/ks_group_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
@@ -44,7 +48,70 @@ __global__ void permute_rows_kernel(A alpha, const D* src, Index s_rs, Index s_c
   }
 }
 
+// One 32 x 32 tile per block and step (32 x 8 threads, four rows each): loaded with the
+// threads along the source's contiguous axis, stored along the destination's. W: an
+// unsigned word of the element's size (values are only moved).
+constexpr int kRelayoutTile = 32;
+template <class W>
+__global__ void relayout_kernel(const W* src, Index s_rs, Index s_cs, W* dst, Index d_rs,
+                                Index d_cs, Index rows, Index cols, bool src_rows_fast,
+                                bool dst_rows_fast) {
+  __shared__ W tile[kRelayoutTile][kRelayoutTile + 1];  // [slow][fast] of the source
+  const Index tiles_c = (cols + kRelayoutTile - 1) / kRelayoutTile;
+  const Index tiles = tiles_c * ((rows + kRelayoutTile - 1) / kRelayoutTile);
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  for (Index t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const Index r0 = (t / tiles_c) * kRelayoutTile, c0 = (t % tiles_c) * kRelayoutTile;
+    for (int k = ty; k < kRelayoutTile; k += 8) {
+      const Index r = r0 + (src_rows_fast ? tx : k), c = c0 + (src_rows_fast ? k : tx);
+      if (r < rows && c < cols) tile[k][tx] = src[r * s_rs + c * s_cs];
+    }
+    __syncthreads();
+    for (int k = ty; k < kRelayoutTile; k += 8) {
+      // Element (local row lr, local column lc) sits at tile[lc][lr] when the source is
+      // contiguous along its rows, else at tile[lr][lc].
+      const int lr = dst_rows_fast ? tx : k, lc = dst_rows_fast ? k : tx;
+      const Index r = r0 + lr, c = c0 + lc;
+      if (r < rows && c < cols)
+        dst[r * d_rs + c * d_cs] = src_rows_fast ? tile[lc][lr] : tile[lr][lc];
+    }
+    __syncthreads();
+  }
+}
+
+template <class W>
+void launch_relayout(const void* src, Index s_rs, Index s_cs, void* dst, Index d_rs, Index d_cs,
+                     Index rows, Index cols, Context& ctx) {
+  const Index tiles =
+      ((rows + kRelayoutTile - 1) / kRelayoutTile) * ((cols + kRelayoutTile - 1) / kRelayoutTile);
+  const auto blocks = static_cast<unsigned>(std::min<Index>(tiles, Index(1) << 20));
+  // A view of one row or column reports either stride as "contiguous": rows are the fast
+  // axis when the row stride is 1 and there is more than one row.
+  const bool src_rows_fast = s_rs == 1 && rows > 1, dst_rows_fast = d_rs == 1 && rows > 1;
+  relayout_kernel<W>
+      <<<blocks, dim3(kRelayoutTile, 8), 0, static_cast<cudaStream_t>(ctx.stream())>>>(
+          static_cast<const W*>(src), s_rs, s_cs, static_cast<W*>(dst), d_rs, d_cs, rows, cols,
+          src_rows_fast, dst_rows_fast);
+  check_launch("relayout_kernel");
+}
+
 }  // namespace
+
+void ks_relayout(const void* src, Index s_rs, Index s_cs, void* dst, Index d_rs, Index d_cs,
+                 Index rows, Index cols, int element_bytes, Context& ctx) {
+  if (rows == 0 || cols == 0) return;
+  switch (element_bytes) {
+    case 2:
+      return launch_relayout<uint16_t>(src, s_rs, s_cs, dst, d_rs, d_cs, rows, cols, ctx);
+    case 4:
+      return launch_relayout<uint32_t>(src, s_rs, s_cs, dst, d_rs, d_cs, rows, cols, ctx);
+    case 8:
+      return launch_relayout<unsigned long long>(src, s_rs, s_cs, dst, d_rs, d_cs, rows, cols, ctx);
+    case 16:
+      return launch_relayout<ulonglong2>(src, s_rs, s_cs, dst, d_rs, d_cs, rows, cols, ctx);
+  }
+  throw DeviceError(concat("ks relayout: no kernel for ", element_bytes, "-byte elements"));
+}
 
 void ks_group_pointers(const GroupPointerArgs& args, Context& ctx) {
   if (args.groups == 0) return;

@@ -27,4 +27,10 @@ template <class T>
 void ks_permute_rows(ComputeScalar<T> alpha, ConstView<T> src, ComputeScalar<T> beta,
                      MatrixView<T> dst, Index size, Index d, bool to_grouped, Context& ctx);
 
+// dst = src for a rows x cols matrix whose memory orders differ (one is batch-contiguous,
+// the other batch-first): a transpose through 32 x 32 shared tiles, so that both sides are
+// read and written along their contiguous axis. Any element of 2, 4, 8 or 16 bytes.
+void ks_relayout(const void* src, Index s_rs, Index s_cs, void* dst, Index d_rs, Index d_cs,
+                 Index rows, Index cols, int element_bytes, Context& ctx);
+
 }  // namespace strop::detail

@@ -3,13 +3,15 @@
 //   Fused        our output-stationary kernel: gathers the strided rows of X straight from
 //                global memory, any pattern, layout, batch and scalar type.
 //   StridedGemm  cuBLAS batched GEMM run directly on the strided row groups of X and Y (no
-//                permutation pass); needs a batch-contiguous (RowMajor) X and Y, or d = 1.
+//                permutation pass) where they are batch-contiguous (RowMajor), or d = 1;
+//                batch-first operands with d > 1 go through batch-contiguous copies (a
+//                tiled transpose each way, temporary memory of their size).
 //   Bmm          the baseline of the papers: permute X into groups, batched GEMM, permute back.
 //   Dense        cuBLAS GEMM with the materialised dense matrix (baseline; small factors).
 //   SmallBatch   few signals (decoding a token): the weights read once, along their rows, by
 //                warps (any pattern, layout and batch; meant for B <= 16 and large blocks).
 //   Auto         a cost model picks Fused, StridedGemm or SmallBatch (16-bit signals: Fused,
-//                StridedGemm or Dense).
+//                StridedGemm or Dense); with tuning on (strop/core/tuning.hpp), measured.
 #include <string_view>
 
 #include "strop/core/op.hpp"
@@ -26,7 +28,8 @@ std::string_view to_string(KSAlgorithm algorithm);
 KSAlgorithm ks_algorithm();
 void set_ks_algorithm(KSAlgorithm algorithm);
 
-// Whether StridedGemm can address these views (cuBLAS needs one unit stride per group).
+// Whether StridedGemm runs in place on these views (cuBLAS needs one unit stride per group);
+// otherwise it works on batch-contiguous copies.
 template <class T>
 bool ks_strided_gemm_supported(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y);
 
