@@ -56,23 +56,22 @@ KSAlgorithm model_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T>
 
 // 16-bit signals: the small-batch kernel reads 4-byte values only, so the tensor-core kernel
 // takes its cases. Batch-first signals with d > 1 make that kernel take tiles of several
-// groups (contiguous runs of features need them), which re-read X and W from L2 many times,
-// and StridedGemm needs copies of the signals there; where the groups are few (a d <= 16) the
-// dense matrix costs at most 16x the flops of K and cuBLAS runs it near its memory bound.
-// Measured on an H100 (bench/NOTES-ks.md): Dense 1.2-6x faster than the kernel there, slower
-// above a d = 24.
-// The dense copy (at most 2^25 values, 64 MB) is made once per factor.
+// groups (contiguous runs of features need them), which re-read X and W from L2 many times;
+// where the groups are few (a d <= 16) the dense matrix costs at most 16x the flops of K and cuBLAS
+// runs it near its memory bound. Measured on an H100 (bench/NOTES-ks.md): Dense 1.2-6x faster than
+// the kernel there, slower above a d = 24. The dense copy (at most 2^25 values, 64 MB) is made once
+// per factor.
 template <class T>
 KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
   KSAlgorithm choice = model_choice(p, op, X, Y);
-  if (choice == KSAlgorithm::SmallBatch) choice = KSAlgorithm::Fused;
+  // StridedGemm through copies: the copies of 16-bit signals ran at ~6x the roofline on an
+  // H100, behind the tensor-core kernel (bench/NOTES-ks.md); in place only.
+  const bool copies = choice == KSAlgorithm::StridedGemm && !ks_strided_gemm_supported(p, op, X, Y);
+  if (choice == KSAlgorithm::SmallBatch || copies) choice = KSAlgorithm::Fused;
   const bool batch_first = X.col_stride != 1 && X.cols > 1;
   const bool few_groups = p.d > 1 && p.a * p.d <= 16 && std::min(p.b, p.c) > 8 &&
                           p.rows() * p.cols() <= (Index(1) << 25);
-  const bool in_place =
-      choice != KSAlgorithm::StridedGemm || ks_strided_gemm_supported(p, op, X, Y);
-  if ((choice == KSAlgorithm::Fused || !in_place) && batch_first && few_groups)
-    choice = KSAlgorithm::Dense;
+  if (choice == KSAlgorithm::Fused && batch_first && few_groups) choice = KSAlgorithm::Dense;
   return choice;
 }
 }  // namespace
