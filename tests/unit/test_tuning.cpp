@@ -51,6 +51,13 @@ BOOST_AUTO_TEST_CASE(choices_persist_in_the_file) {
   set_tuning_file(path);
   BOOST_TEST(tuned_choice_count() == 2u);
   BOOST_TEST(*tuned_choice("ks|gpu|float64|a=1") == "fused");
+  // The snapshot lists what the cache holds, in key order.
+  const auto all = tuned_choices();
+  BOOST_REQUIRE(all.size() == 2u);
+  BOOST_TEST(all[0].first == "kron|gpu|float32|B=4|2x2");
+  BOOST_TEST(all[0].second == "sliced");
+  BOOST_TEST(all[1].first == "ks|gpu|float64|a=1");
+  BOOST_TEST(all[1].second == "fused");
 }
 
 BOOST_AUTO_TEST_CASE(bad_files_and_keys_are_rejected) {
