@@ -16,6 +16,8 @@
 // [a][d][out][in] for this op (in contiguous), so they load as 16-byte vectors too.
 // The accumulators go through shared memory (fp32) on the way out, so that Y is written in
 // its memory order with 16-byte stores, alpha and beta applied in fp32.
+// The tile (TJ, the warps along k and n, and a warp's 16 MF x 8 NF shape, 16 x 32 to 64 x 64)
+// is one of ks_mma_tile.hpp's configurations: the heuristic's, or the one tuning measured.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
