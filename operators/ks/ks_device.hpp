@@ -2,9 +2,12 @@
 // Internal: the GPU paths of KSFactor and KSChain (operators/ks/*.cu, *_cuda.cpp).
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "operators/ks/ks_mma_tile.hpp"
+#include "strop/core/buffer.hpp"
 #include "strop/core/context.hpp"
 #include "strop/core/error.hpp"
 #include "strop/core/op.hpp"
@@ -41,6 +44,16 @@ inline GroupTileGrid group_tile_grid(const KSPattern& p, Index out_group, Index 
   g.x = static_cast<unsigned>(blocks_x);
   g.y = static_cast<unsigned>(blocks_y);
   return g;
+}
+
+// The tuning-cache key of one application (strop/core/tuning.hpp): GPU, dtype, op, the two
+// layouts, batch and pattern.
+template <class T, class U>
+std::string ks_tuning_key(const KSPattern& p, std::string_view dtype, Op op, const MatrixView<T>& X,
+                          const MatrixView<U>& Y, Context& ctx) {
+  return concat("ks|", device_name(ctx.device()), "|", dtype, "|", to_string(op),
+                "|X=", to_string(layout_of(X)), "|Y=", to_string(layout_of(Y)), "|B=", X.cols, "|",
+                p.a, ",", p.b, ",", p.c, ",", p.d);
 }
 
 // Y = alpha op(K) X + beta Y on device views with the given algorithm (never Auto).

@@ -18,10 +18,7 @@ template <class T>
 KSAlgorithm KSFactor<T>::tuned_algorithm(Op op, ConstView<T> X, MatrixView<T> Y,
                                          Context& ctx) const {
   const KSPattern& p = pattern();
-  const std::string key =
-      detail::concat("ks|", device_name(ctx.device()), "|", ScalarTraits<T>::name, "|",
-                     to_string(op), "|X=", to_string(layout_of(X)), "|Y=", to_string(layout_of(Y)),
-                     "|B=", X.cols, "|", p.a, ",", p.b, ",", p.c, ",", p.d);
+  const std::string key = detail::ks_tuning_key(p, ScalarTraits<T>::name, op, X, Y, ctx);
   // The model's choice first: ties keep it.
   std::vector<KSAlgorithm> candidates = {ks_auto_algorithm(p, op, X, ConstView<T>(Y))};
   auto add = [&](KSAlgorithm a) {

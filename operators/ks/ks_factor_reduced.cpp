@@ -53,10 +53,8 @@ template <class Storage>
 ReducedChoice tuned_reduced_choice(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
                                    MatrixView<Storage> Y, Context& ctx) {
   const KSPattern& p = factor.pattern();
-  const std::string key = detail::concat(
-      "ks|", device_name(ctx.device()), "|", std::is_same_v<Storage, half> ? "float16" : "bfloat16",
-      "|", to_string(op), "|X=", to_string(layout_of(X)), "|Y=", to_string(layout_of(Y)),
-      "|B=", X.cols, "|", p.a, ",", p.b, ",", p.c, ",", p.d);
+  const std::string key = detail::ks_tuning_key(
+      p, std::is_same_v<Storage, half> ? "float16" : "bfloat16", op, X, Y, ctx);
   // A cached choice is taken as it is: the candidates are only made for a measurement
   // (their names cost more host time than a small product takes on the device).
   if (const auto cached = tuned_choice(key))
