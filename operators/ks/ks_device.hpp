@@ -82,6 +82,13 @@ template <class Storage>
 void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Storage> X,
                   MatrixView<Storage> Y, float alpha, float beta,
                   const std::optional<KSMmaTile>& tile, Context& ctx);
+// The pipelined kernel for a `pipelined` tile (ks_mma_pipelined.cu); false, with nothing
+// launched, where its requirements (batch-first, aligned, d % tj == 0, in % 8 == 0) do not
+// hold.
+template <class Storage>
+bool ks_mma_pipelined_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Storage> X,
+                            MatrixView<Storage> Y, float alpha, float beta, const KSMmaTile& tile,
+                            Context& ctx);
 
 // SmallBatch (ks_small_batch.cu): w_adbc in the grouped (a, d, b, c) order.
 template <class T>

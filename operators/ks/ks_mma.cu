@@ -18,6 +18,7 @@
 // its memory order with 16-byte stores, alpha and beta applied in fp32.
 // The tile (TJ, the warps along k and n, and a warp's 16 MF x 8 NF shape, 16 x 32 to 64 x 64)
 // is one of ks_mma_tile.hpp's configurations: the heuristic's, or the one tuning measured.
+// Pipelined tiles go to ks_mma_pipelined.cu (batch-first signals) where it applies.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -355,9 +356,12 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
   args.beta = beta;
 
   const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
-  const KSMmaTile t =
-      tile.value_or(ks_mma_heuristic_tile(args.out_group, p.d, X.cols, batch_contiguous));
+  KSMmaTile t = tile.value_or(ks_mma_heuristic_tile(args.out_group, p.d, X.cols, batch_contiguous));
   require<DeviceError>(ks_mma_tile_supported(t), "ks mma kernel: unsupported tile ", to_string(t));
+  if (t.pipelined) {
+    if (ks_mma_pipelined_apply(p, w_op, op, X, Y, alpha, beta, t, ctx)) return;
+    t.pipelined = false;  // its requirements do not hold: this kernel, same geometry
+  }
   args.tj = t.tj;
   args.warps_k = t.warps_k;
   args.warps_n = t.warps_n;

@@ -37,31 +37,50 @@ int groups_side_by_side(Index d, bool batch_contiguous) {
   if (batch_contiguous || d == 1) return 1;
   return d >= 8 ? 8 : (d >= 4 ? 4 : 2);
 }
+
+// The pipelined kernel's tiles for batch-first signals: tj = 8 (one warp per group) where
+// it divides d; tj = 4 with its two warps along the outputs (out > 64) or the signals.
+std::vector<KSMmaTile> pipelined_tiles(Index out, Index d) {
+  if (d % 8 == 0) return {KSMmaTile{8, 1, 1, 4, 8, true}};
+  if (d % 4 != 0) return {};
+  const KSMmaTile along_k{4, 2, 1, 4, 8, true}, along_n{4, 1, 2, 4, 8, true};
+  if (out > 64) return {along_k, along_n};
+  return {along_n, along_k};
+}
 }  // namespace
 
 std::size_t KSMmaTile::shared_bytes() const {
+  if (pipelined)
+    return std::max(ks_mma_pipelined_input_bytes(tj, warps_k),
+                    ks_mma_pipelined_output_bytes(tj, warps_k));
   const std::size_t inputs = std::size_t(tj) * (tn() + 2 * tk()) * kMmaRow * 2;
   const std::size_t outputs = std::size_t(tj) * tk() * (tn() + 1) * 4;
   return std::max(inputs, outputs);
 }
 
 std::string to_string(const KSMmaTile& t) {
-  return detail::concat("tj", t.tj, ".k", 16 * t.mf, "x", t.warps_k, ".n", 8 * t.nf, "x",
-                        t.warps_n);
+  return detail::concat("tj", t.tj, ".k", 16 * t.mf, "x", t.warps_k, ".n", 8 * t.nf, "x", t.warps_n,
+                        t.pipelined ? ".pipe" : "");
 }
 
 std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name) {
   int tj = 0, k = 0, warps_k = 0, n = 0, warps_n = 0, end = 0;
   if (std::sscanf(name.c_str(), "tj%d.k%dx%d.n%dx%d%n", &tj, &k, &warps_k, &n, &warps_n, &end) !=
           5 ||
-      end != int(name.size()) || k % 16 != 0 || n % 8 != 0)
+      k % 16 != 0 || n % 8 != 0)
     return std::nullopt;
-  const KSMmaTile t{tj, warps_k, warps_n, k / 16, n / 8};
+  const bool pipelined = name.compare(end, std::string::npos, ".pipe") == 0;
+  if (!pipelined && end != int(name.size())) return std::nullopt;
+  const KSMmaTile t{tj, warps_k, warps_n, k / 16, n / 8, pipelined};
   if (!ks_mma_tile_supported(t) || to_string(t) != name) return std::nullopt;
   return t;
 }
 
 bool ks_mma_tile_supported(const KSMmaTile& t) {
+  if (t.pipelined)
+    return t.mf == 4 && t.nf == 8 &&
+           ((t.tj == 8 && t.warps_k == 1 && t.warps_n == 1) ||
+            (t.tj == 4 && t.warps_k * t.warps_n == 2));
   const bool shape = std::any_of(std::begin(kWarpShapes), std::end(kWarpShapes),
                                  [&](WarpShape s) { return s.mf == t.mf && s.nf == t.nf; });
   const auto power_of_two = [](int v) { return v > 0 && std::has_single_bit(unsigned(v)); };
@@ -70,6 +89,10 @@ bool ks_mma_tile_supported(const KSMmaTile& t) {
 }
 
 KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous) {
+  if (!batch_contiguous && out > 32 && batch > 32) {
+    const std::vector<KSMmaTile> pipelined = pipelined_tiles(out, d);
+    if (!pipelined.empty()) return pipelined.front();
+  }
   const int tj = groups_side_by_side(d, batch_contiguous);
   const WarpShape shape = tj >= 4 && out > 32 && batch > 32 ? WarpShape{4, 8}
                           : out <= 16                       ? WarpShape{1, 4}
@@ -86,6 +109,9 @@ std::vector<KSMmaTile> ks_mma_tile_candidates(Index out, Index d, Index batch,
     if (ks_mma_tile_supported(t) && std::find(tiles.begin(), tiles.end(), t) == tiles.end())
       tiles.push_back(t);
   }
+  if (!batch_contiguous)
+    for (const KSMmaTile& t : pipelined_tiles(out, d))
+      if (std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
   return tiles;
 }
 

@@ -5,6 +5,8 @@
 //
 // A thread block of 256 threads (8 warps) owns tj groups side by side x tk outputs x tn
 // signals of one i; warps_k x warps_n warps per group, each 16 mf outputs x 8 nf signals.
+// `pipelined` tiles run ks_mma_pipelined.cu instead of ks_mma.cu: batch-first signals only,
+// 64 x 64 warp tiles, tj = 4 or 8 dividing d.
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +20,21 @@ inline constexpr int kMmaWarps = kMmaThreads / 32;
 inline constexpr int kMmaChunk = 32;           // values of l per chunk (two k16 steps)
 inline constexpr int kMmaRow = kMmaChunk + 8;  // shared row of a chunk, padded for ldmatrix
 
+// Shared memory of the pipelined kernel (ks_mma_pipelined.cu asserts that its layout has
+// these sizes): two stages of X ([tn][chunk][tj]) and W ([tj][tk][row]), the transposed X
+// chunk ([tj][tn][row]); after the loop the fp32 output tile ([tn][tj tk + 4]).
+constexpr std::size_t ks_mma_pipelined_input_bytes(int tj, int warps_k) {
+  const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
+  return 2 * (2 * tn * kMmaChunk * tj + 2 * tj * tk * kMmaRow + tj * tn * kMmaRow);
+}
+constexpr std::size_t ks_mma_pipelined_output_bytes(int tj, int warps_k) {
+  const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
+  return 4 * tn * (tj * tk + 4);
+}
+
 struct KSMmaTile {
   int tj = 1, warps_k = 1, warps_n = 1, mf = 2, nf = 4;
+  bool pipelined = false;
   int tk() const { return warps_k * 16 * mf; }
   int tn() const { return warps_n * 8 * nf; }
   // Dynamic shared memory of a block: the chunk tiles, or the fp32 output tile after the loop.
@@ -27,23 +42,27 @@ struct KSMmaTile {
   bool operator==(const KSMmaTile&) const = default;
 };
 
-// "tj8.k64x1.n64x1" (groups, outputs x warps along them, signals x warps along them): the
-// name tuning stores.
+// "tj8.k64x1.n64x1" (groups, outputs x warps along them, signals x warps along them; ".pipe"
+// after it for the pipelined kernel): the name tuning stores.
 std::string to_string(const KSMmaTile& tile);
 // The tile a name of to_string stands for; none if the name is not one (or not supported).
 std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name);
 
 // Whether ks_mma.cu has a kernel for this tile (warp shapes 16x32, 32x32, 32x64, 64x64;
-// powers of two; 8 warps; fits the shared memory of sm_90).
+// powers of two; 8 warps; fits the shared memory of sm_90), or ks_mma_pipelined.cu for a
+// pipelined one (64x64 warps, tj 8 with one warp per group or tj 4 with two).
 bool ks_mma_tile_supported(const KSMmaTile& tile);
 
 // The heuristic's tile for `out` outputs per group, d groups per i and `batch` signals in the
-// given memory order: tj = d (up to 8) groups side by side where batch-first signals need
-// them for contiguous runs of features; with few warps per group (tj >= 4), 64 x 64 warp
-// tiles so that X and W are re-read from L2 half as often.
+// given memory order: for batch-first signals with d % 4 == 0 and more than 32 outputs and
+// signals, the pipelined kernel (tj = 8 where it divides d, else 4); otherwise ks_mma.cu
+// with tj = d (up to 8) groups side by side where batch-first signals need them for
+// contiguous runs of features, and with few warps per group (tj >= 4) 64 x 64 warp tiles so
+// that X and W are re-read from L2 half as often.
 KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous);
 
-// What tuning measures: the heuristic's tile first, then the other warp shapes (distinct).
+// What tuning measures: the heuristic's tile first, then ks_mma.cu's warp shapes and, for
+// batch-first signals with d % 4 == 0, the pipelined tiles (distinct).
 std::vector<KSMmaTile> ks_mma_tile_candidates(Index out, Index d, Index batch,
                                               bool batch_contiguous);
 

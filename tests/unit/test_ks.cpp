@@ -314,9 +314,13 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
             const KSMmaTile h = detail::ks_mma_heuristic_tile(out, d, batch, batch_contiguous);
             BOOST_TEST(detail::ks_mma_tile_supported(h));
             BOOST_TEST(h.tj * h.warps_k * h.warps_n == detail::kMmaWarps);
-            // Groups side by side only where batch-first signals need runs of features.
+            // Groups side by side only where batch-first signals need runs of features; the
+            // pipelined kernel's tj divides d.
             const int tj = batch_contiguous || d == 1 ? 1 : d >= 8 ? 8 : d >= 4 ? 4 : 2;
-            BOOST_TEST(h.tj == tj);
+            const bool pipelined = !batch_contiguous && d % 4 == 0 && out > 32 && batch > 32;
+            BOOST_TEST(h.pipelined == pipelined);
+            BOOST_TEST(h.tj == (pipelined ? (d % 8 == 0 ? 8 : 4) : tj));
+            if (h.pipelined) BOOST_TEST(h.mf * h.nf == 32);  // 64 x 64 warp tiles
             // Warps go to the outputs only while the group has outputs for them.
             if (h.warps_k > 1) BOOST_TEST(h.tk() / 2 < out);
             const auto tiles = detail::ks_mma_tile_candidates(out, d, batch, batch_contiguous);
@@ -327,16 +331,31 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
               // Names go to the tuning cache and come back as the same tile.
               const auto parsed = detail::parse_ks_mma_tile(to_string(tiles[a]));
               BOOST_TEST((parsed && *parsed == tiles[a]));
-              BOOST_TEST(tiles[a].tj == tj);
+              if (tiles[a].pipelined) {
+                BOOST_TEST(!batch_contiguous);
+                BOOST_TEST(d % tiles[a].tj == 0);
+              } else {
+                BOOST_TEST(tiles[a].tj == tj);
+              }
               for (std::size_t b = 0; b < a; ++b)
                 BOOST_TEST(to_string(tiles[a]) != to_string(tiles[b]));  // names are the keys
             }
           }
         }
-  // ColMajor with d >= 8 and large groups: one 64 x 64 warp tile per group.
+  // ColMajor with d >= 8 and large groups: one 64 x 64 warp tile per group, pipelined.
   const KSMmaTile wide = detail::ks_mma_heuristic_tile(384, 48, 25088, false);
-  BOOST_TEST(to_string(wide) == "tj8.k64x1.n64x1");
-  BOOST_TEST(wide.shared_bytes() == std::size_t(8 * 64 * 65 * 4));  // the fp32 output tile
+  BOOST_TEST(to_string(wide) == "tj8.k64x1.n64x1.pipe");
+  // Two stages of X (64 x 32 x 8) and W (8 x 64 x 40) and the transposed chunk (8 x 64 x 40).
+  BOOST_TEST(wide.shared_bytes() == std::size_t(2 * (2 * (16384 + 20480) + 20480)));
+  const KSMmaTile ks_mma = {8, 1, 1, 4, 8};  // the same geometry in ks_mma.cu
+  BOOST_TEST(ks_mma.shared_bytes() == std::size_t(8 * 64 * 65 * 4));  // the fp32 output tile
+  // d = 12: tj = 4; its two warps along the outputs when a group has more than 64.
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(96, 12, 25088, false)) ==
+             "tj4.k64x2.n64x1.pipe");
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(48, 12, 25088, false)) ==
+             "tj4.k64x1.n64x2.pipe");
+  BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k64x1.n64x1.pip").has_value());
+  BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k32x1.n64x1.pipe").has_value());  // no such kernel
 }
 
 BOOST_AUTO_TEST_CASE(forcing_a_tile) {

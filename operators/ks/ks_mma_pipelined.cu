@@ -1,0 +1,368 @@
+// The tensor-core KS kernel for batch-first (ColMajor) 16-bit signals, pipelined: the
+// configurations of ks_mma_tile.hpp marked `pipelined` (64 x 64 warp tiles, TJ = 4 or 8
+// groups side by side with TJ dividing d).
+//
+// Why a second kernel: in batch-first memory a signal's features run (l, j) with j fastest,
+// so the TJ groups of a tile sit side by side in 8- or 16-byte units, while mma.m16n8k16
+// wants pairs of consecutive l in a register. ks_mma.cu transposes element by element on
+// the way from registers to shared memory, with tile geometry decided at run time; profiled,
+// it was bound by that index arithmetic (~28 instructions per mma). Here:
+// - X and W travel global -> shared by cp.async only (zero-filled outside the problem), two
+//   chunks in flight, X in its memory order (units of TJ values, swizzled against bank
+//   conflicts);
+// - one shared -> shared pass per chunk turns each X unit row into l-contiguous rows per
+//   group (16-byte loads, byte permutes pairing l and l + 1, 8-byte stores), so that
+//   ldmatrix hands out the B fragments as in the batch-last case;
+// - the geometry is fixed at compile time; the accumulators leave through shared memory in
+//   fp32 and Y is written in units of TJ outputs (alpha and beta in fp32, one rounding).
+// Requirements (checked by ks_mma_pipelined_apply, which declines otherwise): X and Y with
+// unit feature stride, 16-byte aligned, leading dimensions multiples of 8; d % TJ == 0;
+// in_group % 8 == 0 (whole 16-byte weight vectors). Any batch and out_group (tails are
+// zero-filled on the way in and skipped on the way out).
+#include <algorithm>
+#include <cstdint>
+
+#include "operators/ks/ks_device.hpp"
+#include "operators/ks/ks_mma_tile.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_scalar.cuh"
+#include "runtime/mma16.cuh"
+
+namespace strop::detail {
+namespace {
+
+constexpr int kThreads = kMmaThreads;
+constexpr int kChunk = kMmaChunk;
+constexpr int kRow = kMmaRow;
+constexpr int kWarpTile = 64;  // outputs and signals of a warp: 4 x 8 m16n8 fragments
+static_assert(kChunk == 32, "a thread transposes quads of l: eight per row");
+
+struct PipelinedArgs {
+  const uint16_t* x;  // X(feature, n) at n ldx + feature
+  Index ldx;
+  uint16_t* y;
+  Index ldy;
+  const uint16_t* w;  // [a][d][out][in] for this op
+  Index out_group, in_group, d, batch;
+  Index k_tiles, j_tiles;
+  float alpha, beta;
+};
+
+// Compile-time geometry of a block: TJ groups x BK outputs x BN signals.
+template <int TJ, int WK>
+struct Geometry {
+  static constexpr int WN = kMmaWarps / TJ / WK;  // warps along the signals
+  static constexpr int BK = kWarpTile * WK;
+  static constexpr int BN = kWarpTile * WN;
+  static constexpr int kXStage = BN * kChunk * TJ;  // values: [BN][kChunk][TJ]
+  static constexpr int kWStage = TJ * BK * kRow;    // [TJ][BK][kRow]
+  static constexpr int kXt = TJ * BN * kRow;        // [TJ][BN][kRow]
+  static constexpr int kOutRow = TJ * BK + 4;       // floats: [BN][TJ][BK], rows padded
+  static constexpr int kVectorsPerQuad = TJ / 2;    // four l of one signal
+  static_assert(WN >= 1 && TJ * WK * WN == kMmaWarps, "8 warps");
+  static_assert(std::size_t(2 * (kXStage + kWStage) + kXt) * 2 ==
+                    ks_mma_pipelined_input_bytes(TJ, WK),
+                "ks_mma_tile.hpp's shared-memory size is this layout's");
+  static_assert(std::size_t(BN) * kOutRow * 4 == ks_mma_pipelined_output_bytes(TJ, WK),
+                "ks_mma_tile.hpp's output tile is this layout's");
+};
+
+// Position of 16-byte vector v within an X row: the low bits XOR-ed with the row's eighth,
+// so that the eight threads reading one row's quads (one vector each per step) hit eight
+// different groups of four banks.
+template <int TJ>
+__device__ __forceinline__ int swizzled(int v) {
+  return v ^ ((v >> 3) & (TJ / 2 - 1));
+}
+
+// cp.async of one unit (8 or 16 bytes); zeros where `fill` is false (src not read).
+template <int Bytes>
+__device__ __forceinline__ void copy_async(void* shared_dst, const void* global_src, bool fill) {
+  const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(shared_dst));
+  const int src_bytes = fill ? Bytes : 0;
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src),
+                 "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(global_src),
+                 "n"(Bytes), "r"(src_bytes));
+}
+__device__ __forceinline__ void commit_copies() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+
+// A thread's share of every chunk's copies: X units (n_first + 8 r, l) and W vectors
+// (jx, k_first + 64 r, 8 l) for r = 0, 1, ...; only l0 moves from chunk to chunk, so the
+// addresses are worked out once (kThreads is a multiple of the units per X row and of the
+// vectors per W row).
+template <int TJ, int WK>
+struct ChunkCopies {
+  using G = Geometry<TJ, WK>;
+  static constexpr int kXRowsPerPass = kThreads / kChunk;
+  static constexpr int kWRowsPerPass = kThreads / (kChunk / 8);
+  static_assert(G::BK % kWRowsPerPass == 0, "whole passes over a group's outputs");
+  const uint16_t* x;       // unit (n_first, l) of chunk 0
+  const uint16_t* w;       // vector (0, k_first, l) of chunk 0
+  int x_shared, w_shared;  // the same in a stage's shared memory
+  Index n_first, k_first;
+  int x_l, w_l;  // the X unit's l, the W vector's first l
+
+  __device__ ChunkCopies(const PipelinedArgs& p, Index i, Index j0, Index k0, Index n0) {
+    const int t = int(threadIdx.x);
+    n_first = n0 + t / kChunk;
+    const int lx = t % kChunk;
+    x = p.x + n_first * p.ldx + (i * p.in_group + lx) * p.d + j0;
+    x_shared = (t / kChunk) * kChunk * TJ + swizzled<TJ>(lx * TJ / 8) * 8 + (lx * TJ) % 8;
+    x_l = lx;
+    const int row = t / (kChunk / 8);  // below kWRowsPerPass <= BK: in group jx = 0
+    w_l = (t % (kChunk / 8)) * 8;
+    k_first = k0 + row;
+    w = p.w + ((i * p.d + j0) * p.out_group + k_first) * p.in_group + w_l;
+    w_shared = row * kRow + w_l;
+  }
+
+  // Starts the copies of chunk l0 into one stage.
+  __device__ __forceinline__ void issue(const PipelinedArgs& p, Index l0, uint16_t* xs,
+                                        uint16_t* ws) const {
+    const bool x_l_inside = l0 + x_l < p.in_group;
+    const Index x_pass = kXRowsPerPass * p.ldx;
+#pragma unroll
+    for (int r = 0; r < G::BN / kXRowsPerPass; ++r) {
+      const bool fill = x_l_inside && n_first + r * kXRowsPerPass < p.batch;
+      copy_async<TJ * 2>(xs + x_shared + r * kXRowsPerPass * kChunk * TJ,
+                         fill ? x + l0 * p.d + r * x_pass : p.x, fill);
+    }
+    const bool w_l_inside = l0 + w_l < p.in_group;
+#pragma unroll
+    for (int r = 0; r < TJ * G::BK / kWRowsPerPass; ++r) {
+      constexpr int kPassesPerGroup = G::BK / kWRowsPerPass;
+      const int jx = r / kPassesPerGroup, k_step = (r % kPassesPerGroup) * kWRowsPerPass;
+      const bool fill = w_l_inside && k_first + k_step < p.out_group;
+      const Index offset = (jx * p.out_group + k_step) * p.in_group + l0;
+      copy_async<16>(ws + w_shared + (jx * G::BK + k_step) * kRow, fill ? w + offset : p.w, fill);
+    }
+    commit_copies();
+  }
+};
+
+// X chunk [n][l][jx] (units) -> xt[jx][n][l]: a thread takes four l of one signal, pairs
+// l and l + 1 of each group with byte permutes, and stores each group's four values at once.
+template <int TJ, int WK>
+__device__ __forceinline__ void transpose_chunk(const uint16_t* xs, uint16_t* xt) {
+  using G = Geometry<TJ, WK>;
+  constexpr int kQuads = G::BN * kChunk / 4;
+  constexpr int kWordsPerUnit = TJ / 2;
+#pragma unroll
+  for (int r = 0; r < kQuads / kThreads; ++r) {
+    const int item = int(threadIdx.x) + r * kThreads;
+    const int n = item / (kChunk / 4), q = item % (kChunk / 4);
+    uint32_t words[4 * kWordsPerUnit];  // unit u (l = 4 q + u): words u TJ/2 ... (jx pairs)
+#pragma unroll
+    for (int s = 0; s < G::kVectorsPerQuad; ++s) {
+      const int v = q * G::kVectorsPerQuad + s;
+      const uint4 vector =
+          *reinterpret_cast<const uint4*>(xs + n * kChunk * TJ + swizzled<TJ>(v) * 8);
+      words[4 * s] = vector.x, words[4 * s + 1] = vector.y;
+      words[4 * s + 2] = vector.z, words[4 * s + 3] = vector.w;
+    }
+#pragma unroll
+    for (int jx = 0; jx < TJ; ++jx) {
+      const int pair = jx / 2;
+      const unsigned select = jx % 2 ? 0x7632u : 0x5410u;  // high or low halves of both
+      uint2 out;
+      out.x = __byte_perm(words[pair], words[kWordsPerUnit + pair], select);
+      out.y = __byte_perm(words[2 * kWordsPerUnit + pair], words[3 * kWordsPerUnit + pair], select);
+      *reinterpret_cast<uint2*>(xt + (jx * G::BN + n) * kRow + 4 * q) = out;
+    }
+  }
+}
+
+template <class S, int TJ, int WK>
+__global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const PipelinedArgs p) {
+  using G = Geometry<TJ, WK>;
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [2][BN][kChunk][TJ], swizzled
+  uint16_t* ws = xs + 2 * G::kXStage;                  // [2][TJ][BK][kRow]
+  uint16_t* xt = ws + 2 * G::kWStage;                  // [TJ][BN][kRow]
+  auto* cs = reinterpret_cast<float*>(shared_raw);     // [BN][TJ][BK] (padded), after the loop
+
+  Index block = blockIdx.x;
+  const Index k0 = (block % p.k_tiles) * G::BK;
+  block /= p.k_tiles;
+  const Index j0 = (block % p.j_tiles) * TJ;
+  const Index i = block / p.j_tiles;
+  const Index n0 = Index(blockIdx.y) * G::BN;
+
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int wn = warp % G::WN;
+  const int wk = (warp / G::WN) % WK;
+  const int wj = warp / (G::WN * WK);
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int f = 0; f < 8; ++f)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][f][e] = 0.0f;
+
+  const Index chunks = (p.in_group + kChunk - 1) / kChunk;
+  const ChunkCopies<TJ, WK> copies(p, i, j0, k0, n0);
+  copies.issue(p, 0, xs, ws);
+  for (Index c = 0; c < chunks; ++c) {
+    const int stage = int(c & 1);
+    if (c + 1 < chunks) {  // the other stage's chunk was multiplied in the last iteration
+      copies.issue(p, (c + 1) * kChunk, xs + (stage ^ 1) * G::kXStage,
+                   ws + (stage ^ 1) * G::kWStage);
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
+    }
+    __syncthreads();
+    transpose_chunk<TJ, WK>(xs + stage * G::kXStage, xt);
+    __syncthreads();
+    const uint16_t* wc = ws + stage * G::kWStage;
+#pragma unroll
+    for (int step = 0; step < kChunk; step += 16) {
+      uint32_t a[4][4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int row = wj * G::BK + wk * kWarpTile + m * 16 + lane % 16;
+        load_matrices_x4(a[m], wc + row * kRow + step + (lane / 16) * 8);
+      }
+#pragma unroll
+      for (int pair = 0; pair < 4; ++pair) {  // two n8 fragments per ldmatrix.x4
+        uint32_t b[4];
+        const int n = wj * G::BN + wn * kWarpTile + pair * 16 + (lane / 16) * 8 + lane % 8;
+        load_matrices_x4(b, xt + n * kRow + step + ((lane / 8) % 2) * 8);
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          mma_add(S{}, acc[m][2 * pair], a[m], b[0], b[1], acc[m][2 * pair]);
+          mma_add(S{}, acc[m][2 * pair + 1], a[m], b[2], b[3], acc[m][2 * pair + 1]);
+        }
+      }
+    }
+    __syncthreads();  // xt and this stage are rewritten next
+  }
+
+  // Accumulators -> cs[n][jx][k] (fp32; lanes g and t land in 32 different banks).
+  {
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int f = 0; f < 8; ++f)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int k = wk * kWarpTile + m * 16 + g + (e / 2) * 8;
+          const int n = wn * kWarpTile + f * 8 + 2 * t + e % 2;
+          cs[n * G::kOutRow + wj * G::BK + k] = acc[m][f][e];
+        }
+  }
+  __syncthreads();
+  // Y units (n, k): the TJ outputs of one signal and output row, contiguous in memory.
+#pragma unroll 4
+  for (int r = 0; r < G::BN * G::BK / kThreads; ++r) {
+    const int item = int(threadIdx.x) + r * kThreads;
+    const int k = item % G::BK, n = item / G::BK;
+    if (n0 + n >= p.batch || k0 + k >= p.out_group) continue;
+    float out[TJ];
+#pragma unroll
+    for (int jx = 0; jx < TJ; ++jx)
+      out[jx] = p.alpha * cs[n * G::kOutRow + jx * G::BK + k];
+    uint16_t* first = p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0;
+    uint32_t words[TJ / 2];
+    if (p.beta != 0.0f) {
+      if constexpr (TJ == 8) {
+        const uint4 old = *reinterpret_cast<const uint4*>(first);
+        words[0] = old.x, words[1] = old.y, words[2] = old.z, words[3] = old.w;
+      } else {
+        const uint2 old = *reinterpret_cast<const uint2*>(first);
+        words[0] = old.x, words[1] = old.y;
+      }
+#pragma unroll
+      for (int q = 0; q < TJ / 2; ++q) {
+        const float2 pair = unpack(S{}, words[q]);
+        out[2 * q] += p.beta * pair.x;
+        out[2 * q + 1] += p.beta * pair.y;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < TJ / 2; ++q)
+      words[q] = pack(S{}, out[2 * q], out[2 * q + 1]);
+    if constexpr (TJ == 8)
+      *reinterpret_cast<uint4*>(first) = make_uint4(words[0], words[1], words[2], words[3]);
+    else
+      *reinterpret_cast<uint2*>(first) = make_uint2(words[0], words[1]);
+  }
+}
+
+template <class S, int TJ, int WK>
+void launch_pipelined(const PipelinedArgs& args, dim3 grid, cudaStream_t stream) {
+  const auto kernel = ks_mma_pipelined_kernel<S, TJ, WK>;
+  const std::size_t shared =
+      std::max(ks_mma_pipelined_input_bytes(TJ, WK), ks_mma_pipelined_output_bytes(TJ, WK));
+  // Above the default 48 KB without the opt-in.
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+             "ks pipelined mma kernel: shared memory");
+  kernel<<<grid, kThreads, shared, stream>>>(args);
+  check_launch("ks_mma_pipelined_kernel");
+}
+
+bool aligned16(const void* pointer) {
+  return (reinterpret_cast<uintptr_t>(pointer) & 15) == 0;
+}
+
+}  // namespace
+
+template <class Storage>
+bool ks_mma_pipelined_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Storage> X,
+                            MatrixView<Storage> Y, float alpha, float beta, const KSMmaTile& tile,
+                            Context& ctx) {
+  using S = DeviceScalar<Storage>;
+  const Index out_group = op != Op::NoTrans ? p.c : p.b;
+  const Index in_group = op != Op::NoTrans ? p.b : p.c;
+  const bool applicable = tile.pipelined && ks_mma_tile_supported(tile) && X.row_stride == 1 &&
+                          Y.row_stride == 1 && X.col_stride % 8 == 0 && Y.col_stride % 8 == 0 &&
+                          aligned16(X.data) && aligned16(Y.data) && aligned16(w_op) &&
+                          p.d % tile.tj == 0 && in_group % 8 == 0;
+  if (!applicable) return false;
+  PipelinedArgs args{};
+  args.x = reinterpret_cast<const uint16_t*>(X.data);
+  args.ldx = X.col_stride;
+  args.y = reinterpret_cast<uint16_t*>(Y.data);
+  args.ldy = Y.col_stride;
+  args.w = reinterpret_cast<const uint16_t*>(w_op);
+  args.out_group = out_group;
+  args.in_group = in_group;
+  args.d = p.d;
+  args.batch = X.cols;
+  args.alpha = alpha;
+  args.beta = beta;
+  const GroupTileGrid g = group_tile_grid(p, out_group, tile.tk(), tile.tj, X.cols, tile.tn(),
+                                          "ks pipelined mma kernel");
+  args.k_tiles = g.k_tiles;
+  args.j_tiles = g.j_tiles;
+  const dim3 grid(g.x, g.y);
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  if (tile.tj == 8)
+    launch_pipelined<S, 8, 1>(args, grid, stream);
+  else if (tile.warps_k == 2)
+    launch_pipelined<S, 4, 2>(args, grid, stream);
+  else
+    launch_pipelined<S, 4, 1>(args, grid, stream);
+  return true;
+}
+
+template bool ks_mma_pipelined_apply(const KSPattern&, const half*, Op, ConstView<half>,
+                                     MatrixView<half>, float, float, const KSMmaTile&, Context&);
+template bool ks_mma_pipelined_apply(const KSPattern&, const bfloat16*, Op, ConstView<bfloat16>,
+                                     MatrixView<bfloat16>, float, float, const KSMmaTile&,
+                                     Context&);
+
+}  // namespace strop::detail
