@@ -8,8 +8,8 @@
 // the way from registers to shared memory, with tile geometry decided at run time; profiled,
 // it was bound by that index arithmetic (~28 instructions per mma). Here:
 // - X and W travel global -> shared by cp.async only (zero-filled outside the problem), two
-//   chunks in flight, X in its memory order (units of TJ values, swizzled against bank
-//   conflicts);
+//   chunks ahead of the products, X in its memory order (units of TJ values, swizzled
+//   against bank conflicts);
 // - one shared -> shared pass per chunk turns each X unit row into l-contiguous rows per
 //   group (16-byte loads, byte permutes pairing l and l + 1, 8-byte stores), so that
 //   ldmatrix hands out the B fragments as in the batch-last case;
@@ -33,7 +33,6 @@ namespace {
 
 constexpr int kThreads = kMmaThreads;
 constexpr int kChunk = kMmaChunk;
-constexpr int kRow = kMmaRow;
 constexpr int kWarpTile = 64;  // outputs and signals of a warp: 4 x 8 m16n8 fragments
 static_assert(kChunk == 32, "a thread transposes quads of l: eight per row");
 
@@ -55,12 +54,12 @@ struct Geometry {
   static constexpr int BK = kWarpTile * WK;
   static constexpr int BN = kWarpTile * WN;
   static constexpr int kXStage = BN * kChunk * TJ;  // values: [BN][kChunk][TJ]
-  static constexpr int kWStage = TJ * BK * kRow;    // [TJ][BK][kRow]
-  static constexpr int kXt = TJ * BN * kRow;        // [TJ][BN][kRow]
+  static constexpr int kWStage = TJ * BK * kChunk;  // [TJ][BK][kChunk], swizzled rows
+  static constexpr int kXt = TJ * BN * kChunk;      // [TJ][BN][kChunk], swizzled rows
   static constexpr int kOutRow = TJ * BK + 4;       // floats: [BN][TJ][BK], rows padded
   static constexpr int kVectorsPerQuad = TJ / 2;    // four l of one signal
   static_assert(WN >= 1 && TJ * WK * WN == kMmaWarps, "8 warps");
-  static_assert(std::size_t(2 * (kXStage + kWStage) + kXt) * 2 ==
+  static_assert(std::size_t(2 * kXStage + 3 * kWStage + 2 * kXt) * 2 ==
                     ks_mma_pipelined_input_bytes(TJ, WK),
                 "ks_mma_tile.hpp's shared-memory size is this layout's");
   static_assert(std::size_t(BN) * kOutRow * 4 == ks_mma_pipelined_output_bytes(TJ, WK),
@@ -73,6 +72,13 @@ struct Geometry {
 template <int TJ>
 __device__ __forceinline__ int swizzled(int v) {
   return v ^ ((v >> 3) & (TJ / 2 - 1));
+}
+
+// Rows of kChunk = 32 values (64 bytes) that ldmatrix reads eight at a time: the 16-byte
+// piece `piece` of row `row` sits at piece ^ ((row / 2) % 4), so that eight consecutive rows
+// hit eight different groups of four banks (no padding: the stages need the space).
+__device__ __forceinline__ int row_piece(int row, int piece) {
+  return row * kChunk + (piece ^ ((row >> 1) & 3)) * 8;
 }
 
 // cp.async of one unit (8 or 16 bytes); zeros where `fill` is false (src not read).
@@ -105,9 +111,10 @@ struct ChunkCopies {
   static constexpr int kXRowsPerPass = kThreads / kChunk;
   static constexpr int kWRowsPerPass = kThreads / (kChunk / 8);
   static_assert(G::BK % kWRowsPerPass == 0, "whole passes over a group's outputs");
-  const uint16_t* x;       // unit (n_first, l) of chunk 0
-  const uint16_t* w;       // vector (0, k_first, l) of chunk 0
-  int x_shared, w_shared;  // the same in a stage's shared memory
+  const uint16_t* x;  // unit (n_first, l) of chunk 0
+  const uint16_t* w;  // vector (0, k_first, l) of chunk 0
+  int x_shared;       // the same in a stage's shared memory
+  int w_shared;       // the W vector's row in a stage
   Index n_first, k_first;
   int x_l, w_l;  // the X unit's l, the W vector's first l
 
@@ -122,7 +129,7 @@ struct ChunkCopies {
     w_l = (t % (kChunk / 8)) * 8;
     k_first = k0 + row;
     w = p.w + ((i * p.d + j0) * p.out_group + k_first) * p.in_group + w_l;
-    w_shared = row * kRow + w_l;
+    w_shared = row;
   }
 
   // Starts the copies of chunk l0 into one stage.
@@ -143,7 +150,8 @@ struct ChunkCopies {
       const int jx = r / kPassesPerGroup, k_step = (r % kPassesPerGroup) * kWRowsPerPass;
       const bool fill = w_l_inside && k_first + k_step < p.out_group;
       const Index offset = (jx * p.out_group + k_step) * p.in_group + l0;
-      copy_async<16>(ws + w_shared + (jx * G::BK + k_step) * kRow, fill ? w + offset : p.w, fill);
+      copy_async<16>(ws + row_piece(w_shared + jx * G::BK + k_step, w_l / 8),
+                     fill ? w + offset : p.w, fill);
     }
     commit_copies();
   }
@@ -176,7 +184,7 @@ __device__ __forceinline__ void transpose_chunk(const uint16_t* xs, uint16_t* xt
       uint2 out;
       out.x = __byte_perm(words[pair], words[kWordsPerUnit + pair], select);
       out.y = __byte_perm(words[2 * kWordsPerUnit + pair], words[3 * kWordsPerUnit + pair], select);
-      *reinterpret_cast<uint2*>(xt + (jx * G::BN + n) * kRow + 4 * q) = out;
+      *reinterpret_cast<uint2*>(xt + row_piece(jx * G::BN + n, q / 2) + (q % 2) * 4) = out;
     }
   }
 }
@@ -186,8 +194,8 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
   using G = Geometry<TJ, WK>;
   extern __shared__ __align__(16) unsigned char shared_raw[];
   auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [2][BN][kChunk][TJ], swizzled
-  uint16_t* ws = xs + 2 * G::kXStage;                  // [2][TJ][BK][kRow]
-  uint16_t* xt = ws + 2 * G::kWStage;                  // [TJ][BN][kRow]
+  uint16_t* ws = xs + 2 * G::kXStage;                  // [3][TJ][BK][kChunk]
+  uint16_t* xt = ws + 3 * G::kWStage;                  // [2][TJ][BN][kChunk]
   auto* cs = reinterpret_cast<float*>(shared_raw);     // [BN][TJ][BK] (padded), after the loop
 
   Index block = blockIdx.x;
@@ -211,35 +219,46 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
       for (int e = 0; e < 4; ++e)
         acc[m][f][e] = 0.0f;
 
-  const Index chunks = (p.in_group + kChunk - 1) / kChunk;
+  // Chunk c: X in xs[c % 2] until transposed into xt[c % 2], W in ws[c % 3]. Iteration c
+  // multiplies chunk c while transposing chunk c + 1 (no barrier between them, so warps
+  // overlap the shared-memory pass with the tensor cores) and has chunk c + 2 in flight:
+  // one barrier per chunk.
+  const int chunks = int((p.in_group + kChunk - 1) / kChunk);
   const ChunkCopies<TJ, WK> copies(p, i, j0, k0, n0);
   copies.issue(p, 0, xs, ws);
-  for (Index c = 0; c < chunks; ++c) {
-    const int stage = int(c & 1);
-    if (c + 1 < chunks) {  // the other stage's chunk was multiplied in the last iteration
-      copies.issue(p, (c + 1) * kChunk, xs + (stage ^ 1) * G::kXStage,
-                   ws + (stage ^ 1) * G::kWStage);
-      wait_copies<1>();
-    } else {
-      wait_copies<0>();
-    }
+  if (chunks > 1) {
+    copies.issue(p, kChunk, xs + G::kXStage, ws + G::kWStage);
+    wait_copies<1>();
+  } else {
+    wait_copies<0>();
+  }
+  __syncthreads();
+  transpose_chunk<TJ, WK>(xs, xt);
+  for (int c = 0; c < chunks; ++c) {
+    if (c + 1 < chunks) wait_copies<0>();  // chunk c + 1, the only one in flight
+    // Visible to all: xt of chunk c, the copies of chunk c + 1; done by all: chunk c - 1's
+    // products (its W stage and xt free) and chunk c's transposition (its X stage free).
     __syncthreads();
-    transpose_chunk<TJ, WK>(xs + stage * G::kXStage, xt);
-    __syncthreads();
-    const uint16_t* wc = ws + stage * G::kWStage;
+    if (c + 2 < chunks)
+      copies.issue(p, Index(c + 2) * kChunk, xs + (c % 2) * G::kXStage,
+                   ws + ((c + 2) % 3) * G::kWStage);
+    if (c + 1 < chunks)
+      transpose_chunk<TJ, WK>(xs + ((c + 1) % 2) * G::kXStage, xt + ((c + 1) % 2) * G::kXt);
+    const uint16_t* wc = ws + (c % 3) * G::kWStage;
+    const uint16_t* xc = xt + (c % 2) * G::kXt;
 #pragma unroll
     for (int step = 0; step < kChunk; step += 16) {
       uint32_t a[4][4];
 #pragma unroll
       for (int m = 0; m < 4; ++m) {
         const int row = wj * G::BK + wk * kWarpTile + m * 16 + lane % 16;
-        load_matrices_x4(a[m], wc + row * kRow + step + (lane / 16) * 8);
+        load_matrices_x4(a[m], wc + row_piece(row, step / 8 + lane / 16));
       }
 #pragma unroll
       for (int pair = 0; pair < 4; ++pair) {  // two n8 fragments per ldmatrix.x4
         uint32_t b[4];
         const int n = wj * G::BN + wn * kWarpTile + pair * 16 + (lane / 16) * 8 + lane % 8;
-        load_matrices_x4(b, xt + n * kRow + step + ((lane / 8) % 2) * 8);
+        load_matrices_x4(b, xc + row_piece(n, step / 8 + (lane / 8) % 2));
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
           mma_add(S{}, acc[m][2 * pair], a[m], b[0], b[1], acc[m][2 * pair]);
@@ -247,8 +266,8 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
         }
       }
     }
-    __syncthreads();  // xt and this stage are rewritten next
   }
+  __syncthreads();  // the output tile reuses all of it
 
   // Accumulators -> cs[n][jx][k] (fp32; lanes g and t land in 32 different banks).
   {

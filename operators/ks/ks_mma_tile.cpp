@@ -89,7 +89,9 @@ bool ks_mma_tile_supported(const KSMmaTile& t) {
 }
 
 KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous) {
-  if (!batch_contiguous && out > 32 && batch > 32) {
+  // Above a d = 48 every X unit of the pipelined kernel's copies sits in its own 128-byte
+  // line, and it measured 1.1-2.3x slower than ks_mma.cu there on an H100 (bench/NOTES-ks.md).
+  if (!batch_contiguous && d <= 48 && out > 32 && batch > 32) {
     const std::vector<KSMmaTile> pipelined = pipelined_tiles(out, d);
     if (!pipelined.empty()) return pipelined.front();
   }

@@ -21,11 +21,11 @@ inline constexpr int kMmaChunk = 32;           // values of l per chunk (two k16
 inline constexpr int kMmaRow = kMmaChunk + 8;  // shared row of a chunk, padded for ldmatrix
 
 // Shared memory of the pipelined kernel (ks_mma_pipelined.cu asserts that its layout has
-// these sizes): two stages of X ([tn][chunk][tj]) and W ([tj][tk][row]), the transposed X
-// chunk ([tj][tn][row]); after the loop the fp32 output tile ([tn][tj tk + 4]).
+// these sizes): two stages of X ([tn][chunk][tj]), three of W ([tj][tk][chunk]) and two of
+// the transposed X ([tj][tn][chunk]); after the loop the fp32 output tile ([tn][tj tk + 4]).
 constexpr std::size_t ks_mma_pipelined_input_bytes(int tj, int warps_k) {
   const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
-  return 2 * (2 * tn * kMmaChunk * tj + 2 * tj * tk * kMmaRow + tj * tn * kMmaRow);
+  return 2 * kMmaChunk * (2 * tn * tj + 3 * tj * tk + 2 * tj * tn);
 }
 constexpr std::size_t ks_mma_pipelined_output_bytes(int tj, int warps_k) {
   const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
@@ -54,8 +54,9 @@ std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name);
 bool ks_mma_tile_supported(const KSMmaTile& tile);
 
 // The heuristic's tile for `out` outputs per group, d groups per i and `batch` signals in the
-// given memory order: for batch-first signals with d % 4 == 0 and more than 32 outputs and
-// signals, the pipelined kernel (tj = 8 where it divides d, else 4); otherwise ks_mma.cu
+// given memory order: for batch-first signals with d % 4 == 0, d <= 48 and more than 32
+// outputs and signals, the pipelined kernel (tj = 8 where it divides d, else 4); otherwise
+// ks_mma.cu
 // with tj = d (up to 8) groups side by side where batch-first signals need them for
 // contiguous runs of features, and with few warps per group (tj >= 4) 64 x 64 warp tiles so
 // that X and W are re-read from L2 half as often.

@@ -317,7 +317,8 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
             // Groups side by side only where batch-first signals need runs of features; the
             // pipelined kernel's tj divides d.
             const int tj = batch_contiguous || d == 1 ? 1 : d >= 8 ? 8 : d >= 4 ? 4 : 2;
-            const bool pipelined = !batch_contiguous && d % 4 == 0 && out > 32 && batch > 32;
+            const bool pipelined =
+                !batch_contiguous && d % 4 == 0 && d <= 48 && out > 32 && batch > 32;
             BOOST_TEST(h.pipelined == pipelined);
             BOOST_TEST(h.tj == (pipelined ? (d % 8 == 0 ? 8 : 4) : tj));
             if (h.pipelined) BOOST_TEST(h.mf * h.nf == 32);  // 64 x 64 warp tiles
@@ -343,10 +344,10 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
           }
         }
   // ColMajor with d >= 8 and large groups: one 64 x 64 warp tile per group, pipelined.
-  const KSMmaTile wide = detail::ks_mma_heuristic_tile(384, 48, 25088, false);
+  const KSMmaTile wide = detail::ks_mma_heuristic_tile(384, 16, 25088, false);
   BOOST_TEST(to_string(wide) == "tj8.k64x1.n64x1.pipe");
-  // Two stages of X (64 x 32 x 8) and W (8 x 64 x 40) and the transposed chunk (8 x 64 x 40).
-  BOOST_TEST(wide.shared_bytes() == std::size_t(2 * (2 * (16384 + 20480) + 20480)));
+  // Two stages of X (64 x 32 x 8), three of W (8 x 64 x 32), two of the transposed X.
+  BOOST_TEST(wide.shared_bytes() == std::size_t(2 * 7 * 16384));
   const KSMmaTile ks_mma = {8, 1, 1, 4, 8};  // the same geometry in ks_mma.cu
   BOOST_TEST(ks_mma.shared_bytes() == std::size_t(8 * 64 * 65 * 4));  // the fp32 output tile
   // d = 12: tj = 4; its two warps along the outputs when a group has more than 64.
@@ -354,8 +355,29 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
              "tj4.k64x2.n64x1.pipe");
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(48, 12, 25088, false)) ==
              "tj4.k64x1.n64x2.pipe");
+  // Above a d = 48 ks_mma.cu's tile (the pipelined kernel's scattered copies measured slower).
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(384, 64, 25088, false)) == "tj8.k64x1.n64x1");
   BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k64x1.n64x1.pip").has_value());
   BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k32x1.n64x1.pipe").has_value());  // no such kernel
+}
+
+// The 16-bit Auto model on batch-first signals: the pipelined kernel where it applies and the
+// groups are not too few (a d > 4), Dense for few groups otherwise, StridedGemm in place for
+// batch-last signals with large blocks.
+BOOST_AUTO_TEST_CASE(sixteen_bit_auto_model) {
+  const auto choice = [](KSPattern p, Layout layout) {
+    const Index batch = 25088;
+    const ConstView<half> x = make_view<const half>(nullptr, p.cols(), batch, layout);
+    const ConstView<half> y = make_view<const half>(nullptr, p.rows(), batch, layout);
+    return std::string(to_string(ks_auto_algorithm(p, Op::NoTrans, x, y)));
+  };
+  const auto name = [](KSAlgorithm a) { return std::string(to_string(a)); };
+  BOOST_TEST(choice({1, 256, 256, 4}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // a d = 4
+  BOOST_TEST(choice({4, 128, 128, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
+  BOOST_TEST(choice({1, 128, 128, 12}, Layout::ColMajor) == name(KSAlgorithm::Fused));
+  BOOST_TEST(choice({1, 96, 96, 6}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // d % 4 != 0
+  BOOST_TEST(choice({1, 64, 64, 96}, Layout::ColMajor) == name(KSAlgorithm::Fused));
+  BOOST_TEST(choice({1, 256, 256, 4}, Layout::RowMajor) == name(KSAlgorithm::StridedGemm));
 }
 
 BOOST_AUTO_TEST_CASE(forcing_a_tile) {
