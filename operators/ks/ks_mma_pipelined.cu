@@ -59,7 +59,7 @@ struct Geometry {
   static constexpr int kOutRow = TJ * BK + 4;       // floats: [BN][TJ][BK], rows padded
   static constexpr int kVectorsPerQuad = TJ / 2;    // four l of one signal
   static_assert(WN >= 1 && TJ * WK * WN == kMmaWarps, "8 warps");
-  static_assert(std::size_t(2 * kXStage + 3 * kWStage + 2 * kXt) * 2 ==
+  static_assert(std::size_t(3 * kXStage + 2 * kWStage + 2 * kXt) * 2 ==
                     ks_mma_pipelined_input_bytes(TJ, WK),
                 "ks_mma_tile.hpp's shared-memory size is this layout's");
   static_assert(std::size_t(BN) * kOutRow * 4 == ks_mma_pipelined_output_bytes(TJ, WK),
@@ -132,9 +132,20 @@ struct ChunkCopies {
     w_shared = row;
   }
 
-  // Starts the copies of chunk l0 into one stage.
-  __device__ __forceinline__ void issue(const PipelinedArgs& p, Index l0, uint16_t* xs,
-                                        uint16_t* ws) const {
+  // Start the copies of chunk c into one stage, as one commit group (empty past the last
+  // chunk, so that the groups keep their count).
+  __device__ __forceinline__ void issue_x(const PipelinedArgs& p, int c, int chunks,
+                                          uint16_t* xs) const {
+    if (c < chunks) copy_x(p, Index(c) * kChunk, xs);
+    commit_copies();
+  }
+  __device__ __forceinline__ void issue_w(const PipelinedArgs& p, int c, int chunks,
+                                          uint16_t* ws) const {
+    if (c < chunks) copy_w(p, Index(c) * kChunk, ws);
+    commit_copies();
+  }
+
+  __device__ __forceinline__ void copy_x(const PipelinedArgs& p, Index l0, uint16_t* xs) const {
     const bool x_l_inside = l0 + x_l < p.in_group;
     const Index x_pass = kXRowsPerPass * p.ldx;
 #pragma unroll
@@ -143,6 +154,8 @@ struct ChunkCopies {
       copy_async<TJ * 2>(xs + x_shared + r * kXRowsPerPass * kChunk * TJ,
                          fill ? x + l0 * p.d + r * x_pass : p.x, fill);
     }
+  }
+  __device__ __forceinline__ void copy_w(const PipelinedArgs& p, Index l0, uint16_t* ws) const {
     const bool w_l_inside = l0 + w_l < p.in_group;
 #pragma unroll
     for (int r = 0; r < TJ * G::BK / kWRowsPerPass; ++r) {
@@ -153,7 +166,6 @@ struct ChunkCopies {
       copy_async<16>(ws + row_piece(w_shared + jx * G::BK + k_step, w_l / 8),
                      fill ? w + offset : p.w, fill);
     }
-    commit_copies();
   }
 };
 
@@ -193,9 +205,9 @@ template <class S, int TJ, int WK>
 __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const PipelinedArgs p) {
   using G = Geometry<TJ, WK>;
   extern __shared__ __align__(16) unsigned char shared_raw[];
-  auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [2][BN][kChunk][TJ], swizzled
-  uint16_t* ws = xs + 2 * G::kXStage;                  // [3][TJ][BK][kChunk]
-  uint16_t* xt = ws + 3 * G::kWStage;                  // [2][TJ][BN][kChunk]
+  auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [3][BN][kChunk][TJ], swizzled
+  uint16_t* ws = xs + 3 * G::kXStage;                  // [2][TJ][BK][kChunk]
+  uint16_t* xt = ws + 2 * G::kWStage;                  // [2][TJ][BN][kChunk]
   auto* cs = reinterpret_cast<float*>(shared_raw);     // [BN][TJ][BK] (padded), after the loop
 
   Index block = blockIdx.x;
@@ -219,32 +231,31 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
       for (int e = 0; e < 4; ++e)
         acc[m][f][e] = 0.0f;
 
-  // Chunk c: X in xs[c % 2] until transposed into xt[c % 2], W in ws[c % 3]. Iteration c
+  // Chunk c: X in xs[c % 3] until transposed into xt[c % 2], W in ws[c % 2]. Iteration c
   // multiplies chunk c while transposing chunk c + 1 (no barrier between them, so warps
-  // overlap the shared-memory pass with the tensor cores) and has chunk c + 2 in flight:
-  // one barrier per chunk.
+  // overlap the shared-memory pass with the tensor cores), with X of chunks c + 2 and c + 3
+  // in flight and W of chunk c + 1 (W is mostly L2 hits: one chunk ahead is enough, and its
+  // third stage went to X): one barrier per chunk. Commit groups, oldest first: X0 W0 X1 X2,
+  // then W(c + 1) X(c + 3) per iteration; all but the newest have landed at each barrier.
   const int chunks = int((p.in_group + kChunk - 1) / kChunk);
   const ChunkCopies<TJ, WK> copies(p, i, j0, k0, n0);
-  copies.issue(p, 0, xs, ws);
-  if (chunks > 1) {
-    copies.issue(p, kChunk, xs + G::kXStage, ws + G::kWStage);
-    wait_copies<1>();
-  } else {
-    wait_copies<0>();
-  }
+  copies.issue_x(p, 0, chunks, xs);
+  copies.issue_w(p, 0, chunks, ws);
+  copies.issue_x(p, 1, chunks, xs + G::kXStage);
+  copies.issue_x(p, 2, chunks, xs + 2 * G::kXStage);
+  wait_copies<2>();  // X0 and W0
   __syncthreads();
   transpose_chunk<TJ, WK>(xs, xt);
   for (int c = 0; c < chunks; ++c) {
-    if (c + 1 < chunks) wait_copies<0>();  // chunk c + 1, the only one in flight
-    // Visible to all: xt of chunk c, the copies of chunk c + 1; done by all: chunk c - 1's
-    // products (its W stage and xt free) and chunk c's transposition (its X stage free).
+    wait_copies<1>();  // X(c + 1) and W(c); X(c + 2) may still be in flight
+    // Visible to all: xt of chunk c, X(c + 1), W(c); done by all: chunk c - 1's products
+    // (its W stage and xt free) and chunk c's transposition (its X stage free).
     __syncthreads();
-    if (c + 2 < chunks)
-      copies.issue(p, Index(c + 2) * kChunk, xs + (c % 2) * G::kXStage,
-                   ws + ((c + 2) % 3) * G::kWStage);
+    copies.issue_w(p, c + 1, chunks, ws + ((c + 1) % 2) * G::kWStage);
+    copies.issue_x(p, c + 3, chunks, xs + (c % 3) * G::kXStage);
     if (c + 1 < chunks)
-      transpose_chunk<TJ, WK>(xs + ((c + 1) % 2) * G::kXStage, xt + ((c + 1) % 2) * G::kXt);
-    const uint16_t* wc = ws + (c % 3) * G::kWStage;
+      transpose_chunk<TJ, WK>(xs + ((c + 1) % 3) * G::kXStage, xt + ((c + 1) % 2) * G::kXt);
+    const uint16_t* wc = ws + (c % 2) * G::kWStage;
     const uint16_t* xc = xt + (c % 2) * G::kXt;
 #pragma unroll
     for (int step = 0; step < kChunk; step += 16) {

@@ -21,11 +21,11 @@ inline constexpr int kMmaChunk = 32;           // values of l per chunk (two k16
 inline constexpr int kMmaRow = kMmaChunk + 8;  // shared row of a chunk, padded for ldmatrix
 
 // Shared memory of the pipelined kernel (ks_mma_pipelined.cu asserts that its layout has
-// these sizes): two stages of X ([tn][chunk][tj]), three of W ([tj][tk][chunk]) and two of
+// these sizes): three stages of X ([tn][chunk][tj]), two of W ([tj][tk][chunk]) and two of
 // the transposed X ([tj][tn][chunk]); after the loop the fp32 output tile ([tn][tj tk + 4]).
 constexpr std::size_t ks_mma_pipelined_input_bytes(int tj, int warps_k) {
   const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
-  return 2 * kMmaChunk * (2 * tn * tj + 3 * tj * tk + 2 * tj * tn);
+  return 2 * kMmaChunk * (3 * tn * tj + 2 * tj * tk + 2 * tj * tn);
 }
 constexpr std::size_t ks_mma_pipelined_output_bytes(int tj, int warps_k) {
   const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
