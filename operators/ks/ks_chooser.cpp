@@ -60,8 +60,9 @@ KSAlgorithm model_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T>
 // where the groups are few (a d <= 16) the dense matrix costs at most 16x the flops of K and
 // cuBLAS runs it near its memory bound. Measured on an H100 (bench/NOTES-ks.md): Dense 1.2-6x
 // faster than ks_mma.cu there, slower above a d = 24; the pipelined kernel (d % 4 == 0,
-// d <= 48) beats Dense there except for a d <= 4 (Dense 1.3-1.4x faster). The dense copy (at
-// most 2^25 values, 64 MB) is made once per factor.
+// d <= 48) beats Dense there except for a d <= 4 with blocks of 384 and more (Dense 1.1x
+// faster: its GEMM runs near cuBLAS's peak). The dense copy (at most 2^25 values, 64 MB) is
+// made once per factor.
 template <class T>
 KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
   KSAlgorithm choice = model_choice(p, op, X, Y);
@@ -73,8 +74,8 @@ KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstV
   const bool few_groups = p.d > 1 && p.a * p.d <= 16 && std::min(p.b, p.c) > 8 &&
                           p.rows() * p.cols() <= (Index(1) << 25);
   const Index out = op == Op::NoTrans ? p.b : p.c, in = op == Op::NoTrans ? p.c : p.b;
-  const bool pipelined =
-      p.d % 4 == 0 && p.d <= 48 && in % 8 == 0 && out > 32 && X.cols > 32 && p.a * p.d > 4;
+  const bool pipelined = p.d % 4 == 0 && p.d <= 48 && in % 8 == 0 && out > 32 && X.cols > 32 &&
+                         (p.a * p.d > 4 || std::min(out, in) < 384);
   if (choice == KSAlgorithm::Fused && batch_first && few_groups && !pipelined)
     choice = KSAlgorithm::Dense;
   return choice;

@@ -39,12 +39,15 @@ int groups_side_by_side(Index d, bool batch_contiguous) {
 }
 
 // The pipelined kernel's tiles for batch-first signals: tj = 8 (one warp per group) where
-// it divides d; tj = 4 with its two warps along the outputs (out > 64) or the signals.
+// it divides d; tj = 4 with its two warps along the outputs (128 per tile) or the signals.
+// Along the outputs measured 8-21 % faster on an H100 where the group has more than 64 of
+// them, except where a 128-output tile would leave half of the last one idle (out = 192:
+// 12-19 % slower).
 std::vector<KSMmaTile> pipelined_tiles(Index out, Index d) {
   if (d % 8 == 0) return {KSMmaTile{8, 1, 1, 4, 8, true}};
   if (d % 4 != 0) return {};
   const KSMmaTile along_k{4, 2, 1, 4, 8, true}, along_n{4, 1, 2, 4, 8, true};
-  if (out > 64) return {along_k, along_n};
+  if (out > 64 && out % 128 != 64) return {along_k, along_n};
   return {along_n, along_k};
 }
 }  // namespace

@@ -355,15 +355,17 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
              "tj4.k64x2.n64x1.pipe");
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(48, 12, 25088, false)) ==
              "tj4.k64x1.n64x2.pipe");
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(192, 4, 25088, false)) ==
+             "tj4.k64x1.n64x2.pipe");  // a 128-output tile would idle half of the last one
   // Above a d = 48 ks_mma.cu's tile (the pipelined kernel's scattered copies measured slower).
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(384, 64, 25088, false)) == "tj8.k64x1.n64x1");
   BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k64x1.n64x1.pip").has_value());
   BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k32x1.n64x1.pipe").has_value());  // no such kernel
 }
 
-// The 16-bit Auto model on batch-first signals: the pipelined kernel where it applies and the
-// groups are not too few (a d > 4), Dense for few groups otherwise, StridedGemm in place for
-// batch-last signals with large blocks.
+// The 16-bit Auto model on batch-first signals: the pipelined kernel where it applies, except
+// for a d <= 4 with large blocks (Dense), Dense for few groups otherwise, StridedGemm in place
+// for batch-last signals with large blocks.
 BOOST_AUTO_TEST_CASE(sixteen_bit_auto_model) {
   const auto choice = [](KSPattern p, Layout layout) {
     const Index batch = 25088;
@@ -372,7 +374,8 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_auto_model) {
     return std::string(to_string(ks_auto_algorithm(p, Op::NoTrans, x, y)));
   };
   const auto name = [](KSAlgorithm a) { return std::string(to_string(a)); };
-  BOOST_TEST(choice({1, 256, 256, 4}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // a d = 4
+  BOOST_TEST(choice({1, 384, 384, 4}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // a d = 4
+  BOOST_TEST(choice({1, 256, 256, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({4, 128, 128, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({1, 128, 128, 12}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({1, 96, 96, 6}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // d % 4 != 0
