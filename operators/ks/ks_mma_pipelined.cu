@@ -13,8 +13,10 @@
 // - one shared -> shared pass per chunk turns each X unit row into l-contiguous rows per
 //   group (16-byte loads, byte permutes pairing l and l + 1, 8-byte stores), so that
 //   ldmatrix hands out the B fragments as in the batch-last case;
-// - the geometry is fixed at compile time; the accumulators leave through shared memory in
-//   fp32 and Y is written in units of TJ outputs (alpha and beta in fp32, one rounding).
+// - the geometry is fixed at compile time; one block per multiprocessor walks the tiles
+//   (persistent), copying the next tile's first chunks while it writes the current tile's
+//   outputs: alpha acc + beta y in fp32, rounded once, staged through shared memory so that
+//   Y is written in units of TJ outputs.
 // Requirements (checked by ks_mma_pipelined_apply, which declines otherwise): X and Y with
 // unit feature stride, 16-byte aligned, leading dimensions multiples of 8; d % TJ == 0;
 // in_group % 8 == 0 (whole 16-byte weight vectors). Any batch and out_group (tails are
@@ -44,6 +46,7 @@ struct PipelinedArgs {
   const uint16_t* w;  // [a][d][out][in] for this op
   Index out_group, in_group, d, batch;
   Index k_tiles, j_tiles;
+  Index tiles_per_signal_tile, tiles;  // a j_tiles k_tiles; that times the signal tiles
   float alpha, beta;
 };
 
@@ -56,14 +59,13 @@ struct Geometry {
   static constexpr int kXStage = BN * kChunk * TJ;  // values: [BN][kChunk][TJ]
   static constexpr int kWStage = TJ * BK * kChunk;  // [TJ][BK][kChunk], swizzled rows
   static constexpr int kXt = TJ * BN * kChunk;      // [TJ][BN][kChunk], swizzled rows
-  static constexpr int kOutRow = TJ * BK + 4;       // floats: [BN][TJ][BK], rows padded
+  static constexpr int kOutRow = TJ * BK + 8;       // 16-bit outputs [BN][TJ][BK], rows padded
   static constexpr int kVectorsPerQuad = TJ / 2;    // four l of one signal
   static_assert(WN >= 1 && TJ * WK * WN == kMmaWarps, "8 warps");
-  static_assert(std::size_t(3 * kXStage + 2 * kWStage + 2 * kXt) * 2 ==
-                    ks_mma_pipelined_input_bytes(TJ, WK),
+  static_assert(std::size_t(3 * kXStage + 2 * kWStage) * 2 +
+                        std::max(std::size_t(2 * kXt), std::size_t(BN) * kOutRow) * 2 ==
+                    ks_mma_pipelined_shared_bytes(TJ, WK),
                 "ks_mma_tile.hpp's shared-memory size is this layout's");
-  static_assert(std::size_t(BN) * kOutRow * 4 == ks_mma_pipelined_output_bytes(TJ, WK),
-                "ks_mma_tile.hpp's output tile is this layout's");
 };
 
 // Position of 16-byte vector v within an X row: the low bits XOR-ed with the row's eighth,
@@ -208,139 +210,151 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
   auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [3][BN][kChunk][TJ], swizzled
   uint16_t* ws = xs + 3 * G::kXStage;                  // [2][TJ][BK][kChunk]
   uint16_t* xt = ws + 2 * G::kWStage;                  // [2][TJ][BN][kChunk]
-  auto* cs = reinterpret_cast<float*>(shared_raw);     // [BN][TJ][BK] (padded), after the loop
-
-  Index block = blockIdx.x;
-  const Index k0 = (block % p.k_tiles) * G::BK;
-  block /= p.k_tiles;
-  const Index j0 = (block % p.j_tiles) * TJ;
-  const Index i = block / p.j_tiles;
-  const Index n0 = Index(blockIdx.y) * G::BN;
+  auto* os = reinterpret_cast<S*>(xt);  // after a tile's products: [BN][TJ][BK] (+8) outputs
 
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   const int wn = warp % G::WN;
   const int wk = (warp / G::WN) % WK;
   const int wj = warp / (G::WN * WK);
 
-  float acc[4][8][4];
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int f = 0; f < 8; ++f)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        acc[m][f][e] = 0.0f;
-
-  // Chunk c: X in xs[c % 3] until transposed into xt[c % 2], W in ws[c % 2]. Iteration c
-  // multiplies chunk c while transposing chunk c + 1 (no barrier between them, so warps
-  // overlap the shared-memory pass with the tensor cores), with X of chunks c + 2 and c + 3
-  // in flight and W of chunk c + 1 (W is mostly L2 hits: one chunk ahead is enough, and its
-  // third stage went to X): one barrier per chunk. Commit groups, oldest first: X0 W0 X1 X2,
-  // then W(c + 1) X(c + 3) per iteration; all but the newest have landed at each barrier.
+  // Persistent: one block per multiprocessor walks the tiles (k fastest, then j, i, and the
+  // signals), so that while it writes one tile's outputs the first chunks of its next tile
+  // are already on their way (short products were paying a load latency and an epilogue
+  // per tile, with nothing else on the multiprocessor).
+  const auto tile_origin = [&](Index tile, Index& i, Index& j0, Index& k0, Index& n0) {
+    const Index n_tile = tile / p.tiles_per_signal_tile;
+    Index rest = tile % p.tiles_per_signal_tile;
+    k0 = (rest % p.k_tiles) * G::BK;
+    rest /= p.k_tiles;
+    j0 = (rest % p.j_tiles) * TJ;
+    i = rest / p.j_tiles;
+    n0 = n_tile * G::BN;
+  };
   const int chunks = int((p.in_group + kChunk - 1) / kChunk);
-  const ChunkCopies<TJ, WK> copies(p, i, j0, k0, n0);
-  copies.issue_x(p, 0, chunks, xs);
-  copies.issue_w(p, 0, chunks, ws);
-  copies.issue_x(p, 1, chunks, xs + G::kXStage);
-  copies.issue_x(p, 2, chunks, xs + 2 * G::kXStage);
-  wait_copies<2>();  // X0 and W0
-  __syncthreads();
-  transpose_chunk<TJ, WK>(xs, xt);
-  for (int c = 0; c < chunks; ++c) {
-    wait_copies<1>();  // X(c + 1) and W(c); X(c + 2) may still be in flight
-    // Visible to all: xt of chunk c, X(c + 1), W(c); done by all: chunk c - 1's products
-    // (its W stage and xt free) and chunk c's transposition (its X stage free).
-    __syncthreads();
-    copies.issue_w(p, c + 1, chunks, ws + ((c + 1) % 2) * G::kWStage);
-    copies.issue_x(p, c + 3, chunks, xs + (c % 3) * G::kXStage);
-    if (c + 1 < chunks)
-      transpose_chunk<TJ, WK>(xs + ((c + 1) % 3) * G::kXStage, xt + ((c + 1) % 2) * G::kXt);
-    const uint16_t* wc = ws + (c % 2) * G::kWStage;
-    const uint16_t* xc = xt + (c % 2) * G::kXt;
-#pragma unroll
-    for (int step = 0; step < kChunk; step += 16) {
-      uint32_t a[4][4];
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int row = wj * G::BK + wk * kWarpTile + m * 16 + lane % 16;
-        load_matrices_x4(a[m], wc + row_piece(row, step / 8 + lane / 16));
-      }
-#pragma unroll
-      for (int pair = 0; pair < 4; ++pair) {  // two n8 fragments per ldmatrix.x4
-        uint32_t b[4];
-        const int n = wj * G::BN + wn * kWarpTile + pair * 16 + (lane / 16) * 8 + lane % 8;
-        load_matrices_x4(b, xc + row_piece(n, step / 8 + (lane / 8) % 2));
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          mma_add(S{}, acc[m][2 * pair], a[m], b[0], b[1], acc[m][2 * pair]);
-          mma_add(S{}, acc[m][2 * pair + 1], a[m], b[2], b[3], acc[m][2 * pair + 1]);
-        }
-      }
-    }
-  }
-  __syncthreads();  // the output tile reuses all of it
-
-  // Accumulators -> cs[n][jx][k] (fp32; lanes g and t land in 32 different banks).
-  {
-    const int g = lane / 4, t = lane % 4;
+  // Chunk c of a tile: X in xs[c % 3] until transposed into xt[c % 2], W in ws[c % 2].
+  // Commit groups, oldest first: X0 W0 X1 X2 (issued before the tile starts), then
+  // W(c + 1) X(c + 3) per iteration (empty past the last chunk).
+  const auto issue_first_chunks = [&](const ChunkCopies<TJ, WK>& copies) {
+    copies.issue_x(p, 0, chunks, xs);
+    copies.issue_w(p, 0, chunks, ws);
+    copies.issue_x(p, 1, chunks, xs + G::kXStage);
+    copies.issue_x(p, 2, chunks, xs + 2 * G::kXStage);
+  };
+  Index tile = blockIdx.x;
+  Index i, j0, k0, n0;
+  tile_origin(tile, i, j0, k0, n0);
+  issue_first_chunks(ChunkCopies<TJ, WK>(p, i, j0, k0, n0));
+  while (true) {
+    const ChunkCopies<TJ, WK> copies(p, i, j0, k0, n0);
+    float acc[4][8][4];
 #pragma unroll
     for (int m = 0; m < 4; ++m)
 #pragma unroll
       for (int f = 0; f < 8; ++f)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int k = wk * kWarpTile + m * 16 + g + (e / 2) * 8;
-          const int n = wn * kWarpTile + f * 8 + 2 * t + e % 2;
-          cs[n * G::kOutRow + wj * G::BK + k] = acc[m][f][e];
+        for (int e = 0; e < 4; ++e)
+          acc[m][f][e] = 0.0f;
+
+    wait_copies<2>();  // X0 and W0
+    __syncthreads();   // also: the last tile's outputs have left os (= xt)
+    transpose_chunk<TJ, WK>(xs, xt);
+    // Iteration c multiplies chunk c while transposing chunk c + 1 (no barrier between them,
+    // so warps overlap the shared-memory pass with the tensor cores), with X of chunks c + 2
+    // and c + 3 in flight and W of chunk c + 1 (W is mostly L2 hits: one chunk ahead is
+    // enough, and its third stage went to X): one barrier per chunk.
+    for (int c = 0; c < chunks; ++c) {
+      wait_copies<1>();  // X(c + 1) and W(c); X(c + 2) may still be in flight
+      // Visible to all: xt of chunk c, X(c + 1), W(c); done by all: chunk c - 1's products
+      // (its W stage and xt free) and chunk c's transposition (its X stage free).
+      __syncthreads();
+      copies.issue_w(p, c + 1, chunks, ws + ((c + 1) % 2) * G::kWStage);
+      copies.issue_x(p, c + 3, chunks, xs + (c % 3) * G::kXStage);
+      if (c + 1 < chunks)
+        transpose_chunk<TJ, WK>(xs + ((c + 1) % 3) * G::kXStage, xt + ((c + 1) % 2) * G::kXt);
+      const uint16_t* wc = ws + (c % 2) * G::kWStage;
+      const uint16_t* xc = xt + (c % 2) * G::kXt;
+#pragma unroll
+      for (int step = 0; step < kChunk; step += 16) {
+        uint32_t a[4][4];
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const int row = wj * G::BK + wk * kWarpTile + m * 16 + lane % 16;
+          load_matrices_x4(a[m], wc + row_piece(row, step / 8 + lane / 16));
         }
-  }
-  __syncthreads();
-  // Y units (n, k): the TJ outputs of one signal and output row, contiguous in memory.
-#pragma unroll 4
-  for (int r = 0; r < G::BN * G::BK / kThreads; ++r) {
-    const int item = int(threadIdx.x) + r * kThreads;
-    const int k = item % G::BK, n = item / G::BK;
-    if (n0 + n >= p.batch || k0 + k >= p.out_group) continue;
-    float out[TJ];
 #pragma unroll
-    for (int jx = 0; jx < TJ; ++jx)
-      out[jx] = p.alpha * cs[n * G::kOutRow + jx * G::BK + k];
-    uint16_t* first = p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0;
-    uint32_t words[TJ / 2];
-    if (p.beta != 0.0f) {
-      if constexpr (TJ == 8) {
-        const uint4 old = *reinterpret_cast<const uint4*>(first);
-        words[0] = old.x, words[1] = old.y, words[2] = old.z, words[3] = old.w;
-      } else {
-        const uint2 old = *reinterpret_cast<const uint2*>(first);
-        words[0] = old.x, words[1] = old.y;
-      }
+        for (int pair = 0; pair < 4; ++pair) {  // two n8 fragments per ldmatrix.x4
+          uint32_t b[4];
+          const int n = wj * G::BN + wn * kWarpTile + pair * 16 + (lane / 16) * 8 + lane % 8;
+          load_matrices_x4(b, xc + row_piece(n, step / 8 + (lane / 8) % 2));
 #pragma unroll
-      for (int q = 0; q < TJ / 2; ++q) {
-        const float2 pair = unpack(S{}, words[q]);
-        out[2 * q] += p.beta * pair.x;
-        out[2 * q + 1] += p.beta * pair.y;
+          for (int m = 0; m < 4; ++m) {
+            mma_add(S{}, acc[m][2 * pair], a[m], b[0], b[1], acc[m][2 * pair]);
+            mma_add(S{}, acc[m][2 * pair + 1], a[m], b[2], b[3], acc[m][2 * pair + 1]);
+          }
+        }
       }
     }
+    __syncthreads();  // all products done: every stage is free
+
+    const Index next = tile + gridDim.x;
+    Index ni = 0, nj0 = 0, nk0 = 0, nn0 = 0;
+    if (next < p.tiles) {
+      tile_origin(next, ni, nj0, nk0, nn0);
+      issue_first_chunks(ChunkCopies<TJ, WK>(p, ni, nj0, nk0, nn0));
+    }
+
+    // Outputs alpha acc + beta y, rounded once, -> os[n][jx][k] (lanes g and t land in 16
+    // different words; y for beta != 0 read value by value, the uncommon case).
+    {
+      const int g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int q = 0; q < TJ / 2; ++q)
-      words[q] = pack(S{}, out[2 * q], out[2 * q + 1]);
-    if constexpr (TJ == 8)
-      *reinterpret_cast<uint4*>(first) = make_uint4(words[0], words[1], words[2], words[3]);
-    else
-      *reinterpret_cast<uint2*>(first) = make_uint2(words[0], words[1]);
+      for (int m = 0; m < 4; ++m)
+#pragma unroll
+        for (int f = 0; f < 8; ++f)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int k = wk * kWarpTile + m * 16 + g + (e / 2) * 8;
+            const int n = wn * kWarpTile + f * 8 + 2 * t + e % 2;
+            float value = p.alpha * acc[m][f][e];
+            if (p.beta != 0.0f && n0 + n < p.batch && k0 + k < p.out_group)
+              value += p.beta *
+                       load_value(reinterpret_cast<const S*>(
+                           p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0 + wj));
+            store_value(os + n * G::kOutRow + wj * G::BK + k, value);
+          }
+    }
+    __syncthreads();
+    // Y units (n, k): the TJ outputs of one signal and output row, contiguous in memory.
+    const auto* staged = reinterpret_cast<const uint16_t*>(os);
+#pragma unroll 4
+    for (int r = 0; r < G::BN * G::BK / kThreads; ++r) {
+      const int item = int(threadIdx.x) + r * kThreads;
+      const int k = item % G::BK, n = item / G::BK;
+      if (n0 + n >= p.batch || k0 + k >= p.out_group) continue;
+      uint32_t words[TJ / 2];
+#pragma unroll
+      for (int q = 0; q < TJ / 2; ++q)
+        words[q] = uint32_t(staged[n * G::kOutRow + 2 * q * G::BK + k]) |
+                   uint32_t(staged[n * G::kOutRow + (2 * q + 1) * G::BK + k]) << 16;
+      uint16_t* first = p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0;
+      if constexpr (TJ == 8)
+        *reinterpret_cast<uint4*>(first) = make_uint4(words[0], words[1], words[2], words[3]);
+      else
+        *reinterpret_cast<uint2*>(first) = make_uint2(words[0], words[1]);
+    }
+    if (next >= p.tiles) break;
+    tile = next, i = ni, j0 = nj0, k0 = nk0, n0 = nn0;
   }
 }
 
 template <class S, int TJ, int WK>
-void launch_pipelined(const PipelinedArgs& args, dim3 grid, cudaStream_t stream) {
+void launch_pipelined(const PipelinedArgs& args, unsigned blocks, cudaStream_t stream) {
   const auto kernel = ks_mma_pipelined_kernel<S, TJ, WK>;
-  const std::size_t shared =
-      std::max(ks_mma_pipelined_input_bytes(TJ, WK), ks_mma_pipelined_output_bytes(TJ, WK));
+  const std::size_t shared = ks_mma_pipelined_shared_bytes(TJ, WK);
   // Above the default 48 KB without the opt-in.
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
              "ks pipelined mma kernel: shared memory");
-  kernel<<<grid, kThreads, shared, stream>>>(args);
+  kernel<<<blocks, kThreads, shared, stream>>>(args);
   check_launch("ks_mma_pipelined_kernel");
 }
 
@@ -378,14 +392,20 @@ bool ks_mma_pipelined_apply(const KSPattern& p, const Storage* w_op, Op op, Cons
                                           "ks pipelined mma kernel");
   args.k_tiles = g.k_tiles;
   args.j_tiles = g.j_tiles;
-  const dim3 grid(g.x, g.y);
+  args.tiles_per_signal_tile = Index(g.x);
+  args.tiles = Index(g.x) * Index(g.y);
+  // One persistent block per multiprocessor (the kernel holds one at a time).
+  int multiprocessors = 0;
+  check_cuda(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, ctx.device()),
+             "ks pipelined mma kernel: multiprocessor count");
+  const auto blocks = unsigned(std::min<Index>(args.tiles, std::max(multiprocessors, 1)));
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (tile.tj == 8)
-    launch_pipelined<S, 8, 1>(args, grid, stream);
+    launch_pipelined<S, 8, 1>(args, blocks, stream);
   else if (tile.warps_k == 2)
-    launch_pipelined<S, 4, 2>(args, grid, stream);
+    launch_pipelined<S, 4, 2>(args, blocks, stream);
   else
-    launch_pipelined<S, 4, 1>(args, grid, stream);
+    launch_pipelined<S, 4, 1>(args, blocks, stream);
   return true;
 }
 

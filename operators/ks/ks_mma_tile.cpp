@@ -53,9 +53,7 @@ std::vector<KSMmaTile> pipelined_tiles(Index out, Index d) {
 }  // namespace
 
 std::size_t KSMmaTile::shared_bytes() const {
-  if (pipelined)
-    return std::max(ks_mma_pipelined_input_bytes(tj, warps_k),
-                    ks_mma_pipelined_output_bytes(tj, warps_k));
+  if (pipelined) return ks_mma_pipelined_shared_bytes(tj, warps_k);
   const std::size_t inputs = std::size_t(tj) * (tn() + 2 * tk()) * kMmaRow * 2;
   const std::size_t outputs = std::size_t(tj) * tk() * (tn() + 1) * 4;
   return std::max(inputs, outputs);

@@ -21,15 +21,14 @@ inline constexpr int kMmaChunk = 32;           // values of l per chunk (two k16
 inline constexpr int kMmaRow = kMmaChunk + 8;  // shared row of a chunk, padded for ldmatrix
 
 // Shared memory of the pipelined kernel (ks_mma_pipelined.cu asserts that its layout has
-// these sizes): three stages of X ([tn][chunk][tj]), two of W ([tj][tk][chunk]) and two of
-// the transposed X ([tj][tn][chunk]); after the loop the fp32 output tile ([tn][tj tk + 4]).
-constexpr std::size_t ks_mma_pipelined_input_bytes(int tj, int warps_k) {
+// this size): three stages of X ([tn][chunk][tj]), two of W ([tj][tk][chunk]) and two of the
+// transposed X ([tj][tn][chunk]), whose space holds a tile's 16-bit outputs
+// ([tn][tj tk + 8]) after its products.
+constexpr std::size_t ks_mma_pipelined_shared_bytes(int tj, int warps_k) {
   const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
-  return 2 * kMmaChunk * (3 * tn * tj + 2 * tj * tk + 2 * tj * tn);
-}
-constexpr std::size_t ks_mma_pipelined_output_bytes(int tj, int warps_k) {
-  const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
-  return 4 * tn * (tj * tk + 4);
+  const std::size_t transposed = 2 * tj * tn * kMmaChunk, outputs = tn * (tj * tk + 8);
+  return 2 * (3 * tn * kMmaChunk * tj + 2 * tj * tk * kMmaChunk +
+              (transposed > outputs ? transposed : outputs));
 }
 
 struct KSMmaTile {
