@@ -23,6 +23,7 @@
 // zero-filled on the way in and skipped on the way out).
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "operators/ks/ks_device.hpp"
 #include "operators/ks/ks_mma_tile.hpp"
@@ -203,7 +204,7 @@ __device__ __forceinline__ void transpose_chunk(const uint16_t* xs, uint16_t* xt
   }
 }
 
-template <class S, int TJ, int WK>
+template <class S, int TJ, int WK, bool Persistent>
 __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const PipelinedArgs p) {
   using G = Geometry<TJ, WK>;
   extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -217,10 +218,10 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
   const int wk = (warp / G::WN) % WK;
   const int wj = warp / (G::WN * WK);
 
-  // Persistent: one block per multiprocessor walks the tiles (k fastest, then j, i, and the
-  // signals), so that while it writes one tile's outputs the first chunks of its next tile
-  // are already on their way (short products were paying a load latency and an epilogue
-  // per tile, with nothing else on the multiprocessor).
+  // Tiles: k fastest, then j, i, and the signals. Persistent: one block per multiprocessor
+  // walks them, so that while it writes one tile's outputs the first chunks of its next
+  // tile are already on their way (short products pay a load latency and an epilogue per
+  // tile, with nothing else on the multiprocessor). Otherwise one tile per block.
   const auto tile_origin = [&](Index tile, Index& i, Index& j0, Index& k0, Index& n0) {
     const Index n_tile = tile / p.tiles_per_signal_tile;
     Index rest = tile % p.tiles_per_signal_tile;
@@ -296,11 +297,13 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
     }
     __syncthreads();  // all products done: every stage is free
 
-    const Index next = tile + gridDim.x;
+    const Index next = Persistent ? tile + gridDim.x : p.tiles;
     Index ni = 0, nj0 = 0, nk0 = 0, nn0 = 0;
-    if (next < p.tiles) {
-      tile_origin(next, ni, nj0, nk0, nn0);
-      issue_first_chunks(ChunkCopies<TJ, WK>(p, ni, nj0, nk0, nn0));
+    if constexpr (Persistent) {
+      if (next < p.tiles) {
+        tile_origin(next, ni, nj0, nk0, nn0);
+        issue_first_chunks(ChunkCopies<TJ, WK>(p, ni, nj0, nk0, nn0));
+      }
     }
 
     // Outputs alpha acc + beta y, rounded once, -> os[n][jx][k] (lanes g and t land in 16
@@ -349,7 +352,9 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
 
 template <class S, int TJ, int WK>
 void launch_pipelined(const PipelinedArgs& args, unsigned blocks, cudaStream_t stream) {
-  const auto kernel = ks_mma_pipelined_kernel<S, TJ, WK>;
+  const bool persistent = Index(blocks) < args.tiles;
+  const auto kernel = persistent ? ks_mma_pipelined_kernel<S, TJ, WK, true>
+                                 : ks_mma_pipelined_kernel<S, TJ, WK, false>;
   const std::size_t shared = ks_mma_pipelined_shared_bytes(TJ, WK);
   // Above the default 48 KB without the opt-in.
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
@@ -394,11 +399,20 @@ bool ks_mma_pipelined_apply(const KSPattern& p, const Storage* w_op, Op op, Cons
   args.j_tiles = g.j_tiles;
   args.tiles_per_signal_tile = Index(g.x);
   args.tiles = Index(g.x) * Index(g.y);
-  // One persistent block per multiprocessor (the kernel holds one at a time).
+  // Persistent blocks (one per multiprocessor: the kernel holds one at a time) for short
+  // products (at most 3 chunks) of at most 64 tiles per multiprocessor; one tile per block
+  // otherwise. On an H100 the persistent launch was 5-49 % faster there and 5-33 % slower on
+  // long products and on many tiles (bench/NOTES-ks.md).
   int multiprocessors = 0;
   check_cuda(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, ctx.device()),
              "ks pipelined mma kernel: multiprocessor count");
-  const auto blocks = unsigned(std::min<Index>(args.tiles, std::max(multiprocessors, 1)));
+  multiprocessors = std::max(multiprocessors, 1);
+  const bool short_products = (in_group + kChunk - 1) / kChunk <= 3;
+  const bool too_many_for_a_grid = args.tiles > Index(std::numeric_limits<int>::max());
+  const bool persistent =
+      (short_products && args.tiles <= 64 * Index(multiprocessors)) || too_many_for_a_grid;
+  const auto blocks =
+      unsigned(persistent ? std::min<Index>(args.tiles, multiprocessors) : args.tiles);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (tile.tj == 8)
     launch_pipelined<S, 8, 1>(args, blocks, stream);

@@ -1,5 +1,7 @@
 // KS factors and chains on the GPU, every algorithm, against the CPU application (itself
 // tested against the dense matrix in tests/unit/test_ks.cpp).
+#include <limits>
+
 #include "gpu_reference.hpp"
 #include "operators/ks/ks_device.hpp"
 
@@ -234,6 +236,35 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_tile_configurations, S, HalfTypes) {
           }
         }
       }
+  }
+}
+
+// The pipelined kernel's persistent launch (short products, more tiles than
+// multiprocessors: each block walks several tiles and copies the next one's first chunks
+// during its epilogue), with beta != 0 (y read per output) and beta = 0 over NaN.
+BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_persistent_tiles, S, HalfTypes) {
+  std::mt19937 gen(79);
+  const KSAlgorithmGuard fused(KSAlgorithm::Fused);
+  const Index batch = 64 * 140 + 5;  // 141 signal tiles of 64, the last one partial
+  for (const KSPattern& p : std::vector<KSPattern>{{2, 48, 64, 16}, {1, 72, 96, 12}}) {
+    const auto [K, K_abs] = representable_factor<S>(p, gen);
+    BOOST_TEST_CONTEXT("pattern " << p) {
+      check_sixteen_bit<S>(K, K_abs, Op::NoTrans, Layout::ColMajor, Layout::ColMajor, batch);
+      const HostMatrix<S> xs = random_matrix<float>(K.cols(), batch).template cast<S>();
+      const HostMatrix<float> x = xs.template cast<float>();
+      HostMatrix<float> expected = HostMatrix<float>::Zero(K.rows(), batch);
+      K.apply(Op::NoTrans, view(x), view(expected), 1.0f, 0.0f);
+      HostMatrix<float> scale = HostMatrix<float>::Zero(K.rows(), batch);
+      K_abs.apply(Op::NoTrans, view(HostMatrix<float>(x.cwiseAbs())), view(scale), 1.0f, 0.0f);
+      const DeviceMatrix<S> xd = to_device(xs, Layout::ColMajor);
+      HostMatrix<S> nan_y(K.rows(), batch);
+      nan_y.setConstant(S(std::numeric_limits<float>::quiet_NaN()));
+      DeviceMatrix<S> yd = to_device(nan_y, Layout::ColMajor);
+      apply_reduced_precision<S>(K, Op::NoTrans, xd.view(), yd.view(), 1.0f, 0.0f);
+      const HostMatrix<float> got = yd.to_host().template cast<float>();
+      const float u = float(unit_roundoff_v<S>);
+      BOOST_TEST(((got - expected).cwiseAbs() - 2 * u * scale).maxCoeff() <= 0.0f);
+    }
   }
 }
 
