@@ -13,10 +13,11 @@
 // - one shared -> shared pass per chunk turns each X unit row into l-contiguous rows per
 //   group (16-byte loads, byte permutes pairing l and l + 1, 8-byte stores), so that
 //   ldmatrix hands out the B fragments as in the batch-last case;
-// - the geometry is fixed at compile time; one block per multiprocessor walks the tiles
-//   (persistent), copying the next tile's first chunks while it writes the current tile's
-//   outputs: alpha acc + beta y in fp32, rounded once, staged through shared memory so that
-//   Y is written in units of TJ outputs.
+// - the geometry is fixed at compile time; for short products one block per multiprocessor
+//   walks the tiles (persistent), copying the next tile's first chunks while it writes the
+//   current tile's outputs (one tile per block otherwise); outputs alpha acc + beta y in
+//   fp32, rounded once, staged through shared memory so that Y is written in units of TJ
+//   outputs.
 // Requirements (checked by ks_mma_pipelined_apply, which declines otherwise): X and Y with
 // unit feature stride, 16-byte aligned, leading dimensions multiples of 8; d % TJ == 0;
 // in_group % 8 == 0 (whole 16-byte weight vectors). Any batch and out_group (tails are
