@@ -10,6 +10,7 @@
 // reads X once and writes Y once while tiny batched GEMMs waste most of each tile.
 #include <algorithm>
 
+#include "operators/ks/ks_mma_tile.hpp"
 #include "strop/core/reduced_precision.hpp"
 #include "strop/operators/ks_algorithm.hpp"
 
@@ -73,8 +74,11 @@ KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstV
   const bool batch_first = X.col_stride != 1 && X.cols > 1;
   const bool few_groups = p.d > 1 && p.a * p.d <= 16 && std::min(p.b, p.c) > 8 &&
                           p.rows() * p.cols() <= (Index(1) << 25);
+  // The pipelined kernel where its heuristic takes it (whole weight vectors needed), except
+  // for the few-group products above that Dense wins.
   const Index out = op == Op::NoTrans ? p.b : p.c, in = op == Op::NoTrans ? p.c : p.b;
-  const bool pipelined = p.d % 4 == 0 && p.d <= 48 && in % 8 == 0 && out > 32 && X.cols > 32 &&
+  const bool pipelined = in % 8 == 0 &&
+                         detail::ks_mma_heuristic_tile(out, p.d, X.cols, !batch_first).pipelined &&
                          (p.a * p.d > 4 || std::min(out, in) < 384);
   if (choice == KSAlgorithm::Fused && batch_first && few_groups && !pipelined)
     choice = KSAlgorithm::Dense;

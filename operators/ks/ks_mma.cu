@@ -340,6 +340,14 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
                   const std::optional<KSMmaTile>& tile, Context& ctx) {
   using S = DeviceScalar<Storage>;
   const bool transposed = op != Op::NoTrans;
+  const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
+  KSMmaTile t =
+      tile.value_or(ks_mma_heuristic_tile(transposed ? p.c : p.b, p.d, X.cols, batch_contiguous));
+  require<DeviceError>(ks_mma_tile_supported(t), "ks mma kernel: unsupported tile ", to_string(t));
+  if (t.pipelined) {
+    if (ks_mma_pipelined_apply(p, w_op, op, X, Y, alpha, beta, t, ctx)) return;
+    t.pipelined = false;  // its requirements do not hold: this kernel, same geometry
+  }
   MmaKSArgs args{};
   args.x = X.data;
   args.x_rs = X.row_stride;
@@ -354,14 +362,6 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
   args.batch = X.cols;
   args.alpha = alpha;
   args.beta = beta;
-
-  const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
-  KSMmaTile t = tile.value_or(ks_mma_heuristic_tile(args.out_group, p.d, X.cols, batch_contiguous));
-  require<DeviceError>(ks_mma_tile_supported(t), "ks mma kernel: unsupported tile ", to_string(t));
-  if (t.pipelined) {
-    if (ks_mma_pipelined_apply(p, w_op, op, X, Y, alpha, beta, t, ctx)) return;
-    t.pipelined = false;  // its requirements do not hold: this kernel, same geometry
-  }
   args.tj = t.tj;
   args.warps_k = t.warps_k;
   args.warps_n = t.warps_n;

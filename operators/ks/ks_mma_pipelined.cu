@@ -377,10 +377,10 @@ bool ks_mma_pipelined_apply(const KSPattern& p, const Storage* w_op, Op op, Cons
   using S = DeviceScalar<Storage>;
   const Index out_group = op != Op::NoTrans ? p.c : p.b;
   const Index in_group = op != Op::NoTrans ? p.b : p.c;
-  const bool applicable = tile.pipelined && ks_mma_tile_supported(tile) && X.row_stride == 1 &&
-                          Y.row_stride == 1 && X.col_stride % 8 == 0 && Y.col_stride % 8 == 0 &&
-                          aligned16(X.data) && aligned16(Y.data) && aligned16(w_op) &&
-                          p.d % tile.tj == 0 && in_group % 8 == 0;
+  const bool applicable = tile.pipelined && X.row_stride == 1 && Y.row_stride == 1 &&
+                          X.col_stride % 8 == 0 && Y.col_stride % 8 == 0 && aligned16(X.data) &&
+                          aligned16(Y.data) && aligned16(w_op) && p.d % tile.tj == 0 &&
+                          in_group % 8 == 0;
   if (!applicable) return false;
   PipelinedArgs args{};
   args.x = reinterpret_cast<const uint16_t*>(X.data);
