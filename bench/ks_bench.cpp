@@ -4,7 +4,8 @@
 //
 //   ks_bench [--stride S] [--batch B] [--reps R] [--csv FILE] [--json FILE] [--quick]
 //            [--layout row|col] [--dtypes float32,float16,bfloat16] [--chains [--chain-csv FILE]]
-//            [--no-sweep] [--tuned] [--tile-csv FILE] [--only a,b,c,d]
+//            [--no-sweep] [--tuned] [--tile-csv FILE] [--only a,b,c,d] [--offset O]
+//            [--d LIST]
 //
 // --chains measures square-dyadic butterfly chains instead (n = 256 ... 16384, B = 4096,
 // float, half and complex<float>): the fused multi-factor kernel (what Auto runs) against the
@@ -23,6 +24,10 @@
 // --tuned adds Auto with tuning on (t_tuned, and what tuning chose: algorithm[:tile]) and
 // <prefix>_tuned_* summary keys; --tile-csv FILE times the 16-bit tensor-core kernel with each
 // tile configuration that tuning measures; --no-sweep skips the batch-size sweep.
+// The grid is walked from pattern O (--offset, default 0) in steps of S (--stride), over the
+// patterns whose d is in LIST (--d 2,6; default all): --stride 2 --offset 0 and --offset 1
+// split the whole grid into two runs.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -53,6 +58,8 @@ struct Options {
   bool tuned = false;             // --tuned: also Auto with tuning on (t_tuned, tuned_choice)
   std::string tile_csv;           // --tile-csv FILE: 16-bit grid rows, the fused kernel per tile
   std::optional<KSPattern> only;  // --only a,b,c,d: this pattern in place of the grid
+  int offset = 0;                 // --offset O: the first grid pattern measured
+  std::vector<Index> d_list;      // --d LIST: grid patterns with these d only (empty: all)
 };
 
 // Figure 7 of the ICML paper: (a, b, c, d) with b = c, b = 4c or c = 4b.
@@ -493,6 +500,12 @@ int main(int argc, char** argv) {
       list >> v[0] >> comma >> v[1] >> comma >> v[2] >> comma >> v[3];
       opt.only = KSPattern{v[0], v[1], v[2], v[3]};
       opt.sweep = false;
+    } else if (arg == "--offset")
+      opt.offset = std::stoi(next());
+    else if (arg == "--d") {
+      std::stringstream list(next());
+      for (std::string d; std::getline(list, d, ',');)
+        opt.d_list.push_back(std::stoll(d));
     } else if (arg == "--no-sweep")
       opt.sweep = false;
     else if (arg == "--tuned")
@@ -548,9 +561,14 @@ int main(int argc, char** argv) {
     tiles << "# device=" << device_name(0)
           << "\na,b,c,d,dtype,layout,batch,tile,heuristic,t_fused\n";
   }
-  const auto grid = opt.only ? std::vector<KSPattern>{*opt.only} : paper_grid(opt.batch);
+  std::vector<KSPattern> grid =
+      opt.only ? std::vector<KSPattern>{*opt.only} : paper_grid(opt.batch);
+  if (!opt.d_list.empty())
+    std::erase_if(grid, [&](const KSPattern& p) {
+      return std::find(opt.d_list.begin(), opt.d_list.end(), p.d) == opt.d_list.end();
+    });
   std::vector<Row> grid_rows;
-  for (std::size_t g = 0; g < grid.size(); g += opt.quick ? 40 : opt.stride) {
+  for (std::size_t g = opt.offset; g < grid.size(); g += opt.quick ? 40 : opt.stride) {
     for (Layout layout : opt.layouts) {
       for (const std::string& dtype : opt.dtypes) {
         Row r = run_dtype(dtype, grid[g], layout, opt.batch, ceil, opt, ctx);

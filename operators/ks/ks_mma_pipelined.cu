@@ -1,9 +1,9 @@
 // The tensor-core KS kernel for batch-first (ColMajor) 16-bit signals, pipelined: the
-// configurations of ks_mma_tile.hpp marked `pipelined` (64 x 64 warp tiles, TJ = 4 or 8
+// configurations of ks_mma_tile.hpp marked `pipelined` (64 x 64 warp tiles, TJ = 2, 4 or 8
 // groups side by side with TJ dividing d).
 //
 // Why a second kernel: in batch-first memory a signal's features run (l, j) with j fastest,
-// so the TJ groups of a tile sit side by side in 8- or 16-byte units, while mma.m16n8k16
+// so the TJ groups of a tile sit side by side in 4-, 8- or 16-byte units, while mma.m16n8k16
 // wants pairs of consecutive l in a register. ks_mma.cu transposes element by element on
 // the way from registers to shared memory, with tile geometry decided at run time; profiled,
 // it was bound by that index arithmetic (~28 instructions per mma). Here:
@@ -72,7 +72,8 @@ struct Geometry {
 
 // Position of 16-byte vector v within an X row: the low bits XOR-ed with the row's eighth,
 // so that the eight threads reading one row's quads (one vector each per step) hit eight
-// different groups of four banks.
+// different groups of four banks. With TJ = 2 a row is eight vectors, one per quad: already
+// eight different groups, no swizzle.
 template <int TJ>
 __device__ __forceinline__ int swizzled(int v) {
   return v ^ ((v >> 3) & (TJ / 2 - 1));
@@ -343,8 +344,10 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
       uint16_t* first = p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0;
       if constexpr (TJ == 8)
         *reinterpret_cast<uint4*>(first) = make_uint4(words[0], words[1], words[2], words[3]);
-      else
+      else if constexpr (TJ == 4)
         *reinterpret_cast<uint2*>(first) = make_uint2(words[0], words[1]);
+      else
+        *reinterpret_cast<uint32_t*>(first) = words[0];
     }
     if (next >= p.tiles) break;
     tile = next, i = ni, j0 = nj0, k0 = nk0, n0 = nn0;
@@ -417,6 +420,8 @@ bool ks_mma_pipelined_apply(const KSPattern& p, const Storage* w_op, Op op, Cons
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (tile.tj == 8)
     launch_pipelined<S, 8, 1>(args, blocks, stream);
+  else if (tile.tj == 2)
+    launch_pipelined<S, 2, 2>(args, blocks, stream);
   else if (tile.warps_k == 2)
     launch_pipelined<S, 4, 2>(args, blocks, stream);
   else

@@ -39,13 +39,15 @@ int groups_side_by_side(Index d, bool batch_contiguous) {
 }
 
 // The pipelined kernel's tiles for batch-first signals: tj = 8 (one warp per group) where
-// it divides d; tj = 4 with its two warps along the outputs (128 per tile) or the signals.
-// Along the outputs measured 8-21 % faster on an H100 where the group has more than 64 of
-// them, except where a 128-output tile would leave half of the last one idle (out = 192:
-// 12-19 % slower).
+// it divides d; tj = 4 with its two warps along the outputs (128 per tile) or the signals;
+// tj = 2 (d = 2, 6, 10, ...) with 2 x 2 warps per group (128 x 128 tiles). For tj = 4, along
+// the outputs measured 8-21 % faster on an H100 where the group has more than 64 of them,
+// except where a 128-output tile would leave half of the last one idle (out = 192: 12-19 %
+// slower).
 std::vector<KSMmaTile> pipelined_tiles(Index out, Index d) {
   if (d % 8 == 0) return {KSMmaTile{8, 1, 1, 4, 8, true}};
-  if (d % 4 != 0) return {};
+  if (d % 2 != 0) return {};
+  if (d % 4 != 0) return {KSMmaTile{2, 2, 2, 4, 8, true}};
   const KSMmaTile along_k{4, 2, 1, 4, 8, true}, along_n{4, 1, 2, 4, 8, true};
   if (out > 64 && out % 128 != 64) return {along_k, along_n};
   return {along_n, along_k};
@@ -81,7 +83,8 @@ bool ks_mma_tile_supported(const KSMmaTile& t) {
   if (t.pipelined)
     return t.mf == 4 && t.nf == 8 &&
            ((t.tj == 8 && t.warps_k == 1 && t.warps_n == 1) ||
-            (t.tj == 4 && t.warps_k * t.warps_n == 2));
+            (t.tj == 4 && t.warps_k * t.warps_n == 2) ||
+            (t.tj == 2 && t.warps_k == 2 && t.warps_n == 2));
   const bool shape = std::any_of(std::begin(kWarpShapes), std::end(kWarpShapes),
                                  [&](WarpShape s) { return s.mf == t.mf && s.nf == t.nf; });
   const auto power_of_two = [](int v) { return v > 0 && std::has_single_bit(unsigned(v)); };
@@ -92,7 +95,10 @@ bool ks_mma_tile_supported(const KSMmaTile& t) {
 KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous) {
   // Above a d = 48 every X unit of the pipelined kernel's copies sits in its own 128-byte
   // line, and it measured 1.1-2.3x slower than ks_mma.cu there on an H100 (bench/NOTES-ks.md).
-  if (!batch_contiguous && d <= 48 && out > 32 && batch > 32) {
+  // Its tj = 2 tiles (128 outputs) were measured at d = 2 and 6 only, where ks_mma.cu was
+  // 2-6x slower.
+  const bool measured = d % 4 == 0 ? d <= 48 : d <= 6 && out > 64;
+  if (!batch_contiguous && measured && out > 32 && batch > 32) {
     const std::vector<KSMmaTile> pipelined = pipelined_tiles(out, d);
     if (!pipelined.empty()) return pipelined.front();
   }

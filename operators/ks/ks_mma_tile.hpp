@@ -6,7 +6,7 @@
 // A thread block of 256 threads (8 warps) owns tj groups side by side x tk outputs x tn
 // signals of one i; warps_k x warps_n warps per group, each 16 mf outputs x 8 nf signals.
 // `pipelined` tiles run ks_mma_pipelined.cu instead of ks_mma.cu: batch-first signals only,
-// 64 x 64 warp tiles, tj = 4 or 8 dividing d.
+// 64 x 64 warp tiles, tj = 2, 4 or 8 dividing d.
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,20 +49,20 @@ std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name);
 
 // Whether ks_mma.cu has a kernel for this tile (warp shapes 16x32, 32x32, 32x64, 64x64;
 // powers of two; 8 warps; fits the shared memory of sm_90), or ks_mma_pipelined.cu for a
-// pipelined one (64x64 warps, tj 8 with one warp per group or tj 4 with two).
+// pipelined one (64x64 warps, tj 8 with one warp per group, tj 4 with two, tj 2 with 2 x 2).
 bool ks_mma_tile_supported(const KSMmaTile& tile);
 
 // The heuristic's tile for `out` outputs per group, d groups per i and `batch` signals in the
-// given memory order: for batch-first signals with d % 4 == 0, d <= 48 and more than 32
-// outputs and signals, the pipelined kernel (tj = 8 where it divides d, else 4); otherwise
-// ks_mma.cu
-// with tj = d (up to 8) groups side by side where batch-first signals need them for
-// contiguous runs of features, and with few warps per group (tj >= 4) 64 x 64 warp tiles so
+// given memory order: for batch-first signals with more than 32 outputs and signals and
+// d % 4 == 0 up to 48, or d = 2, 6 with more than 64 outputs, the pipelined kernel (tj = 8,
+// 4 or 2: the largest dividing d);
+// otherwise ks_mma.cu with tj = d (up to 8) groups side by side where batch-first signals need them
+// for contiguous runs of features, and with few warps per group (tj >= 4) 64 x 64 warp tiles so
 // that X and W are re-read from L2 half as often.
 KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous);
 
 // What tuning measures: the heuristic's tile first, then ks_mma.cu's warp shapes and, for
-// batch-first signals with d % 4 == 0, the pipelined tiles (distinct).
+// batch-first signals with an even d, the pipelined tiles (distinct).
 std::vector<KSMmaTile> ks_mma_tile_candidates(Index out, Index d, Index batch,
                                               bool batch_contiguous);
 

@@ -213,12 +213,16 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals, S, HalfTypes) {
 
 // Every tile configuration of the tensor-core kernel (the candidates tuning measures, for
 // either memory order, each forced on both layouts), on patterns whose groups span several
-// tiles of k and n, with tails, and d of 1, 4, 8, 12.
+// tiles of k and n, with tails, and d of 1, 2, 4, 6, 8, 12.
 BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_tile_configurations, S, HalfTypes) {
   std::mt19937 gen(71);
   const KSAlgorithmGuard fused(KSAlgorithm::Fused);
-  for (const KSPattern& p :
-       std::vector<KSPattern>{{1, 200, 72, 1}, {1, 72, 136, 4}, {2, 40, 17, 12}, {1, 136, 48, 8}}) {
+  for (const KSPattern& p : std::vector<KSPattern>{{1, 200, 72, 1},
+                                                   {1, 72, 136, 4},
+                                                   {2, 40, 17, 12},
+                                                   {1, 136, 48, 8},
+                                                   {1, 72, 136, 2},
+                                                   {3, 40, 24, 6}}) {
     const auto [K, K_abs] = representable_factor<S>(p, gen);
     for (Op op : {Op::NoTrans, Op::Trans})
       for (Index batch : {7, 300}) {
@@ -246,7 +250,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_persistent_tiles, S, HalfTypes) {
   std::mt19937 gen(79);
   const KSAlgorithmGuard fused(KSAlgorithm::Fused);
   const Index batch = 64 * 140 + 5;  // 141 signal tiles of 64, the last one partial
-  for (const KSPattern& p : std::vector<KSPattern>{{2, 48, 64, 16}, {1, 72, 96, 12}}) {
+  for (const KSPattern& p :
+       std::vector<KSPattern>{{2, 48, 64, 16}, {1, 72, 96, 12}, {1, 96, 48, 6}}) {
     const auto [K, K_abs] = representable_factor<S>(p, gen);
     BOOST_TEST_CONTEXT("pattern " << p) {
       check_sixteen_bit<S>(K, K_abs, Op::NoTrans, Layout::ColMajor, Layout::ColMajor, batch);

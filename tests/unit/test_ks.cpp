@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_SUITE(ks_mma_tiles)
 BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
   using detail::KSMmaTile;
   for (bool batch_contiguous : {true, false})
-    for (Index d : {1, 2, 3, 4, 7, 8, 12, 64})
+    for (Index d : {1, 2, 3, 4, 6, 7, 8, 12, 64})
       for (Index out : {1, 16, 17, 48, 96, 768})
         for (Index batch : {1, 7, 64, 25088}) {
           BOOST_TEST_CONTEXT("d " << d << " out " << out << " batch " << batch << " contiguous "
@@ -317,10 +317,11 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
             // Groups side by side only where batch-first signals need runs of features; the
             // pipelined kernel's tj divides d.
             const int tj = batch_contiguous || d == 1 ? 1 : d >= 8 ? 8 : d >= 4 ? 4 : 2;
-            const bool pipelined =
-                !batch_contiguous && d % 4 == 0 && d <= 48 && out > 32 && batch > 32;
+            const bool pipelined = !batch_contiguous &&
+                                   (d % 4 == 0 ? d <= 48 : d % 2 == 0 && d <= 6 && out > 64) &&
+                                   out > 32 && batch > 32;
             BOOST_TEST(h.pipelined == pipelined);
-            BOOST_TEST(h.tj == (pipelined ? (d % 8 == 0 ? 8 : 4) : tj));
+            BOOST_TEST(h.tj == (pipelined ? (d % 8 == 0 ? 8 : d % 4 == 0 ? 4 : 2) : tj));
             if (h.pipelined) BOOST_TEST(h.mf * h.nf == 32);  // 64 x 64 warp tiles
             // Warps go to the outputs only while the group has outputs for them.
             if (h.warps_k > 1) BOOST_TEST(h.tk() / 2 < out);
@@ -359,6 +360,15 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
              "tj4.k64x1.n64x2.pipe");
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(192, 4, 25088, false)) ==
              "tj4.k64x1.n64x2.pipe");  // a 128-output tile would idle half of the last one
+  // d = 2 or 6: tj = 2 with 2 x 2 warps per group; three stages of X (128 x 32 x 2), two of W
+  // (2 x 128 x 32), and the output tile (128 x (2 x 128 + 8)), larger than two transposed X.
+  const KSMmaTile pairs = detail::ks_mma_heuristic_tile(192, 6, 25088, false);
+  BOOST_TEST(to_string(pairs) == "tj2.k64x2.n64x2.pipe");
+  BOOST_TEST(pairs.shared_bytes() == std::size_t(2 * (3 * 8192 + 2 * 8192 + 128 * 264)));
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(48, 2, 25088, false)) ==
+             "tj2.k32x2.n32x2");  // few outputs: ks_mma.cu
+  BOOST_TEST(!detail::parse_ks_mma_tile("tj2.k64x1.n64x4.pipe").has_value());
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(192, 10, 25088, false)) == "tj8.k64x1.n64x1");
   // Above a d = 48 ks_mma.cu's tile (the pipelined kernel's scattered copies measured slower).
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(384, 64, 25088, false)) == "tj8.k64x1.n64x1");
   BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k64x1.n64x1.pip").has_value());
@@ -380,7 +390,13 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_auto_model) {
   BOOST_TEST(choice({1, 256, 256, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({4, 128, 128, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({1, 128, 128, 12}, Layout::ColMajor) == name(KSAlgorithm::Fused));
-  BOOST_TEST(choice({1, 96, 96, 6}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // d % 4 != 0
+  // Tiles of two groups: large blocks with d = 6 only.
+  BOOST_TEST(choice({1, 512, 512, 6}, Layout::ColMajor) == name(KSAlgorithm::Fused));
+  BOOST_TEST(choice({1, 256, 1024, 6}, Layout::ColMajor) == name(KSAlgorithm::Fused));
+  BOOST_TEST(choice({1, 1024, 256, 6}, Layout::ColMajor) == name(KSAlgorithm::Dense));
+  BOOST_TEST(choice({1, 96, 96, 6}, Layout::ColMajor) == name(KSAlgorithm::Dense));
+  BOOST_TEST(choice({1, 1024, 1024, 2}, Layout::ColMajor) == name(KSAlgorithm::Dense));
+  BOOST_TEST(choice({1, 96, 96, 3}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // odd d
   BOOST_TEST(choice({1, 64, 64, 96}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({1, 256, 256, 4}, Layout::RowMajor) == name(KSAlgorithm::StridedGemm));
 }
