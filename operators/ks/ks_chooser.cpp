@@ -61,11 +61,11 @@ KSAlgorithm model_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T>
 // where the groups are few (a d <= 16) the dense matrix costs at most 16x the flops of K and
 // cuBLAS runs it near its memory bound. Measured on an H100 (bench/NOTES-ks.md): Dense 1.2-6x
 // faster than ks_mma.cu there, slower above a d = 24; the pipelined kernel beats Dense there
-// with tiles of 4 or 8 groups except for a d <= 4 with blocks of 384 and more (Dense 1.1x
-// faster: its GEMM runs near cuBLAS's peak), and with tiles of 2 groups (d = 2, 6) only for
-// a d >= 6 with at least 384 inputs and 256 outputs per group (0.79-0.98x Dense's time;
-// 1.0-2.3x elsewhere, d = 2 always slower). The dense copy (at most 2^25 values, 64 MB) is
-// made once per factor.
+// with tiles of 4 or 8 groups except for a d <= 4 (Dense 1.06-1.4x faster: its GEMM runs
+// near cuBLAS's peak on 4x the flops), and with tiles of 2 groups (d = 2, 6) only for a d >=
+// 6 with at least 384 inputs and 256 outputs per group (0.79-0.98x Dense's time; 1.0-2.3x
+// elsewhere, d = 2 always slower). The dense copy (at most 2^25 values, 64 MB) is made once
+// per factor.
 template <class T>
 KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstView<T> Y) {
   KSAlgorithm choice = model_choice(p, op, X, Y);
@@ -80,8 +80,7 @@ KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstV
   // for the few-group products above that Dense wins.
   const Index out = op == Op::NoTrans ? p.b : p.c, in = op == Op::NoTrans ? p.c : p.b;
   const detail::KSMmaTile tile = detail::ks_mma_heuristic_tile(out, p.d, X.cols, !batch_first);
-  const bool dense_wins = tile.tj == 2 ? p.a * p.d < 6 || in < 384 || out < 256
-                                       : p.a * p.d <= 4 && std::min(out, in) >= 384;
+  const bool dense_wins = tile.tj == 2 ? p.a * p.d < 6 || in < 384 || out < 256 : p.a * p.d <= 4;
   const bool pipelined = in % 8 == 0 && tile.pipelined && !dense_wins;
   if (choice == KSAlgorithm::Fused && batch_first && few_groups && !pipelined)
     choice = KSAlgorithm::Dense;

@@ -16,15 +16,17 @@
 // - the geometry is fixed at compile time; for short products one block per multiprocessor
 //   walks the tiles (persistent), copying the next tile's first chunks while it writes the
 //   current tile's outputs (one tile per block otherwise); outputs alpha acc + beta y in
-//   fp32, rounded once, staged through shared memory so that Y is written in units of TJ
-//   outputs.
+//   fp32, rounded once in pairs, staged through shared memory so that Y is written in
+//   units of TJ outputs.
 // Requirements (checked by ks_mma_pipelined_apply, which declines otherwise): X and Y with
 // unit feature stride, 16-byte aligned, leading dimensions multiples of 8; d % TJ == 0;
 // in_group % 8 == 0 (whole 16-byte weight vectors). Any batch and out_group (tails are
 // zero-filled on the way in and skipped on the way out).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "operators/ks/ks_device.hpp"
 #include "operators/ks/ks_mma_tile.hpp"
@@ -61,11 +63,11 @@ struct Geometry {
   static constexpr int kXStage = BN * kChunk * TJ;  // values: [BN][kChunk][TJ]
   static constexpr int kWStage = TJ * BK * kChunk;  // [TJ][BK][kChunk], swizzled rows
   static constexpr int kXt = TJ * BN * kChunk;      // [TJ][BN][kChunk], swizzled rows
-  static constexpr int kOutRow = TJ * BK + 8;       // 16-bit outputs [BN][TJ][BK], rows padded
+  static constexpr int kPairs = BN / 2;             // staged outputs: [TJ][BK][kPairs] words
   static constexpr int kVectorsPerQuad = TJ / 2;    // four l of one signal
   static_assert(WN >= 1 && TJ * WK * WN == kMmaWarps, "8 warps");
   static_assert(std::size_t(3 * kXStage + 2 * kWStage) * 2 +
-                        std::max(std::size_t(2 * kXt), std::size_t(BN) * kOutRow) * 2 ==
+                        std::max(std::size_t(2 * kXt), std::size_t(TJ) * BK * BN) * 2 ==
                     ks_mma_pipelined_shared_bytes(TJ, WK),
                 "ks_mma_tile.hpp's shared-memory size is this layout's");
 };
@@ -84,6 +86,40 @@ __device__ __forceinline__ int swizzled(int v) {
 // hit eight different groups of four banks (no padding: the stages need the space).
 __device__ __forceinline__ int row_piece(int row, int piece) {
   return row * kChunk + (piece ^ ((row >> 1) & 3)) * 8;
+}
+
+// Word of the staged outputs holding signals (2 pair, 2 pair + 1) of row jx BK + k: rows of
+// BN / 2 words (a multiple of 32), the word XOR-ed with 4 (k % 8), so that a warp's eight k
+// times four consecutive pairs hit 32 different banks, both when the products are stored
+// and when the output units are read back.
+template <int BN>
+__device__ __forceinline__ int staged_word(int row, int pair) {
+  return row * (BN / 2) + (pair ^ ((row & 7) << 2));
+}
+
+// Two outputs rounded to 16 bits, the first in the low half.
+template <class S>
+__device__ __forceinline__ uint32_t rounded_pair(float low, float high) {
+  uint32_t bits;
+  if constexpr (std::is_same_v<S, __half>) {
+    const __half2 pair = __floats2half2_rn(low, high);
+    memcpy(&bits, &pair, 4);
+  } else {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+    memcpy(&bits, &pair, 4);
+  }
+  return bits;
+}
+
+// One Y unit: the TJ outputs of a signal and output row, contiguous in memory.
+template <int TJ>
+__device__ __forceinline__ void store_unit(uint16_t* first, const uint32_t (&words)[TJ / 2]) {
+  if constexpr (TJ == 8)
+    *reinterpret_cast<uint4*>(first) = make_uint4(words[0], words[1], words[2], words[3]);
+  else if constexpr (TJ == 4)
+    *reinterpret_cast<uint2*>(first) = make_uint2(words[0], words[1]);
+  else
+    *reinterpret_cast<uint32_t*>(first) = words[0];
 }
 
 // cp.async of one unit (8 or 16 bytes); zeros where `fill` is false (src not read).
@@ -213,7 +249,8 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
   auto* xs = reinterpret_cast<uint16_t*>(shared_raw);  // [3][BN][kChunk][TJ], swizzled
   uint16_t* ws = xs + 3 * G::kXStage;                  // [2][TJ][BK][kChunk]
   uint16_t* xt = ws + 2 * G::kWStage;                  // [2][TJ][BN][kChunk]
-  auto* os = reinterpret_cast<S*>(xt);  // after a tile's products: [BN][TJ][BK] (+8) outputs
+  // After a tile's products: its 16-bit outputs, pairs of signals per word (staged_word).
+  auto* staged = reinterpret_cast<uint32_t*>(xt);
 
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   const int wn = warp % G::WN;
@@ -308,46 +345,52 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
       }
     }
 
-    // Outputs alpha acc + beta y, rounded once, -> os[n][jx][k] (lanes g and t land in 16
-    // different words; y for beta != 0 read value by value, the uncommon case).
+    // Outputs alpha acc + beta y, rounded once, staged as pairs of signals (e and e + 1 of a
+    // fragment: signals n and n + 1 of output k); y for beta != 0 read value by value, the
+    // uncommon case.
     {
       const int g = lane / 4, t = lane % 4;
+      const bool add_y = p.beta != 0.0f;
 #pragma unroll
       for (int m = 0; m < 4; ++m)
 #pragma unroll
         for (int f = 0; f < 8; ++f)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int k = wk * kWarpTile + m * 16 + g + (e / 2) * 8;
-            const int n = wn * kWarpTile + f * 8 + 2 * t + e % 2;
-            float value = p.alpha * acc[m][f][e];
-            if (p.beta != 0.0f && n0 + n < p.batch && k0 + k < p.out_group)
-              value += p.beta *
-                       load_value(reinterpret_cast<const S*>(
-                           p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0 + wj));
-            store_value(os + n * G::kOutRow + wj * G::BK + k, value);
+          for (int h = 0; h < 2; ++h) {
+            const int k = wk * kWarpTile + m * 16 + g + h * 8;
+            const int n = wn * kWarpTile + f * 8 + 2 * t;
+            float first = p.alpha * acc[m][f][2 * h], second = p.alpha * acc[m][f][2 * h + 1];
+            if (add_y && k0 + k < p.out_group) {
+              const auto* y = reinterpret_cast<const S*>(
+                  p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0 + wj);
+              if (n0 + n < p.batch) first += p.beta * load_value(y);
+              if (n0 + n + 1 < p.batch) second += p.beta * load_value(y + p.ldy);
+            }
+            staged[staged_word<G::BN>(wj * G::BK + k, n / 2)] = rounded_pair<S>(first, second);
           }
     }
     __syncthreads();
-    // Y units (n, k): the TJ outputs of one signal and output row, contiguous in memory.
-    const auto* staged = reinterpret_cast<const uint16_t*>(os);
+    // Y units (n, k) and (n + 1, k), the TJ outputs of a signal and output row: a warp takes
+    // eight k times four pairs of signals.
 #pragma unroll 4
-    for (int r = 0; r < G::BN * G::BK / kThreads; ++r) {
+    for (int r = 0; r < G::BK * G::kPairs / kThreads; ++r) {
       const int item = int(threadIdx.x) + r * kThreads;
-      const int k = item % G::BK, n = item / G::BK;
-      if (n0 + n >= p.batch || k0 + k >= p.out_group) continue;
-      uint32_t words[TJ / 2];
+      const int pair = (item / 8) % G::kPairs;
+      const int k = item / (8 * G::kPairs) * 8 + item % 8, n = 2 * pair;
+      if (k0 + k >= p.out_group) continue;
+      uint32_t words[TJ];
 #pragma unroll
-      for (int q = 0; q < TJ / 2; ++q)
-        words[q] = uint32_t(staged[n * G::kOutRow + 2 * q * G::BK + k]) |
-                   uint32_t(staged[n * G::kOutRow + (2 * q + 1) * G::BK + k]) << 16;
+      for (int jx = 0; jx < TJ; ++jx)
+        words[jx] = staged[staged_word<G::BN>(jx * G::BK + k, pair)];
+      uint32_t low[TJ / 2], high[TJ / 2];  // signal n, signal n + 1
+#pragma unroll
+      for (int q = 0; q < TJ / 2; ++q) {
+        low[q] = __byte_perm(words[2 * q], words[2 * q + 1], 0x5410);
+        high[q] = __byte_perm(words[2 * q], words[2 * q + 1], 0x7632);
+      }
       uint16_t* first = p.y + (n0 + n) * p.ldy + (i * p.out_group + k0 + k) * p.d + j0;
-      if constexpr (TJ == 8)
-        *reinterpret_cast<uint4*>(first) = make_uint4(words[0], words[1], words[2], words[3]);
-      else if constexpr (TJ == 4)
-        *reinterpret_cast<uint2*>(first) = make_uint2(words[0], words[1]);
-      else
-        *reinterpret_cast<uint32_t*>(first) = words[0];
+      if (n0 + n < p.batch) store_unit<TJ>(first, low);
+      if (n0 + n + 1 < p.batch) store_unit<TJ>(first + p.ldy, high);
     }
     if (next >= p.tiles) break;
     tile = next, i = ni, j0 = nj0, k0 = nk0, n0 = nn0;

@@ -22,11 +22,11 @@ inline constexpr int kMmaRow = kMmaChunk + 8;  // shared row of a chunk, padded 
 
 // Shared memory of the pipelined kernel (ks_mma_pipelined.cu asserts that its layout has
 // this size): three stages of X ([tn][chunk][tj]), two of W ([tj][tk][chunk]) and two of the
-// transposed X ([tj][tn][chunk]), whose space holds a tile's 16-bit outputs
-// ([tn][tj tk + 8]) after its products.
+// transposed X ([tj][tn][chunk]), whose space holds a tile's 16-bit outputs ([tj][tk][tn])
+// after its products.
 constexpr std::size_t ks_mma_pipelined_shared_bytes(int tj, int warps_k) {
   const std::size_t tk = 64 * warps_k, tn = 64 * (kMmaWarps / tj / warps_k);
-  const std::size_t transposed = 2 * tj * tn * kMmaChunk, outputs = tn * (tj * tk + 8);
+  const std::size_t transposed = 2 * tj * tn * kMmaChunk, outputs = tj * tk * tn;
   return 2 * (3 * tn * kMmaChunk * tj + 2 * tj * tk * kMmaChunk +
               (transposed > outputs ? transposed : outputs));
 }

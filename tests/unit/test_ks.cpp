@@ -348,8 +348,8 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
   const KSMmaTile wide = detail::ks_mma_heuristic_tile(384, 16, 25088, false);
   BOOST_TEST(to_string(wide) == "tj8.k64x1.n64x1.pipe");
   // Three stages of X (64 x 32 x 8), two of W (8 x 64 x 32), and the larger of two stages of
-  // the transposed X (8 x 64 x 32) and the 16-bit output tile (64 x (8 x 64 + 8)).
-  BOOST_TEST(wide.shared_bytes() == std::size_t(2 * (3 * 16384 + 2 * 16384 + 64 * 520)));
+  // the transposed X (8 x 64 x 32) and the 16-bit output tile (8 x 64 x 64).
+  BOOST_TEST(wide.shared_bytes() == std::size_t(2 * (3 * 16384 + 2 * 16384 + 32768)));
   BOOST_TEST(wide.shared_bytes() <= std::size_t(227 * 1024));
   const KSMmaTile ks_mma = {8, 1, 1, 4, 8};  // the same geometry in ks_mma.cu
   BOOST_TEST(ks_mma.shared_bytes() == std::size_t(8 * 64 * 65 * 4));  // the fp32 output tile
@@ -361,10 +361,10 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(192, 4, 25088, false)) ==
              "tj4.k64x1.n64x2.pipe");  // a 128-output tile would idle half of the last one
   // d = 2 or 6: tj = 2 with 2 x 2 warps per group; three stages of X (128 x 32 x 2), two of W
-  // (2 x 128 x 32), and the output tile (128 x (2 x 128 + 8)), larger than two transposed X.
+  // (2 x 128 x 32), and the output tile (2 x 128 x 128), larger than two transposed X.
   const KSMmaTile pairs = detail::ks_mma_heuristic_tile(192, 6, 25088, false);
   BOOST_TEST(to_string(pairs) == "tj2.k64x2.n64x2.pipe");
-  BOOST_TEST(pairs.shared_bytes() == std::size_t(2 * (3 * 8192 + 2 * 8192 + 128 * 264)));
+  BOOST_TEST(pairs.shared_bytes() == std::size_t(2 * (3 * 8192 + 2 * 8192 + 32768)));
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(48, 2, 25088, false)) ==
              "tj2.k32x2.n32x2");  // few outputs: ks_mma.cu
   BOOST_TEST(!detail::parse_ks_mma_tile("tj2.k64x1.n64x4.pipe").has_value());
@@ -387,7 +387,8 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_auto_model) {
   };
   const auto name = [](KSAlgorithm a) { return std::string(to_string(a)); };
   BOOST_TEST(choice({1, 384, 384, 4}, Layout::ColMajor) == name(KSAlgorithm::Dense));  // a d = 4
-  BOOST_TEST(choice({1, 256, 256, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
+  BOOST_TEST(choice({1, 256, 256, 4}, Layout::ColMajor) == name(KSAlgorithm::Dense));
+  BOOST_TEST(choice({2, 384, 384, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({4, 128, 128, 4}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   BOOST_TEST(choice({1, 128, 128, 12}, Layout::ColMajor) == name(KSAlgorithm::Fused));
   // Tiles of two groups: large blocks with d = 6 only.
