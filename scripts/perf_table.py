@@ -20,7 +20,7 @@ BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
 
 # summary file -> [(key, description, format)]
 ROWS = {
-    # The KS grids on one H100 (session 12): fp32 (Auto's model), fp16 and bf16 (Auto's model,
+    # The KS grids on one H100 (fp32: session 12; fp16, bf16: session 14): fp32 (Auto's model), fp16 and bf16 (Auto's model,
     # and Auto with tuning on: algorithm and tensor-core tile measured, then cached).
     "ks-summary.json": [
         ("fp32_bsl_win_rate", "KS (Auto), fp32 batch-size-last: cases faster than min(bmm, dense)", "pct"),
@@ -35,6 +35,9 @@ ROWS = {
         ("fp16_tuned_win_rate", "KS (Auto, tuned), fp16, both layouts: cases faster than min(bmm, dense)", "pct"),
         ("fp16_tuned_median_time_over_roofline", "KS (Auto, tuned), fp16, both layouts: median time / roofline", "x"),
         ("fp16_max_error_over_cublas", "KS (Auto), fp16: largest error / cuBLAS's error on the same sample", "x"),
+        ("fp16_bsf_stride4_win_rate", "KS (Auto), fp16 batch-size-first, second sample (every 4th pattern): cases faster than min(bmm, dense)", "pct"),
+        ("bf16_bsl_win_rate", "KS (Auto), bf16 batch-size-last: cases faster than min(bmm, dense)", "pct"),
+        ("bf16_bsf_win_rate", "KS (Auto), bf16 batch-size-first: cases faster than min(bmm, dense)", "pct"),
         ("bf16_win_rate", "KS (Auto), bf16, both layouts: cases faster than min(bmm, dense)", "pct"),
         ("bf16_median_speedup", "KS (Auto), bf16, both layouts: median speedup vs min(bmm, dense)", "x"),
         ("bf16_median_time_over_roofline", "KS (Auto), bf16, both layouts: median time / roofline", "x"),
