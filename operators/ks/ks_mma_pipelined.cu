@@ -24,9 +24,7 @@
 // zero-filled on the way in and skipped on the way out).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <limits>
-#include <type_traits>
 
 #include "operators/ks/ks_device.hpp"
 #include "operators/ks/ks_mma_tile.hpp"
@@ -95,20 +93,6 @@ __device__ __forceinline__ int row_piece(int row, int piece) {
 template <int BN>
 __device__ __forceinline__ int staged_word(int row, int pair) {
   return row * (BN / 2) + (pair ^ ((row & 7) << 2));
-}
-
-// Two outputs rounded to 16 bits, the first in the low half.
-template <class S>
-__device__ __forceinline__ uint32_t rounded_pair(float low, float high) {
-  uint32_t bits;
-  if constexpr (std::is_same_v<S, __half>) {
-    const __half2 pair = __floats2half2_rn(low, high);
-    memcpy(&bits, &pair, 4);
-  } else {
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-    memcpy(&bits, &pair, 4);
-  }
-  return bits;
 }
 
 // One Y unit: the TJ outputs of a signal and output row, contiguous in memory.
@@ -366,7 +350,7 @@ __global__ void __launch_bounds__(kThreads, 1) ks_mma_pipelined_kernel(const Pip
               if (n0 + n < p.batch) first += p.beta * load_value(y);
               if (n0 + n + 1 < p.batch) second += p.beta * load_value(y + p.ldy);
             }
-            staged[staged_word<G::BN>(wj * G::BK + k, n / 2)] = rounded_pair<S>(first, second);
+            staged[staged_word<G::BN>(wj * G::BK + k, n / 2)] = pack(S{}, first, second);
           }
     }
     __syncthreads();
