@@ -20,8 +20,9 @@ BEGIN, END = "<!-- perf-table:begin -->", "<!-- perf-table:end -->"
 
 # summary file -> [(key, description, format)]
 ROWS = {
-    # The KS grids on one H100 (fp32: session 12; fp16, bf16: session 14): fp32 (Auto's model), fp16 and bf16 (Auto's model,
-    # and Auto with tuning on: algorithm and tensor-core tile measured, then cached).
+    # The KS grids on one H100 (fp32: session 12; fp16, bf16: session 14): fp32 (Auto's
+    # model), fp16 and bf16 (Auto's model, and Auto with tuning on: algorithm and tensor-core
+    # tile measured, then cached).
     "ks-summary.json": [
         ("fp32_bsl_win_rate", "KS (Auto), fp32 batch-size-last: cases faster than min(bmm, dense)", "pct"),
         ("fp32_bsl_median_speedup", "KS (Auto), fp32 batch-size-last: median speedup vs min(bmm, dense)", "x"),

@@ -434,16 +434,11 @@ bool ks_mma_pipelined_apply(const KSPattern& p, const Storage* w_op, Op op, Cons
   // products (at most 3 chunks) of at most 64 tiles per multiprocessor; one tile per block
   // otherwise. On an H100 the persistent launch was 5-49 % faster there and 5-33 % slower on
   // long products and on many tiles (bench/NOTES-ks.md).
-  int multiprocessors = 0;
-  check_cuda(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, ctx.device()),
-             "ks pipelined mma kernel: multiprocessor count");
-  multiprocessors = std::max(multiprocessors, 1);
+  const Index sms = std::max(multiprocessors(), 1);  // ctx's device: the current one
   const bool short_products = (in_group + kChunk - 1) / kChunk <= 3;
   const bool too_many_for_a_grid = args.tiles > Index(std::numeric_limits<int>::max());
-  const bool persistent =
-      (short_products && args.tiles <= 64 * Index(multiprocessors)) || too_many_for_a_grid;
-  const auto blocks =
-      unsigned(persistent ? std::min<Index>(args.tiles, multiprocessors) : args.tiles);
+  const bool persistent = (short_products && args.tiles <= 64 * sms) || too_many_for_a_grid;
+  const auto blocks = unsigned(persistent ? std::min(args.tiles, sms) : args.tiles);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   if (tile.tj == 8)
     launch_pipelined<S, 8, 1>(args, blocks, stream);

@@ -55,10 +55,10 @@ bool ks_mma_tile_supported(const KSMmaTile& tile);
 // The heuristic's tile for `out` outputs per group, d groups per i and `batch` signals in the
 // given memory order: for batch-first signals with more than 32 outputs and signals and
 // d % 4 == 0 up to 48, or d = 2, 6 with more than 64 outputs, the pipelined kernel (tj = 8,
-// 4 or 2: the largest dividing d);
-// otherwise ks_mma.cu with tj = d (up to 8) groups side by side where batch-first signals need them
-// for contiguous runs of features, and with few warps per group (tj >= 4) 64 x 64 warp tiles so
-// that X and W are re-read from L2 half as often.
+// 4 or 2: the largest dividing d); otherwise ks_mma.cu with tj = d (up to 8) groups side by
+// side where batch-first signals need them for contiguous runs of features, and with few
+// warps per group (tj >= 4) 64 x 64 warp tiles so that X and W are re-read from L2 half as
+// often.
 KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous);
 
 // What tuning measures: the heuristic's tile first, then ks_mma.cu's warp shapes and, for
