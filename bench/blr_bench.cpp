@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
   // Issue #9's summary keys, from the bf16 rows.
   double llama_b1024_min_speedup = 1e300, llama_b1_min_speedup = 1e300, b1_max_over_bound = 0;
   std::vector<double> monarch_speedups, blast_speedups;  // unfused / plan time at B = 1024
+  std::vector<double> decode_speedups_b1;  // cuBLAS plan / decode kernel time at B = 1
   std::mt19937 gen(1);
   for (const Layer& l : kLayers) {
     const Dense<float> dense(HostMatrix<float>::Random(l.out, l.in));
@@ -182,6 +183,16 @@ int main(int argc, char** argv) {
             A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx,
             [&](auto x, auto y) { apply_reduced_precision<bfloat16>(A, Op::NoTrans, x, y); });
       };
+      // The plan with one cuBLAS call per stage, where the default (B <= 16) is the one-launch
+      // decode kernel: the rows *_plan_cublas.
+      auto time_bf16_cublas = [&](const auto& A) {
+        return bench::time_device_call<bfloat16>(
+            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
+              detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx,
+                                                      detail::PlanPath::Gemm);
+            });
+      };
+      const bool decode_batch = batch <= detail::kDecodeMaxBatch;
       // Dense bf16: Y (out x B) = W (out x in) X, 16-bit in and out, fp32 accumulation.
       DeviceMatrix<bfloat16> wd(l.out, l.in, Layout::ColMajor, ctx),
           xd(l.in, batch, Layout::ColMajor, ctx), yd(l.out, batch, Layout::ColMajor, ctx);
@@ -214,8 +225,13 @@ int main(int argc, char** argv) {
       };
       // Intermediates of the plans: LowRank one (r rows), Monarch one (b^2 r' rows), BLAST two
       // (b r rows each).
-      row16("lowrank_plan", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r,
-            time_bf16(lowrank));
+      const double lowrank_t = time_bf16(lowrank);
+      row16("lowrank_plan", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r, lowrank_t);
+      if (decode_batch) {
+        const double t = time_bf16_cublas(lowrank);
+        row16("lowrank_plan_cublas", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r, t);
+        if (batch == 1) decode_speedups_b1.push_back(t / lowrank_t);
+      }
       // The unfused baselines' intermediates: Monarch three tensors of b^2 r' rows, BLAST
       // four of b r rows.
       if (monarch) {
@@ -226,6 +242,12 @@ int main(int argc, char** argv) {
               fused);
         row16("monarch_unfused", l.monarch_r, mb, monarch->parameter_count(),
               3 * mb * mb * per_block, unfused);
+        if (decode_batch) {
+          const double t = time_bf16_cublas(*monarch);
+          row16("monarch_plan_cublas", l.monarch_r, mb, monarch->parameter_count(),
+                mb * mb * per_block, t);
+          if (batch == 1) decode_speedups_b1.push_back(t / fused);
+        }
         if (batch == 1024) monarch_speedups.push_back(unfused / fused);
       }
       row("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
@@ -235,6 +257,12 @@ int main(int argc, char** argv) {
             blast_fused);
       row16("blast_unfused", l.blast_r, l.blast_b, blast.parameter_count(),
             4 * l.blast_b * l.blast_r, blast_unfused);
+      if (decode_batch) {
+        const double t = time_bf16_cublas(blast);
+        row16("blast_plan_cublas", l.blast_r, l.blast_b, blast.parameter_count(),
+              2 * l.blast_b * l.blast_r, t);
+        if (batch == 1) decode_speedups_b1.push_back(t / blast_fused);
+      }
       if (batch == 1024) blast_speedups.push_back(blast_unfused / blast_fused);
 #endif
     }
@@ -251,6 +279,7 @@ int main(int argc, char** argv) {
        << ", \"monarch_fused_over_unfused_median\": " << key(median(monarch_speedups))
        << ", \"llama7b_b1024_min_speedup_over_dense\": " << key(llama_b1024_min_speedup)
        << ", \"llama7b_b1_min_speedup_over_dense\": " << key(llama_b1_min_speedup)
-       << ", \"b1_max_time_over_bound\": " << key(b1_max_over_bound) << "}\n";
+       << ", \"b1_max_time_over_bound\": " << key(b1_max_over_bound)
+       << ", \"b1_decode_over_cublas_plan_median\": " << key(median(decode_speedups_b1)) << "}\n";
   return 0;
 }

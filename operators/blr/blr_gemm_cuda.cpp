@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "operators/blr/blr_decode.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_gemm_plan.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
@@ -163,15 +164,14 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
   check_cublas(status, "blr plan (cublasGemm*BatchedEx)");
 }
 
-// Runs the plan's steps; the operator's value arrays the plan reads are uploaded (rounded
-// for 16-bit signals) on first use and cached.
+// Runs the plan: its steps with cuBLAS, or all of them in the decode kernel (blr_decode.hpp)
+// where `path` allows and it applies; the operator's value arrays the plan reads are uploaded
+// (rounded for 16-bit signals) on first use and cached.
 template <class Storage, class Operator>
 void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
               MatrixView<Storage> Y, PlanScale<Storage> alpha, PlanScale<Storage> beta,
-              Context& ctx) {
+              Context& ctx, PlanPath path = PlanPath::Gemm) {
   using T = typename Operator::Scalar;
-  Buffer<Storage> z1(plan.z1_size, MemorySpace::Device, ctx),
-      z2(plan.z2_size, MemorySpace::Device, ctx);
   const BlrPlanWeights<T>& w = A.plan_weights();
   std::array<char*, kPlanArrays> base{};
   auto set = [&](PlanArray a, const void* p) {
@@ -179,8 +179,6 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   };
   set(PlanArray::X, X.data);
   set(PlanArray::Y, Y.data);
-  set(PlanArray::Z1, z1.data());
-  set(PlanArray::Z2, z2.data());
   const PlanArray slots[BlrPlanWeights<T>::kArrays] = {PlanArray::Left, PlanArray::Right,
                                                        PlanArray::Extra, PlanArray::Unfused};
   for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
@@ -188,6 +186,27 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
       set(slots[slot],
           device_values<Storage, T>(
               w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
+
+  // The decode kernel accumulates in fp32: not for double signals.
+  const bool decode =
+      path != PlanPath::Gemm && !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
+  require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
+                       ": the decode path needs at most ", kDecodeMaxBatch,
+                       " float, half or bfloat16 signals and A (not A^T)");
+  if (decode) {
+    if constexpr (!std::is_same_v<Storage, double>) {
+      Buffer<float> z1(plan.z1_size, MemorySpace::Device, ctx),
+          z2(plan.z2_size, MemorySpace::Device, ctx);
+      set(PlanArray::Z1, z1.data());
+      set(PlanArray::Z2, z2.data());
+      blr_decode_run<Storage>(plan, base, X.cols, float(alpha), float(beta), ctx);
+    }
+    return;
+  }
+  Buffer<Storage> z1(plan.z1_size, MemorySpace::Device, ctx),
+      z2(plan.z2_size, MemorySpace::Device, ctx);
+  set(PlanArray::Z1, z1.data());
+  set(PlanArray::Z2, z2.data());
   for (const PlanStep& step : plan.steps) {
     if (const auto* g = std::get_if<PlanGemm>(&step)) {
       run_gemm<Storage>(*g, base, alpha, beta, ctx);
@@ -218,12 +237,13 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y) {
 
 template <class Storage, class Operator>
 void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
-                           PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
+                           PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx,
+                           PlanPath path) {
   require<DeviceError>(blr_plan_takes(X, Y), Operator::type_name,
                        " (GEMM plan): X and Y must be device views with a unit stride on the same"
                        " side");
   if (Y.rows == 0 || Y.cols == 0) return;
-  run_plan(plan_of(A, op, plan_signals(X, Y)), A, X, Y, alpha, beta, ctx);
+  run_plan(plan_of(A, op, plan_signals(X, Y)), A, X, Y, alpha, beta, ctx, path);
 }
 
 template <class Storage, class Operator>
@@ -242,17 +262,20 @@ void blr_unfused_apply_device(const Operator& A, ConstView<Storage> X, MatrixVie
   }
 }
 
-#define STROP_INSTANTIATE_PLAN(S, T)                                                             \
-  template void blr_plan_apply_device<S, Blast<T>>(                                              \
-      const Blast<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);   \
-  template void blr_plan_apply_device<S, LowRank<T>>(                                            \
-      const LowRank<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&); \
-  template void blr_plan_apply_device<S, Monarch<T>>(                                            \
-      const Monarch<T>&, Op, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&); \
-  template void blr_unfused_apply_device<S, Blast<T>>(                                           \
-      const Blast<T>&, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);       \
-  template void blr_unfused_apply_device<S, Monarch<T>>(                                         \
-      const Monarch<T>&, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);     \
+#define STROP_INSTANTIATE_PLAN(S, T)                                                            \
+  template void blr_plan_apply_device<S, Blast<T>>(const Blast<T>&, Op, ConstView<S>,           \
+                                                   MatrixView<S>, PlanScale<S>, PlanScale<S>,   \
+                                                   Context&, PlanPath);                         \
+  template void blr_plan_apply_device<S, LowRank<T>>(const LowRank<T>&, Op, ConstView<S>,       \
+                                                     MatrixView<S>, PlanScale<S>, PlanScale<S>, \
+                                                     Context&, PlanPath);                       \
+  template void blr_plan_apply_device<S, Monarch<T>>(const Monarch<T>&, Op, ConstView<S>,       \
+                                                     MatrixView<S>, PlanScale<S>, PlanScale<S>, \
+                                                     Context&, PlanPath);                       \
+  template void blr_unfused_apply_device<S, Blast<T>>(                                          \
+      const Blast<T>&, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);      \
+  template void blr_unfused_apply_device<S, Monarch<T>>(                                        \
+      const Monarch<T>&, ConstView<S>, MatrixView<S>, PlanScale<S>, PlanScale<S>, Context&);    \
   template bool blr_plan_takes<S>(ConstView<S>, MatrixView<S>);
 STROP_INSTANTIATE_PLAN(float, float)
 STROP_INSTANTIATE_PLAN(double, double)

@@ -158,6 +158,76 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfT
           }
 }
 
+using DecodeTypes = boost::mpl::list<float, half, bfloat16>;
+BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
+  // The one-launch decode kernel (operators/blr/blr_decode.cu), forced, against the float CPU
+  // application to the same (representable) values: every grid shape (ragged row groups
+  // included), both layouts, padded leading dimensions, 1 to 16 tokens, alpha = 0.5 and
+  // beta = -2 (beta = 0 once), Monarch (two-level first stage), BLAST (three stages) and
+  // LowRank.
+  std::mt19937 gen(53);
+  // 16-bit: the values and the output rounded to 16 bits (intermediates stay in fp32).
+  double rounding = 0;
+  if constexpr (is_reduced_precision_v<S>) rounding = 8 * unit_roundoff_v<S>;
+  for (const Shape& s : kShapes)
+    for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
+      for (Index batch : {1, 2, 3, 5, 8, 11, 16}) {
+        const auto M =
+            Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+        const auto B =
+            Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+        const auto L = LowRank<float>::random(s.rows, s.cols, s.rank, gen);
+        const float beta = batch == 3 ? 0.0f : -2.0f;
+        // Three spare rows (ColMajor) or columns (RowMajor) of padding around the views.
+        const HostMatrix<S> xs = random_matrix<float>(s.cols + 3, batch + 3).cast<S>();
+        const HostMatrix<S> y0s = random_matrix<float>(s.rows + 3, batch + 3).cast<S>();
+        auto check = [&](const auto& A, const char* name) {
+          HostMatrix<float> expected = y0s.topLeftCorner(s.rows, batch).template cast<float>();
+          A.apply(Op::NoTrans,
+                  view(HostMatrix<float>(xs.topLeftCorner(s.cols, batch).template cast<float>())),
+                  view(expected), 0.5f, beta);
+          const DeviceMatrix<S> xd = to_device(xs, layout);
+          DeviceMatrix<S> yd = to_device(y0s, layout);
+          detail::blr_plan_apply_device<S>(A, Op::NoTrans,
+                                           xd.view().row_block(0, s.cols).col_block(0, batch),
+                                           yd.view().row_block(0, s.rows).col_block(0, batch), 0.5f,
+                                           beta, default_context(), detail::PlanPath::Decode);
+          const HostMatrix<float> got = yd.to_host().template cast<float>();
+          BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
+                                  << "x" << s.col_blocks << " rank " << s.rank << ", "
+                                  << to_string(layout) << ", B = " << batch) {
+            const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
+            BOOST_TEST(relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)),
+                                      expected) <= bound);
+            // The padding is untouched.
+            BOOST_TEST(
+                relative_error(HostMatrix<float>(got.bottomRows(3)),
+                               HostMatrix<float>(y0s.bottomRows(3).template cast<float>())) == 0);
+            BOOST_TEST(relative_error(HostMatrix<float>(got.rightCols(3)),
+                                      HostMatrix<float>(y0s.rightCols(3).template cast<float>())) ==
+                       0);
+          }
+        };
+        check(M, "monarch");
+        check(B, "blast");
+        check(L, "lowrank");
+      }
+  // Where the decode kernel does not apply, forcing it is a DeviceError (the default path
+  // then runs cuBLAS): A^T, and more than 16 tokens.
+  const auto A = Blast<float>::random(64, 64, 4, 4, 3, gen);
+  const DeviceMatrix<S> x1 = to_device(HostMatrix<S>(random_matrix<float>(64, 1).cast<S>()));
+  DeviceMatrix<S> y1 = to_device(HostMatrix<S>(random_matrix<float>(64, 1).cast<S>()));
+  BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(A, Op::Trans, x1.view(), y1.view(), 1.0f, 0.0f,
+                                                     default_context(), detail::PlanPath::Decode),
+                    DeviceError);
+  const DeviceMatrix<S> x17 = to_device(HostMatrix<S>(random_matrix<float>(64, 17).cast<S>()));
+  DeviceMatrix<S> y17 = to_device(HostMatrix<S>(random_matrix<float>(64, 17).cast<S>()));
+  BOOST_CHECK_THROW(
+      detail::blr_plan_apply_device<S>(A, Op::NoTrans, x17.view(), y17.view(), 1.0f, 0.0f,
+                                       default_context(), detail::PlanPath::Decode),
+      DeviceError);
+}
+
 using CopyTypes = boost::mpl::list<float, double, half, bfloat16>;
 BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
   // The unfused baselines' 4-D strided copy (blr_plan_kernels.cu) against a host loop: runs

@@ -1,0 +1,29 @@
+#pragma once
+// Internal: the decode path of the BLR GEMM plans (issue #9). With a few signals (B <= 16,
+// the tokens of a decode step) every stage of a plan is a skinny product whose cost is
+// reading its weights once, and separate cuBLAS launches cost more than the reads. One
+// cooperative kernel runs all of a plan's stages instead (blr_decode.cu): each stage streams
+// its weights with 16-byte loads, the partial sums of a block's warps are reduced on chip,
+// a grid-wide barrier separates the stages, and the intermediates stay in fp32.
+#include <array>
+
+#include "operators/blr/blr_gemm_device.hpp"
+#include "operators/blr/blr_gemm_plan.hpp"
+#include "strop/core/context.hpp"
+
+namespace strop::detail {
+
+// Whether the decode kernel runs this plan: at most kDecodeMaxBatch signals, GEMM steps
+// only (no permutation), and in each stage the weights' output rows contiguous in memory
+// (the NoTrans plans of BLAST, Monarch and LowRank, both layouts; A^T plans read the
+// weights along the other direction and stay on cuBLAS).
+bool blr_decode_takes(const BlrGemmPlan& plan, Index batch);
+
+// Runs `plan` (blr_decode_takes) on the arrays `base` (indexed by PlanArray; X, Y and the
+// weights hold Storage values: float, half or bfloat16). Z1 and Z2 must hold
+// plan.z1_size and plan.z2_size floats: the decode path keeps its intermediates in fp32.
+template <class Storage>
+void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays>& base,
+                    Index batch, float alpha, float beta, Context& ctx);
+
+}  // namespace strop::detail

@@ -1,0 +1,102 @@
+// The decode path's plan side (blr_decode.hpp): each GEMM step of a plan as a stage of the
+// decode kernel (blr_decode.cu), whose weights are the operand that is neither a signal nor
+// a workspace.
+#include <climits>
+#include <variant>
+
+#include "operators/blr/blr_decode.hpp"
+#include "operators/blr/blr_decode_kernel.hpp"
+#include "strop/core/error.hpp"
+
+namespace strop::detail {
+namespace {
+
+static_assert(kDecodeArrays == kPlanArrays && int(PlanArray::X) == kDecodeX &&
+              int(PlanArray::Y) == kDecodeY);
+
+bool is_activation(PlanArray a) {
+  return a == PlanArray::X || a == PlanArray::Z1 || a == PlanArray::Z2;
+}
+
+DecodeOperand operand_of(const PlanOperand& p) {
+  return {static_cast<int>(p.array), p.offset, p.stride, p.outer_stride};
+}
+
+// The stage of a GEMM step whose weights (the operand that is not a signal or workspace)
+// have their output rows contiguous; `ok` is false otherwise.
+DecodeStage stage_of(const PlanGemm& g, bool& ok) {
+  DecodeStage s;
+  const bool weights_a = !is_activation(g.a.array), weights_b = !is_activation(g.b.array);
+  const bool writes_workspace_or_y =
+      g.c.array == PlanArray::Y || g.c.array == PlanArray::Z1 || g.c.array == PlanArray::Z2;
+  ok = weights_a != weights_b && writes_workspace_or_y;
+  if (!ok) return s;
+  if (weights_b) {
+    // C (tokens x rows) = op(a) op(b), op(b)(k, row) = b[row + k ld] (op T).
+    ok = g.trans_b;
+    s.rows = int(g.n);
+    s.w = operand_of(g.b), s.w_ld = g.b.ld;
+    s.act = operand_of(g.a);
+    s.act_k = g.trans_a ? 1 : g.a.ld;
+    s.act_token = g.trans_a ? g.a.ld : 1;
+    s.out_row = g.c.ld, s.out_token = 1;
+  } else {
+    // C (rows x tokens) = op(a) op(b), op(a)(row, k) = a[row + k ld] (op N).
+    ok = !g.trans_a;
+    s.rows = int(g.m);
+    s.w = operand_of(g.a), s.w_ld = g.a.ld;
+    s.act = operand_of(g.b);
+    s.act_k = g.trans_b ? g.b.ld : 1;
+    s.act_token = g.trans_b ? 1 : g.b.ld;
+    s.out_row = 1, s.out_token = g.c.ld;
+  }
+  s.out = operand_of(g.c);
+  s.inner = g.inner;
+  s.depth = int(g.k);
+  ok = ok && g.m <= INT_MAX && g.n <= INT_MAX && g.k <= INT_MAX;
+  return s;
+}
+
+}  // namespace
+
+bool blr_decode_takes(const BlrGemmPlan& plan, Index batch) {
+  if (batch < 1 || batch > kDecodeMaxBatch || plan.steps.size() > std::size_t(kDecodeMaxStages))
+    return false;
+  for (const PlanStep& step : plan.steps) {
+    const auto* g = std::get_if<PlanGemm>(&step);
+    if (g == nullptr) return false;
+    bool ok = false;
+    stage_of(*g, ok);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+template <class Storage>
+void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays>& base,
+                    Index batch, float alpha, float beta, Context& ctx) {
+  require<DeviceError>(blr_decode_takes(plan, batch),
+                       "blr decode: the plan has a step the decode kernel does not run");
+  DecodeArgs a;
+  for (int i = 0; i < kPlanArrays; ++i)
+    a.arrays[i] = base[std::size_t(i)];
+  a.tokens = int(batch);
+  a.alpha = alpha, a.beta = beta;
+  for (const PlanStep& step : plan.steps) {
+    const auto& g = std::get<PlanGemm>(step);
+    bool ok = false;
+    DecodeStage s = stage_of(g, ok);
+    s.entries = g.batch;  // launch() cuts the entries into row groups and units
+    a.stages[a.count++] = s;
+  }
+  launch_blr_decode<Storage>(a, ctx);
+}
+
+template void blr_decode_run<float>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
+                                    Index, float, float, Context&);
+template void blr_decode_run<half>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&, Index,
+                                   float, float, Context&);
+template void blr_decode_run<bfloat16>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
+                                       Index, float, float, Context&);
+
+}  // namespace strop::detail

@@ -1,0 +1,48 @@
+#pragma once
+// Internal: the decode kernel's launch interface (blr_decode.cu), kept free of the operator
+// headers so that the .cu does not see Eigen. blr_decode_cuda.cpp fills it from a plan.
+#include "strop/core/context.hpp"
+#include "strop/core/scalar.hpp"
+
+namespace strop::detail {
+
+// Array slots, as PlanArray numbers them (blr_gemm_plan.hpp): X, Y, Z1, Z2, then the weights.
+inline constexpr int kDecodeArrays = 8;
+inline constexpr int kDecodeX = 0, kDecodeY = 1;
+inline constexpr int kDecodeMaxStages = 3;
+
+// Entry e of a batch starts at offset + e stride, or offset + (e / inner) outer +
+// (e % inner) stride in two-level batches (elements).
+struct DecodeOperand {
+  int array = 0;
+  long long offset = 0, stride = 0, outer = 0;
+};
+
+struct DecodeStage {
+  DecodeOperand w, act, out;
+  long long w_ld = 0;                    // W(row, k) at row + k w_ld
+  long long act_k = 0, act_token = 0;    // act(k, token) at k act_k + token act_token
+  long long out_row = 0, out_token = 0;  // C(row, token) at row out_row + token out_token
+  long long inner = 0;                   // two-level batch (0: one level)
+  long long entries = 0;                 // the batch of the GEMM step
+  int rows = 0, depth = 0;               // rows of one entry, inner dimension k
+  int groups_per_entry = 0;              // row groups of one entry
+  long long groups = 0;                  // row groups of all entries
+  int groups_per_unit = 1;               // G; the block's 8 warps split k 8 / G ways
+  long long units = 0;
+  int vector_weights = 0;  // every row group starts 16-byte aligned
+};
+
+struct DecodeArgs {
+  void* arrays[kDecodeArrays];  // X, Y: Storage; Z1, Z2: float; weights: Storage
+  DecodeStage stages[kDecodeMaxStages];
+  int count = 0, tokens = 0;
+  float alpha = 1, beta = 0;
+};
+
+// Launches the kernel for Storage (float, half, bfloat16) values; fills the stages' row
+// groups and units (from rows, depth and entries) first.
+template <class Storage>
+void launch_blr_decode(DecodeArgs& a, Context& ctx);
+
+}  // namespace strop::detail
