@@ -4,11 +4,9 @@
 // A stage computes C(row, token) = sum_k W(row, k) act(k, token) for every entry of its
 // batch, with W's rows contiguous (W(row, k) at row + k ld). The work is cut into row groups
 // of RPT consecutive rows (one 16-byte load of 16-bit weights: 8 rows, or 4 when 16 tokens
-// need the registers); a block unit is G row groups, and its 8 warps split k 8 / G ways on
-// top of the 32 lanes, so that every thread has several independent weight loads in flight.
-// Each lane keeps RPT x TOK sums; a shuffle reduce-scatter leaves each lane a few of the
-// warp's totals, the warps of a group add theirs through shared memory, and the block writes
-// the rows. Stages are separated by grid.sync(); intermediates are fp32.
+// need the registers); a block unit takes GL consecutive row groups across the lanes and
+// splits k over the rest (run_unit). Stages are separated by grid.sync(); intermediates are
+// fp32.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -27,7 +25,6 @@ namespace cg = cooperative_groups;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kUnroll = 4;  // weight loads in flight per thread and loop trip
 
 __device__ __forceinline__ long long entry_offset(const DecodeOperand& o, long long e,
                                                   long long inner) {
@@ -65,45 +62,41 @@ __device__ __forceinline__ void load_weights(float (&w)[RPT], const DS* p, int r
     w[r] = r < rows ? float(load_value(p + r)) : 0.0f;
 }
 
+// TOK activations act(k, 0 .. TOK) as floats (tokens past `tokens` read as zero): one
+// float4 per 4 tokens where they are contiguous fp32 (`vector`), else one value at a time.
 template <class ActT, int TOK>
 __device__ __forceinline__ void load_acts(float (&x)[TOK], const ActT* p, long long token_stride,
-                                          int tokens) {
+                                          int tokens, bool vector) {
+  if constexpr (std::is_same_v<ActT, float> && TOK % 4 == 0) {
+    if (vector) {
+#pragma unroll
+      for (int t = 0; t < TOK; t += 4) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(p + t));
+        x[t] = v.x, x[t + 1] = v.y, x[t + 2] = v.z, x[t + 3] = v.w;
+      }
+      return;
+    }
+  }
 #pragma unroll
   for (int t = 0; t < TOK; ++t)
     x[t] = t < tokens ? float(load_value(p + t * token_stride)) : 0.0f;
 }
 
-// Halving reduce-scatter over the 32 lanes of the first C of N values: at the step of lane
-// bit O, lanes with that bit keep the upper half. Afterwards a lane holds, in v[0 ..
-// max(1, N / 32)), the warp's totals of the values lane / (32 / N) (N < 32) or
-// j + (N / 32) lane (N >= 32).
-template <int N, int C, int O>
-__device__ __forceinline__ void reduce_scatter(float (&v)[N], int lane) {
-  if constexpr (O >= 1) {
-    if constexpr (C >= 2) {
-      const bool upper = lane & O;
-#pragma unroll
-      for (int i = 0; i < C / 2; ++i) {
-        const float send = upper ? v[i] : v[i + C / 2];
-        const float keep = upper ? v[i + C / 2] : v[i];
-        v[i] = keep + __shfl_xor_sync(0xffffffffu, send, O);
-      }
-      reduce_scatter<N, C / 2, O / 2>(v, lane);
-    } else {
-      v[0] += __shfl_xor_sync(0xffffffffu, v[0], O);
-      reduce_scatter<N, 1, O / 2>(v, lane);
-    }
-  }
-}
-
+// One block unit: GL consecutive row groups, one per lane position gl = lane % GL. The k
+// slices are spread over the KL = 32 / GL lane rows of each warp and the 8 warps, so that
+// the GL lanes of one k read GL x RPT contiguous weights (whole 32-byte sectors) and every
+// thread has several loads in flight. Partial sums: shuffles over a warp's lane rows, then
+// shared-memory atomics over the warps into `sums` (zero on entry, left zero on exit).
 template <class DS, class ActT, int TOK, int RPT>
-__device__ void run_unit(const DecodeArgs& a, const DecodeStage& s, long long unit,
-                         float (&partial)[kWarps][RPT * TOK]) {
+__device__ void run_unit(const DecodeArgs& a, const DecodeStage& s, long long unit, float* sums) {
   constexpr int N = RPT * TOK;
+  // Weight loads in flight per thread and loop trip: 4, or 2 where 8 or 16 tokens' sums
+  // and activations already fill the registers.
+  constexpr int kUnroll = TOK >= 8 ? 2 : 4;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int G = s.groups_per_unit, splits = kWarps / G;
-  const int g = warp % G, split = warp / G;
-  const long long group = unit * G + g;
+  const int GL = s.lanes_per_k;
+  const int gl = lane & (GL - 1), kl = lane / GL, KL = 32 / GL;
+  const long long group = unit * GL + gl;
 
   float acc[N];
 #pragma unroll
@@ -117,18 +110,18 @@ __device__ void run_unit(const DecodeArgs& a, const DecodeStage& s, long long un
         static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, s.inner) + row0;
     const ActT* x =
         static_cast<const ActT*>(a.arrays[s.act.array]) + entry_offset(s.act, e, s.inner);
-    const bool vector = s.vector_weights != 0;
-    const int step = splits * 32;
-    int k = split * 32 + lane;
+    const bool vector_w = s.vector_weights != 0, vector_x = s.vector_acts != 0;
+    const int step = kWarps * KL;
+    int k = warp * KL + kl;
     for (; k + (kUnroll - 1) * step < s.depth; k += kUnroll * step) {
       float wv[kUnroll][RPT];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
-        load_weights<DS, RPT>(wv[u], w + (k + u * step) * s.w_ld, rows, vector);
+        load_weights<DS, RPT>(wv[u], w + (k + u * step) * s.w_ld, rows, vector_w);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         float xv[TOK];
-        load_acts<ActT, TOK>(xv, x + (k + u * step) * s.act_k, s.act_token, a.tokens);
+        load_acts<ActT, TOK>(xv, x + (k + u * step) * s.act_k, s.act_token, a.tokens, vector_x);
 #pragma unroll
         for (int r = 0; r < RPT; ++r)
 #pragma unroll
@@ -138,8 +131,8 @@ __device__ void run_unit(const DecodeArgs& a, const DecodeStage& s, long long un
     }
     for (; k < s.depth; k += step) {
       float wv[RPT], xv[TOK];
-      load_weights<DS, RPT>(wv, w + k * s.w_ld, rows, vector);
-      load_acts<ActT, TOK>(xv, x + k * s.act_k, s.act_token, a.tokens);
+      load_weights<DS, RPT>(wv, w + k * s.w_ld, rows, vector_w);
+      load_acts<ActT, TOK>(xv, x + k * s.act_k, s.act_token, a.tokens, vector_x);
 #pragma unroll
       for (int r = 0; r < RPT; ++r)
 #pragma unroll
@@ -147,30 +140,30 @@ __device__ void run_unit(const DecodeArgs& a, const DecodeStage& s, long long un
           acc[r * TOK + t] = fmaf(wv[r], xv[t], acc[r * TOK + t]);
     }
   }
-
-  reduce_scatter<N, N, 16>(acc, lane);
-  constexpr int per = N >= 32 ? N / 32 : 1;          // totals a lane holds
-  constexpr int group_lanes = N >= 32 ? 1 : 32 / N;  // lanes holding the same total
-  if (lane % group_lanes == 0) {
+  for (int o = 16; o >= GL; o /= 2)
 #pragma unroll
-    for (int j = 0; j < per; ++j)
-      partial[warp][j + per * (lane / group_lanes)] = acc[j];
+    for (int i = 0; i < N; ++i)
+      acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], o);
+  if (kl == 0 && group < s.groups) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      atomicAdd(sums + gl * N + i, acc[i]);
   }
   __syncthreads();
 
-  // The block's G row groups: add the splits' totals and write, tokens slowest so that
-  // consecutive threads write consecutive rows.
+  // Write the unit's rows (consecutive threads: consecutive rows of a token) and clear
+  // `sums` for the next unit.
   const bool to_y = s.out.array == kDecodeY;
-  for (int i = int(threadIdx.x); i < G * N; i += kThreads) {
-    const int gi = i / N, rem = i % N, t = rem / RPT, r = rem % RPT;
-    const long long grp = unit * G + gi;
+  for (int i = int(threadIdx.x); i < GL * N; i += kThreads) {
+    const int g = i / N, rem = i % N, t = rem / RPT, r = rem % RPT;
+    const int at_sum = g * N + r * TOK + t;
+    const float sum = sums[at_sum];
+    sums[at_sum] = 0.0f;
+    const long long grp = unit * GL + g;
     if (grp >= s.groups || t >= a.tokens) continue;
     const long long e = grp / s.groups_per_entry;
     const int row = int(grp % s.groups_per_entry) * RPT + r;
     if (row >= s.rows) continue;
-    float sum = 0.0f;
-    for (int sp = 0; sp < splits; ++sp)
-      sum += partial[sp * G + gi][r * TOK + t];
     const long long at = entry_offset(s.out, e, s.inner) + row * s.out_row + t * s.out_token;
     if (to_y) {
       DS* y = static_cast<DS*>(a.arrays[s.out.array]) + at;
@@ -181,23 +174,36 @@ __device__ void run_unit(const DecodeArgs& a, const DecodeStage& s, long long un
       static_cast<float*>(a.arrays[s.out.array])[at] = sum;
     }
   }
-  __syncthreads();  // `partial` is reused by the next unit
+  __syncthreads();
 }
 
+constexpr int kMaxSums = 32 * 64;  // GL <= 32 row groups x N <= 64 sums
+
 template <class DS, int TOK, int RPT>
-__global__ void __launch_bounds__(kThreads) blr_decode_kernel(const DecodeArgs a) {
-  __shared__ float partial[kWarps][RPT * TOK];
+__global__ void __launch_bounds__(kThreads, 2) blr_decode_kernel(const DecodeArgs a) {
+  static_assert(RPT * TOK <= 64);
+  __shared__ float sums[kMaxSums];
+  for (int i = int(threadIdx.x); i < kMaxSums; i += kThreads)
+    sums[i] = 0.0f;
+  __syncthreads();
   for (int st = 0; st < a.count; ++st) {
     if (st > 0) cg::this_grid().sync();
     const DecodeStage& s = a.stages[st];
     const bool act_storage = s.act.array == kDecodeX;
     for (long long unit = blockIdx.x; unit < s.units; unit += gridDim.x) {
       if (std::is_same_v<DS, float> || !act_storage)
-        run_unit<DS, float, TOK, RPT>(a, s, unit, partial);
+        run_unit<DS, float, TOK, RPT>(a, s, unit, sums);
       else
-        run_unit<DS, DS, TOK, RPT>(a, s, unit, partial);
+        run_unit<DS, DS, TOK, RPT>(a, s, unit, sums);
     }
   }
+}
+
+long long pow2_floor(long long v) {
+  long long p = 1;
+  while (2 * p <= v)
+    p *= 2;
+  return p;
 }
 
 template <class DS, int TOK, int RPT>
@@ -215,20 +221,26 @@ void launch(DecodeArgs& a, cudaStream_t stream) {
   for (int st = 0; st < a.count; ++st) {
     DecodeStage& s = a.stages[st];
     s.groups_per_entry = (s.rows + RPT - 1) / RPT;
+    s.groups = s.entries * s.groups_per_entry;
     // Whole vector loads: every row group's first weight aligned in every entry and k.
     const long long align = std::min<long long>(16, RPT * sizeof(DS)) / sizeof(DS);
     s.vector_weights = s.rows % RPT == 0 && s.w.offset % align == 0 && s.w.stride % align == 0 &&
                        s.w.outer % align == 0 && s.w_ld % align == 0;
-    s.groups = s.entries * s.groups_per_entry;
-    // G row groups per unit: enough k per thread (>= kUnroll trips of 8 / G warps x 32
-    // lanes) for loads in flight, then fewer when the units would not fill the GPU.
-    int G = 1;
-    while (G < kWarps && (kWarps / G) * 32 * kUnroll > s.depth)
-      G *= 2;
-    while (G > 1 && (s.groups + G - 1) / G < resident)
-      G /= 2;
-    s.groups_per_unit = G;
-    s.units = (s.groups + G - 1) / G;
+    // float4 activations: fp32 (a workspace, or float signals), tokens contiguous, aligned.
+    const bool act_float = std::is_same_v<DS, float> || s.act.array != kDecodeX;
+    s.vector_acts = act_float && TOK % 4 == 0 && a.tokens == TOK && s.act_token == 1 &&
+                    s.act_k % 4 == 0 && s.act.offset % 4 == 0 && s.act.stride % 4 == 0 &&
+                    s.act.outer % 4 == 0;
+    // GL row groups per unit: at least a 32-byte sector of weights per k, at most 32; as
+    // many units as resident blocks where there are enough groups; and no more k slices
+    // (8 warps x 32 / GL) than k.
+    const long long sector = std::max<long long>(1, 32 / (RPT * sizeof(DS)));
+    long long lanes =
+        std::clamp<long long>(pow2_floor(std::max<long long>(s.groups / resident, 1)), sector, 32);
+    while (lanes < 32 && kWarps * (32 / lanes) > s.depth)
+      lanes *= 2;
+    s.lanes_per_k = int(lanes);
+    s.units = (s.groups + lanes - 1) / lanes;
     most_units = std::max(most_units, s.units);
   }
   const int blocks = int(std::min<long long>(most_units, resident));

@@ -28,9 +28,10 @@ struct DecodeStage {
   int rows = 0, depth = 0;               // rows of one entry, inner dimension k
   int groups_per_entry = 0;              // row groups of one entry
   long long groups = 0;                  // row groups of all entries
-  int groups_per_unit = 1;               // G; the block's 8 warps split k 8 / G ways
+  int lanes_per_k = 1;                   // GL: row groups per unit, one per lane position
   long long units = 0;
-  int vector_weights = 0;  // every row group starts 16-byte aligned
+  int vector_weights = 0;  // every row group's weights are vector-aligned
+  int vector_acts = 0;     // activations fp32, tokens contiguous, aligned
 };
 
 struct DecodeArgs {
