@@ -3,7 +3,7 @@
 // cuBLAS on the equivalent dense matrix and the memory-traffic bound measured in the same run.
 //
 //   blr_bench [--reps R] [--csv FILE] [--csv16 FILE] [--json FILE] [--batches 1,16,...]
-//             [--ks-algorithm NAME]
+//             [--ks-algorithm NAME] [--layer MODEL/NAME]
 //
 // "ours" is what strop runs today: each operator's Kronecker-sparse form (LowRank: two
 // GEMMs; Monarch: a batched GEMM, the shuffle as a row gather, a batched GEMM; BLAST: the
@@ -70,6 +70,7 @@ struct Options {
   std::string json = "blr-summary.json";
   std::vector<Index> batches = {1, 16, 128, 1024, 4096};
   KSAlgorithm ks_algorithm = KSAlgorithm::Auto;
+  std::string layer;  // only layers whose "model/name" contains this (profiling)
 };
 
 }  // namespace
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
       std::stringstream list(next());
       for (std::string b; std::getline(list, b, ',');)
         opt.batches.push_back(std::stoll(b));
+    } else if (arg == "--layer") {
+      opt.layer = next();
     }
   }
   if (!cuda_available()) {
@@ -123,6 +126,8 @@ int main(int argc, char** argv) {
   std::vector<double> decode_speedups_b1;  // cuBLAS plan / decode kernel time at B = 1
   std::mt19937 gen(1);
   for (const Layer& l : kLayers) {
+    if (!opt.layer.empty() && (l.model + "/" + l.name).find(opt.layer) == std::string::npos)
+      continue;
     const Dense<float> dense(HostMatrix<float>::Random(l.out, l.in));
     const auto lowrank = LowRank<float>::random(l.out, l.in, l.lowrank_r, gen);
     // Monarch's r is the rank of a block row: r / b per block of its b x b grid.

@@ -2,9 +2,10 @@
 // Internal: the decode path of the BLR GEMM plans (issue #9). With a few signals (B <= 16,
 // the tokens of a decode step) every stage of a plan is a skinny product whose cost is
 // reading its weights once, and separate cuBLAS launches cost more than the reads. One
-// cooperative kernel runs all of a plan's stages instead (blr_decode.cu): each stage streams
-// its weights with 16-byte loads, the partial sums of a block's warps are reduced on chip,
-// a grid-wide barrier separates the stages, and the intermediates stay in fp32.
+// cooperative kernel runs all of a plan's stages instead (blr_decode.cu): warps stream the
+// weights in coalesced 16-byte loads over chunks of k and add their sums into fp32
+// accumulators, a grid-wide barrier separates the stages, and the warp that completes a row
+// set of the last stage writes it to Y.
 #include <array>
 
 #include "operators/blr/blr_gemm_device.hpp"
@@ -20,10 +21,11 @@ namespace strop::detail {
 bool blr_decode_takes(const BlrGemmPlan& plan, Index batch);
 
 // Runs `plan` (blr_decode_takes) on the arrays `base` (indexed by PlanArray; X, Y and the
-// weights hold Storage values: float, half or bfloat16). Z1 and Z2 must hold
-// plan.z1_size and plan.z2_size floats: the decode path keeps its intermediates in fp32.
+// weights hold Storage values: float, half or bfloat16; Z1 and Z2 are ignored: the decode
+// path keeps its intermediates in fp32 workspaces of its own). y_extent: 1 + the largest
+// offset of Y's values.
 template <class Storage>
 void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays>& base,
-                    Index batch, float alpha, float beta, Context& ctx);
+                    Index batch, Index y_extent, float alpha, float beta, Context& ctx);
 
 }  // namespace strop::detail

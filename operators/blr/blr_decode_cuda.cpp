@@ -74,13 +74,14 @@ bool blr_decode_takes(const BlrGemmPlan& plan, Index batch) {
 
 template <class Storage>
 void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays>& base,
-                    Index batch, float alpha, float beta, Context& ctx) {
+                    Index batch, Index y_extent, float alpha, float beta, Context& ctx) {
   require<DeviceError>(blr_decode_takes(plan, batch),
                        "blr decode: the plan has a step the decode kernel does not run");
   DecodeArgs a;
   for (int i = 0; i < kPlanArrays; ++i)
     a.arrays[i] = base[std::size_t(i)];
   a.tokens = int(batch);
+  a.z1_size = plan.z1_size, a.z2_size = plan.z2_size, a.y_extent = y_extent;
   a.alpha = alpha, a.beta = beta;
   for (const PlanStep& step : plan.steps) {
     const auto& g = std::get<PlanGemm>(step);
@@ -93,10 +94,10 @@ void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
 }
 
 template void blr_decode_run<float>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
-                                    Index, float, float, Context&);
+                                    Index, Index, float, float, Context&);
 template void blr_decode_run<half>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&, Index,
-                                   float, float, Context&);
+                                   Index, float, float, Context&);
 template void blr_decode_run<bfloat16>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
-                                       Index, float, float, Context&);
+                                       Index, Index, float, float, Context&);
 
 }  // namespace strop::detail

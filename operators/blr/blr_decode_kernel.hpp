@@ -8,7 +8,7 @@ namespace strop::detail {
 
 // Array slots, as PlanArray numbers them (blr_gemm_plan.hpp): X, Y, Z1, Z2, then the weights.
 inline constexpr int kDecodeArrays = 8;
-inline constexpr int kDecodeX = 0, kDecodeY = 1;
+inline constexpr int kDecodeX = 0, kDecodeY = 1, kDecodeZ1 = 2, kDecodeZ2 = 3;
 inline constexpr int kDecodeMaxStages = 3;
 
 // Entry e of a batch starts at offset + e stride, or offset + (e / inner) outer +
@@ -28,21 +28,26 @@ struct DecodeStage {
   int rows = 0, depth = 0;               // rows of one entry, inner dimension k
   int groups_per_entry = 0;              // row groups of one entry
   long long groups = 0;                  // row groups of all entries
-  int lanes_per_k = 1;                   // GL: row groups per unit, one per lane position
-  long long units = 0;
-  int vector_weights = 0;  // every row group's weights are vector-aligned
-  int vector_acts = 0;     // activations fp32, tokens contiguous, aligned
+  int chunk_k = 0, chunks = 0;           // k per warp item, items per row set
+  long long items = 0;                   // row sets (32 row groups) x chunks
+  int vector_weights = 0;                // every row group's weights are vector-aligned
+  int vector_acts = 0;                   // activations fp32, tokens contiguous, aligned
 };
 
 struct DecodeArgs {
-  void* arrays[kDecodeArrays];  // X, Y: Storage; Z1, Z2: float; weights: Storage
+  void* arrays[kDecodeArrays];  // X, Y, weights: Storage; Z1, Z2: set by the launch
   DecodeStage stages[kDecodeMaxStages];
   int count = 0, tokens = 0;
   float alpha = 1, beta = 0;
+  long long z1_size = 0, z2_size = 0;  // fp32 workspaces (values)
+  long long y_extent = 0;              // 1 + the largest offset of Y's values
+  float* y_accum = nullptr;            // set by the launch: Y's fp32 accumulators
+  int* counters = nullptr;             // set by the launch: per row set of the last stage
 };
 
-// Launches the kernel for Storage (float, half, bfloat16) values; fills the stages' row
-// groups and units (from rows, depth and entries) first.
+// Launches the kernel for Storage (float, half, bfloat16) values: fills the stages' row
+// groups and chunks (from rows, depth and entries), allocates and zeroes the fp32
+// accumulators (Z1, Z2 and Y's) on the context's stream.
 template <class Storage>
 void launch_blr_decode(DecodeArgs& a, Context& ctx);
 

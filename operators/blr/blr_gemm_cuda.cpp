@@ -195,11 +195,8 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
                        " float, half or bfloat16 signals and A (not A^T)");
   if (decode) {
     if constexpr (!std::is_same_v<Storage, double>) {
-      Buffer<float> z1(plan.z1_size, MemorySpace::Device, ctx),
-          z2(plan.z2_size, MemorySpace::Device, ctx);
-      set(PlanArray::Z1, z1.data());
-      set(PlanArray::Z2, z2.data());
-      blr_decode_run<Storage>(plan, base, X.cols, float(alpha), float(beta), ctx);
+      const Index y_extent = (Y.rows - 1) * Y.row_stride + (Y.cols - 1) * Y.col_stride + 1;
+      blr_decode_run<Storage>(plan, base, X.cols, y_extent, float(alpha), float(beta), ctx);
     }
     return;
   }
