@@ -185,8 +185,7 @@ __device__ __forceinline__ void write_rows(const DecodeArgs& a, const DecodeStag
 }
 
 template <class DS, int TOK, int RPT>
-__global__ void __launch_bounds__(kThreads, 2)
-    blr_decode_kernel(const DecodeArgs a) {
+__global__ void __launch_bounds__(kThreads, 2) blr_decode_kernel(const DecodeArgs a) {
   const int lane = int(threadIdx.x) % 32;
   const long long first_warp = (long long)blockIdx.x * kWarps + threadIdx.x / 32;
   const long long warps = (long long)gridDim.x * kWarps;
@@ -246,12 +245,14 @@ void launch(DecodeArgs& a, Context& ctx) {
     s.vector_acts = act_float && TOK % 4 == 0 && a.tokens == TOK && s.act_token == 1 &&
                     s.act_k % 4 == 0 && s.act.offset % 4 == 0 && s.act.stride % 4 == 0 &&
                     s.act.outer % 4 == 0;
-    // Chunks of k: halved while there are fewer than two items per resident warp, down to
-    // 64 k (a lane's atomics, RPT x TOK, stay a small fraction of its loads).
+    // Chunks of k: the stage's k work spread over all resident warps (one item each, in
+    // whole trips of the unrolled loop), so that no warp walks a long chain of dependent
+    // loop trips while others idle.
+    constexpr int U = kUnroll<DS, TOK, RPT>;
     const long long sets = (s.groups + 31) / 32;
-    long long chunk = s.depth;
-    while (chunk > 64 && sets * ((s.depth + chunk - 1) / chunk) < 2 * resident * kWarps)
-      chunk = (chunk + 1) / 2;
+    const long long warps = resident * kWarps;
+    long long chunk = (sets * s.depth + warps - 1) / warps;
+    chunk = std::min<long long>(s.depth, (chunk + U - 1) / U * U);
     s.chunk_k = int(chunk);
     s.chunks = int((s.depth + chunk - 1) / chunk);
     s.items = sets * s.chunks;
