@@ -1,15 +1,16 @@
 // The decode path of the BLR GEMM plans (blr_decode.hpp): one cooperative launch for all of
-// a plan's stages at B <= 16 signals.
+// a plan's stages at B <= 8 signals.
 //
 // A stage computes C(row, token) = sum_k W(row, k) act(k, token) for every entry of its
 // batch, with W's rows contiguous (W(row, k) at row + k ld). Rows come in groups of RPT (one
-// 16-byte load of 16-bit weights: 8 rows, or 4 when 16 tokens need the registers). A warp
+// 16-byte load of 16-bit weights: 8 rows, or 4 when 8 tokens need the registers). A block
 // item is 32 consecutive row groups, one per lane (so that a warp reads 512 contiguous bytes
-// per k), times a chunk of k: every lane streams its chunk with several loads in flight and
-// adds its sums to fp32 accumulators with atomics (no barrier inside a stage). Stages are
-// separated by grid.sync(); the last stage's accumulators go to Y (alpha, beta, rounding) in
-// the warp that completes a row set last (a counter per row set). The host zeroes the
-// accumulators and counters before the launch.
+// per k), times a chunk of k that the 8 warps share in turns of several loads in flight.
+// The warps' sums meet in shared memory; a chunk that is all of k is stored, others are
+// added to fp32 accumulators with atomics. Stages are separated by grid.sync(); the last
+// stage's accumulators go to Y (alpha, beta, rounding) in the block that completes a row set
+// last (a counter per row set). The host zeroes the accumulators and counters before the
+// launch.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <type_traits>
 
 #include "operators/blr/blr_decode_kernel.hpp"
+#include "operators/blr/blr_gemm_device.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
 #include "strop/core/buffer.hpp"
@@ -45,20 +47,20 @@ struct WeightWords {
   static_assert(kBytes == 8 || kBytes % 16 == 0, "row groups of 8 bytes or multiples of 16");
   uint32_t word[kBytes / 4];
 
-  __device__ __forceinline__ void load(const DS* p, int rows, bool vector) {
-    if (vector && rows == RPT) {
-      if constexpr (kBytes == 8) {
-        const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
-        word[0] = v.x, word[1] = v.y;
-      } else {
+  __device__ __forceinline__ void load_vector(const DS* p) {
+    if constexpr (kBytes == 8) {
+      const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+      word[0] = v.x, word[1] = v.y;
+    } else {
 #pragma unroll
-        for (int c = 0; c < kBytes / 16; ++c) {
-          const uint4 v = __ldg(reinterpret_cast<const uint4*>(p) + c);
-          word[4 * c] = v.x, word[4 * c + 1] = v.y, word[4 * c + 2] = v.z, word[4 * c + 3] = v.w;
-        }
+      for (int c = 0; c < kBytes / 16; ++c) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(p) + c);
+        word[4 * c] = v.x, word[4 * c + 1] = v.y, word[4 * c + 2] = v.z, word[4 * c + 3] = v.w;
       }
-      return;
     }
+  }
+  __device__ __forceinline__ void load(const DS* p, int rows, bool vector) {
+    if (vector && rows == RPT) return load_vector(p);
     DS v[RPT];
 #pragma unroll
     for (int r = 0; r < RPT; ++r)
@@ -107,24 +109,27 @@ constexpr int kUnroll = std::max(1, (TOK <= 2   ? 32
                                                 : 8) *
                                         4 / (RPT * int(sizeof(DS))));
 
-// One warp item: this lane's row group `group` (if any) over k in [k_begin, k_end); adds the
-// sums to `accum` at the stage's output positions.
+// This lane's sums for row group `group` over its share of k in [k_begin, k_end): the block's
+// 8 warps take turns of U consecutive k (U loads in flight per lane and turn). Aligned full
+// row groups take a loop without branches around the loads.
 template <class DS, class ActT, int TOK, int RPT>
-__device__ __forceinline__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long group,
-                                         int k_begin, int k_end, float* accum) {
-  constexpr int N = RPT * TOK, U = kUnroll<DS, TOK, RPT>;
+__device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeArgs& a,
+                                          const DecodeStage& s, long long group, int k_begin,
+                                          int k_end) {
+  constexpr int U = kUnroll<DS, TOK, RPT>;
+#pragma unroll
+  for (int i = 0; i < RPT * TOK; ++i)
+    acc[i] = 0.0f;
   if (group >= s.groups) return;
   const long long e = group / s.groups_per_entry;
   const int row0 = int(group % s.groups_per_entry) * RPT;
   const int rows = min(RPT, s.rows - row0);
   const DS* w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, s.inner) + row0;
   const ActT* x = static_cast<const ActT*>(a.arrays[s.act.array]) + entry_offset(s.act, e, s.inner);
-  const bool vector_w = s.vector_weights != 0, vector_x = s.vector_acts != 0;
-  float acc[N];
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-    acc[i] = 0.0f;
-  auto multiply_add = [&](const WeightWords<DS, RPT>& wv, const float(&xv)[TOK]) {
+  const bool vector_w = s.vector_weights != 0 && rows == RPT, vector_x = s.vector_acts != 0;
+  auto multiply_add = [&](const WeightWords<DS, RPT>& wv, int k) {
+    float xv[TOK];
+    load_acts<ActT, TOK>(xv, x + k * s.act_k, s.act_token, a.tokens, vector_x);
 #pragma unroll
     for (int r = 0; r < RPT; ++r) {
       const float wr = wv.value(r);
@@ -133,88 +138,117 @@ __device__ __forceinline__ void run_item(const DecodeArgs& a, const DecodeStage&
         acc[r * TOK + t] = fmaf(wr, xv[t], acc[r * TOK + t]);
     }
   };
-  int k = k_begin;
-  for (; k + U <= k_end; k += U) {
-    WeightWords<DS, RPT> wv[U];
+  const int warp = int(threadIdx.x) / 32;
+  int k = k_begin + warp * U;
+  if (vector_w) {
+    for (; k + U <= k_end; k += kWarps * U) {
+      WeightWords<DS, RPT> wv[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      wv[u].load(w + (k + u) * s.w_ld, rows, vector_w);
+      for (int u = 0; u < U; ++u)
+        wv[u].load_vector(w + (k + u) * s.w_ld);
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      float xv[TOK];
-      load_acts<ActT, TOK>(xv, x + (k + u) * s.act_k, s.act_token, a.tokens, vector_x);
-      multiply_add(wv[u], xv);
+      for (int u = 0; u < U; ++u)
+        multiply_add(wv[u], k + u);
     }
   }
-  for (; k < k_end; ++k) {
-    WeightWords<DS, RPT> wv;
-    float xv[TOK];
-    wv.load(w + k * s.w_ld, rows, vector_w);
-    load_acts<ActT, TOK>(xv, x + k * s.act_k, s.act_token, a.tokens, vector_x);
-    multiply_add(wv, xv);
-  }
-  float* out = accum + entry_offset(s.out, e, s.inner);
-#pragma unroll
-  for (int r = 0; r < RPT; ++r)
-#pragma unroll
-    for (int t = 0; t < TOK; ++t)
-      if (r < rows && t < a.tokens)
-        atomicAdd(out + (row0 + r) * s.out_row + t * s.out_token, acc[r * TOK + t]);
+  // The rest (and everything of ragged or unaligned groups) one k at a time.
+  for (; k < k_end; k += kWarps * U)
+    for (int kk = k; kk < min(k + U, k_end); ++kk) {
+      WeightWords<DS, RPT> wv;
+      wv.load(w + kk * s.w_ld, rows, vector_w);
+      multiply_add(wv, kk);
+    }
 }
 
-// The last stage's row set is complete: Y = alpha accum + beta Y for this lane's rows.
-template <class DS, int TOK, int RPT>
-__device__ __forceinline__ void write_rows(const DecodeArgs& a, const DecodeStage& s,
-                                           long long group) {
-  if (group >= s.groups) return;
-  const long long e = group / s.groups_per_entry;
-  const int row0 = int(group % s.groups_per_entry) * RPT;
-  const int rows = min(RPT, s.rows - row0);
-  const long long base = entry_offset(s.out, e, s.inner);
-  DS* y = static_cast<DS*>(a.arrays[kDecodeY]);
-  for (int t = 0; t < a.tokens; ++t)
+// One block item: 32 row groups (one per lane) over the chunk [k_begin, k_end) of k. The
+// warps' sums meet in shared memory; then either the item is the whole of k (stored: to the
+// fp32 workspace, or to Y with alpha and beta) or its sums are added to `accum` with atomics
+// (consecutive threads on consecutive rows).
+template <class DS, class ActT, int TOK, int RPT>
+__device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long set, int k_begin,
+                         int k_end, float* accum, float* partial) {
+  constexpr int N = RPT * TOK;
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  float acc[N];
+  lane_sums<DS, ActT, TOK, RPT>(acc, a, s, set * 32 + lane, k_begin, k_end);
 #pragma unroll
-    for (int r = 0; r < RPT; ++r) {
-      if (r >= rows) continue;
-      const long long at = base + (row0 + r) * s.out_row + t * s.out_token;
-      const float sum = __ldcg(a.y_accum + at);
-      const float v =
-          a.beta == 0.0f ? a.alpha * sum : a.alpha * sum + a.beta * float(load_value(y + at));
-      store_value(y + at, v);
+  for (int i = 0; i < N; ++i)
+    partial[(warp * N + i) * 32 + lane] = acc[i];  // [warp][i][lane]: no bank conflicts
+  __syncthreads();
+  const bool whole = s.chunks == 1;
+  for (int i = int(threadIdx.x); i < 32 * N; i += kThreads) {
+    const int t = i / (32 * RPT), rem = i % (32 * RPT), l = rem / RPT, r = rem % RPT;
+    const long long group = set * 32 + l;
+    if (group >= s.groups || t >= a.tokens) continue;
+    const long long e = group / s.groups_per_entry;
+    const int row = int(group % s.groups_per_entry) * RPT + r;
+    if (row >= s.rows) continue;
+    float sum = 0.0f;
+#pragma unroll
+    for (int wp = 0; wp < kWarps; ++wp)
+      sum += partial[(wp * N + r * TOK + t) * 32 + l];
+    const long long at = entry_offset(s.out, e, s.inner) + row * s.out_row + t * s.out_token;
+    if (!whole) {
+      atomicAdd(accum + at, sum);
+    } else if (s.out.array == kDecodeY) {
+      DS* y = static_cast<DS*>(a.arrays[kDecodeY]) + at;
+      store_value(y,
+                  a.beta == 0.0f ? a.alpha * sum : a.alpha * sum + a.beta * float(load_value(y)));
+    } else {
+      accum[at] = sum;
     }
+  }
+  __syncthreads();  // `partial` is reused by the next item
+}
+
+// The last stage's row set `set` is complete: Y = alpha accum + beta Y for its rows.
+template <class DS, int TOK, int RPT>
+__device__ void write_set(const DecodeArgs& a, const DecodeStage& s, long long set) {
+  constexpr int N = RPT * TOK;
+  DS* y = static_cast<DS*>(a.arrays[kDecodeY]);
+  for (int i = int(threadIdx.x); i < 32 * N; i += kThreads) {
+    const int t = i / (32 * RPT), rem = i % (32 * RPT), l = rem / RPT, r = rem % RPT;
+    const long long group = set * 32 + l;
+    if (group >= s.groups || t >= a.tokens) continue;
+    const long long e = group / s.groups_per_entry;
+    const int row = int(group % s.groups_per_entry) * RPT + r;
+    if (row >= s.rows) continue;
+    const long long at = entry_offset(s.out, e, s.inner) + row * s.out_row + t * s.out_token;
+    const float sum = __ldcg(a.y_accum + at);
+    store_value(y + at, a.beta == 0.0f ? a.alpha * sum
+                                       : a.alpha * sum + a.beta * float(load_value(y + at)));
+  }
 }
 
 template <class DS, int TOK, int RPT>
 __global__ void __launch_bounds__(kThreads, 2) blr_decode_kernel(const DecodeArgs a) {
-  const int lane = int(threadIdx.x) % 32;
-  const long long first_warp = (long long)blockIdx.x * kWarps + threadIdx.x / 32;
-  const long long warps = (long long)gridDim.x * kWarps;
+  __shared__ float partial[kWarps * RPT * TOK * 32];
+  __shared__ int finishing;
   for (int st = 0; st < a.count; ++st) {
     if (st > 0) cg::this_grid().sync();
     const DecodeStage& s = a.stages[st];
     const bool last = st == a.count - 1;
     float* accum = last ? a.y_accum : static_cast<float*>(a.arrays[s.out.array]);
     const bool act_storage = s.act.array == kDecodeX;
-    for (long long item = first_warp; item < s.items; item += warps) {
+    for (long long item = blockIdx.x; item < s.items; item += gridDim.x) {
       const long long set = item / s.chunks;
       const int chunk = int(item % s.chunks);
-      const long long group = set * 32 + lane;
       const int k_begin = chunk * s.chunk_k, k_end = min(s.depth, k_begin + s.chunk_k);
       if (std::is_same_v<DS, float> || !act_storage)
-        run_item<DS, float, TOK, RPT>(a, s, group, k_begin, k_end, accum);
+        run_item<DS, float, TOK, RPT>(a, s, set, k_begin, k_end, accum, partial);
       else
-        run_item<DS, DS, TOK, RPT>(a, s, group, k_begin, k_end, accum);
-      if (!last) continue;
-      // The warp that adds the last chunk of a row set writes its rows (the pattern of the
+        run_item<DS, DS, TOK, RPT>(a, s, set, k_begin, k_end, accum, partial);
+      if (!last || s.chunks == 1) continue;
+      // The block that adds the last chunk of a row set writes it to Y (the pattern of the
       // CUDA threadFenceReduction sample: fence, count, fence, read through L2).
       __threadfence();
-      int done = 0;
-      if (lane == 0) done = atomicAdd(a.counters + set, 1);
-      done = __shfl_sync(0xffffffffu, done, 0);
-      if (done == s.chunks - 1) {
+      if (threadIdx.x == 0) finishing = atomicAdd(a.counters + set, 1) == s.chunks - 1;
+      __syncthreads();
+      if (finishing) {
         __threadfence();
-        write_rows<DS, TOK, RPT>(a, s, group);
+        write_set<DS, TOK, RPT>(a, s, set);
       }
+      __syncthreads();
     }
   }
 }
@@ -238,27 +272,27 @@ void launch(DecodeArgs& a, Context& ctx) {
     s.groups = s.entries * s.groups_per_entry;
     // Whole vector loads: every row group's first weight aligned in every entry and k.
     const long long align = std::min<long long>(16, RPT * sizeof(DS)) / sizeof(DS);
-    s.vector_weights = s.rows % RPT == 0 && s.w.offset % align == 0 && s.w.stride % align == 0 &&
+    s.vector_weights = s.w.offset % align == 0 && s.w.stride % align == 0 &&
                        s.w.outer % align == 0 && s.w_ld % align == 0;
     // float4 activations: fp32 (a workspace, or float signals), tokens contiguous, aligned.
     const bool act_float = std::is_same_v<DS, float> || s.act.array != kDecodeX;
     s.vector_acts = act_float && TOK % 4 == 0 && a.tokens == TOK && s.act_token == 1 &&
                     s.act_k % 4 == 0 && s.act.offset % 4 == 0 && s.act.stride % 4 == 0 &&
                     s.act.outer % 4 == 0;
-    // Chunks of k: the stage's k work spread over all resident warps (one item each, in
-    // whole trips of the unrolled loop), so that no warp walks a long chain of dependent
-    // loop trips while others idle.
+    // Chunks of k: the stage's work spread over the resident blocks (whole turns of the
+    // 8 warps' unrolled loops), so that no block walks a long chain of dependent turns
+    // while others idle.
     constexpr int U = kUnroll<DS, TOK, RPT>;
     const long long sets = (s.groups + 31) / 32;
-    const long long warps = resident * kWarps;
-    long long chunk = (sets * s.depth + warps - 1) / warps;
-    chunk = std::min<long long>(s.depth, (chunk + U - 1) / U * U);
+    const long long turn = kWarps * U;
+    long long chunk = (sets * s.depth + resident - 1) / resident;
+    chunk = std::min<long long>(s.depth, (chunk + turn - 1) / turn * turn);
     s.chunk_k = int(chunk);
     s.chunks = int((s.depth + chunk - 1) / chunk);
     s.items = sets * s.chunks;
     most_items = std::max(most_items, s.items);
   }
-  const int blocks = int(std::min<long long>((most_items + kWarps - 1) / kWarps, resident));
+  const int blocks = int(std::min<long long>(most_items, resident));
 
   // The accumulators (Z1, Z2, Y's) and the last stage's row-set counters, zeroed.
   const long long sets = (a.stages[a.count - 1].groups + 31) / 32;
@@ -277,14 +311,15 @@ void launch(DecodeArgs& a, Context& ctx) {
              "blr decode kernel (cooperative launch)");
 }
 
-// RPT: 8 rows per group (one 16-byte load of 16-bit weights), 4 with 16 tokens (registers).
+// RPT: 8 rows per group (one 16-byte load of 16-bit weights), 4 with 8 tokens (registers and
+// the shared memory of the warps' sums).
 template <class DS>
 void launch_for_tokens(DecodeArgs& a, Context& ctx) {
+  static_assert(kDecodeMaxBatch == 8);
   if (a.tokens <= 1) return launch<DS, 1, 8>(a, ctx);
   if (a.tokens <= 2) return launch<DS, 2, 8>(a, ctx);
   if (a.tokens <= 4) return launch<DS, 4, 8>(a, ctx);
-  if (a.tokens <= 8) return launch<DS, 8, 8>(a, ctx);
-  return launch<DS, 16, 4>(a, ctx);
+  return launch<DS, 8, 4>(a, ctx);
 }
 
 }  // namespace

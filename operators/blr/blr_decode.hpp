@@ -1,11 +1,11 @@
 #pragma once
-// Internal: the decode path of the BLR GEMM plans (issue #9). With a few signals (B <= 16,
+// Internal: the decode path of the BLR GEMM plans (issue #9). With a few signals (B <= 8,
 // the tokens of a decode step) every stage of a plan is a skinny product whose cost is
 // reading its weights once, and separate cuBLAS launches cost more than the reads. One
-// cooperative kernel runs all of a plan's stages instead (blr_decode.cu): warps stream the
+// cooperative kernel runs all of a plan's stages instead (blr_decode.cu): blocks stream the
 // weights in coalesced 16-byte loads over chunks of k and add their sums into fp32
-// accumulators, a grid-wide barrier separates the stages, and the warp that completes a row
-// set of the last stage writes it to Y.
+// accumulators, a grid-wide barrier separates the stages, and the block that completes a
+// row set of the last stage writes it to Y.
 #include <array>
 
 #include "operators/blr/blr_gemm_device.hpp"

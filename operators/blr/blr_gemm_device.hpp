@@ -20,11 +20,11 @@ using PlanScale = std::conditional_t<std::is_same_v<Storage, double>, double, fl
 template <class Storage>
 bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 
-// How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, B <= 16, A not A^T,
+// How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, B <= 8, A not A^T,
 // not double) where it applies, one cuBLAS call per stage otherwise. Gemm: cuBLAS always.
 // Decode: the decode kernel, DeviceError where it does not apply. (Benchmarks and tests pick.)
 enum class PlanPath { Auto, Gemm, Decode };
-inline constexpr Index kDecodeMaxBatch = 16;
+inline constexpr Index kDecodeMaxBatch = 8;
 
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of
 // double for double signals; Op::Adjoint is Op::Trans). DeviceError unless blr_plan_takes.
