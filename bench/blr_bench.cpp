@@ -188,16 +188,20 @@ int main(int argc, char** argv) {
             A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx,
             [&](auto x, auto y) { apply_reduced_precision<bfloat16>(A, Op::NoTrans, x, y); });
       };
-      // The plan with one cuBLAS call per stage, where the default (B <= 16) is the one-launch
-      // decode kernel: the rows *_plan_cublas.
-      auto time_bf16_cublas = [&](const auto& A) {
+      // The other path of the plan where the decode kernel applies (B <= 8): with one cuBLAS
+      // call per stage (rows *_plan_cublas) where the default is the decode kernel (B <= 2),
+      // the decode kernel forced (rows *_plan_decode) where the default is cuBLAS.
+      const bool other_path = batch <= detail::kDecodeMaxBatch;
+      const bool default_decode = batch <= detail::kDecodeAutoBatch;
+      const std::string other_suffix = default_decode ? "_plan_cublas" : "_plan_decode";
+      auto time_bf16_other = [&](const auto& A) {
         return bench::time_device_call<bfloat16>(
             A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
-              detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx,
-                                                      detail::PlanPath::Gemm);
+              detail::blr_plan_apply_device<bfloat16>(
+                  A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx,
+                  default_decode ? detail::PlanPath::Gemm : detail::PlanPath::Decode);
             });
       };
-      const bool decode_batch = batch <= detail::kDecodeMaxBatch;
       // Dense bf16: Y (out x B) = W (out x in) X, 16-bit in and out, fp32 accumulation.
       DeviceMatrix<bfloat16> wd(l.out, l.in, Layout::ColMajor, ctx),
           xd(l.in, batch, Layout::ColMajor, ctx), yd(l.out, batch, Layout::ColMajor, ctx);
@@ -232,9 +236,10 @@ int main(int argc, char** argv) {
       // (b r rows each).
       const double lowrank_t = time_bf16(lowrank);
       row16("lowrank_plan", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r, lowrank_t);
-      if (decode_batch) {
-        const double t = time_bf16_cublas(lowrank);
-        row16("lowrank_plan_cublas", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r, t);
+      if (other_path) {
+        const double t = time_bf16_other(lowrank);
+        row16(("lowrank" + other_suffix).c_str(), l.lowrank_r, 1, lowrank.parameter_count(),
+              l.lowrank_r, t);
         if (batch == 1) decode_speedups_b1.push_back(t / lowrank_t);
       }
       // The unfused baselines' intermediates: Monarch three tensors of b^2 r' rows, BLAST
@@ -247,9 +252,9 @@ int main(int argc, char** argv) {
               fused);
         row16("monarch_unfused", l.monarch_r, mb, monarch->parameter_count(),
               3 * mb * mb * per_block, unfused);
-        if (decode_batch) {
-          const double t = time_bf16_cublas(*monarch);
-          row16("monarch_plan_cublas", l.monarch_r, mb, monarch->parameter_count(),
+        if (other_path) {
+          const double t = time_bf16_other(*monarch);
+          row16(("monarch" + other_suffix).c_str(), l.monarch_r, mb, monarch->parameter_count(),
                 mb * mb * per_block, t);
           if (batch == 1) decode_speedups_b1.push_back(t / fused);
         }
@@ -262,9 +267,9 @@ int main(int argc, char** argv) {
             blast_fused);
       row16("blast_unfused", l.blast_r, l.blast_b, blast.parameter_count(),
             4 * l.blast_b * l.blast_r, blast_unfused);
-      if (decode_batch) {
-        const double t = time_bf16_cublas(blast);
-        row16("blast_plan_cublas", l.blast_r, l.blast_b, blast.parameter_count(),
+      if (other_path) {
+        const double t = time_bf16_other(blast);
+        row16(("blast" + other_suffix).c_str(), l.blast_r, l.blast_b, blast.parameter_count(),
               2 * l.blast_b * l.blast_r, t);
         if (batch == 1) decode_speedups_b1.push_back(t / blast_fused);
       }

@@ -221,7 +221,8 @@ __device__ void write_set(const DecodeArgs& a, const DecodeStage& s, long long s
 }
 
 template <class DS, int TOK, int RPT>
-__global__ void __launch_bounds__(kThreads, 2) blr_decode_kernel(const DecodeArgs a) {
+__global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
+    blr_decode_kernel(const DecodeArgs a) {
   __shared__ float partial[kWarps * RPT * TOK * 32];
   __shared__ int finishing;
   for (int st = 0; st < a.count; ++st) {

@@ -189,7 +189,8 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
 
   // The decode kernel accumulates in fp32: not for double signals.
   const bool decode =
-      path != PlanPath::Gemm && !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
+      (path == PlanPath::Decode || (path == PlanPath::Auto && X.cols <= kDecodeAutoBatch)) &&
+      !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
   require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
                        ": the decode path needs at most ", kDecodeMaxBatch,
                        " float, half or bfloat16 signals and A (not A^T)");

@@ -20,11 +20,15 @@ using PlanScale = std::conditional_t<std::is_same_v<Storage, double>, double, fl
 template <class Storage>
 bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 
-// How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, B <= 8, A not A^T,
-// not double) where it applies, one cuBLAS call per stage otherwise. Gemm: cuBLAS always.
-// Decode: the decode kernel, DeviceError where it does not apply. (Benchmarks and tests pick.)
+// How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
+// double) for up to kDecodeAutoBatch signals, one cuBLAS call per stage otherwise. Gemm:
+// cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals), DeviceError where
+// it does not apply. (Benchmarks and tests pick.)
 enum class PlanPath { Auto, Gemm, Decode };
 inline constexpr Index kDecodeMaxBatch = 8;
+// On an H100 (bench/NOTES-blr.md, session 15) the decode kernel beat the cuBLAS plans by a
+// median 1.2-1.5x at 1 and 2 signals, tied at 4 and lost at 8 (CUDA-core sums).
+inline constexpr Index kDecodeAutoBatch = 2;
 
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of
 // double for double signals; Op::Adjoint is Op::Trans). DeviceError unless blr_plan_takes.
