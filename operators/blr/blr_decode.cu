@@ -160,6 +160,29 @@ __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeA
     }
 }
 
+// Calls f(l, r, t, at) for every value of row set `set` in the stage's output: row r of the
+// set's row group l, token t, at offset `at`; spread over the block's threads, consecutive
+// threads on consecutive rows.
+template <int TOK, int RPT, class F>
+__device__ __forceinline__ void for_each_output(const DecodeArgs& a, const DecodeStage& s,
+                                                long long set, F f) {
+  for (int i = int(threadIdx.x); i < 32 * RPT * TOK; i += kThreads) {
+    const int t = i / (32 * RPT), rem = i % (32 * RPT), l = rem / RPT, r = rem % RPT;
+    const long long group = set * 32 + l;
+    if (group >= s.groups || t >= a.tokens) continue;
+    const long long e = group / s.groups_per_entry;
+    const int row = int(group % s.groups_per_entry) * RPT + r;
+    if (row >= s.rows) continue;
+    f(l, r, t, entry_offset(s.out, e, s.inner) + row * s.out_row + t * s.out_token);
+  }
+}
+
+// *y = alpha sum + beta *y (beta == 0: *y is not read), rounded to Y's type.
+template <class DS>
+__device__ __forceinline__ void store_scaled(const DecodeArgs& a, DS* y, float sum) {
+  store_value(y, a.beta == 0.0f ? a.alpha * sum : a.alpha * sum + a.beta * float(load_value(y)));
+}
+
 // One block item: 32 row groups (one per lane) over the chunk [k_begin, k_end) of k. The
 // warps' sums meet in shared memory; then either the item is the whole of k (stored: to the
 // fp32 workspace, or to Y with alpha and beta) or its sums are added to `accum` with atomics
@@ -176,48 +199,28 @@ __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long se
     partial[(warp * N + i) * 32 + lane] = acc[i];  // [warp][i][lane]: no bank conflicts
   __syncthreads();
   const bool whole = s.chunks == 1;
-  for (int i = int(threadIdx.x); i < 32 * N; i += kThreads) {
-    const int t = i / (32 * RPT), rem = i % (32 * RPT), l = rem / RPT, r = rem % RPT;
-    const long long group = set * 32 + l;
-    if (group >= s.groups || t >= a.tokens) continue;
-    const long long e = group / s.groups_per_entry;
-    const int row = int(group % s.groups_per_entry) * RPT + r;
-    if (row >= s.rows) continue;
+  for_each_output<TOK, RPT>(a, s, set, [&](int l, int r, int t, long long at) {
     float sum = 0.0f;
 #pragma unroll
     for (int wp = 0; wp < kWarps; ++wp)
       sum += partial[(wp * N + r * TOK + t) * 32 + l];
-    const long long at = entry_offset(s.out, e, s.inner) + row * s.out_row + t * s.out_token;
-    if (!whole) {
+    if (!whole)
       atomicAdd(accum + at, sum);
-    } else if (s.out.array == kDecodeY) {
-      DS* y = static_cast<DS*>(a.arrays[kDecodeY]) + at;
-      store_value(y,
-                  a.beta == 0.0f ? a.alpha * sum : a.alpha * sum + a.beta * float(load_value(y)));
-    } else {
+    else if (s.out.array == kDecodeY)
+      store_scaled(a, static_cast<DS*>(a.arrays[kDecodeY]) + at, sum);
+    else
       accum[at] = sum;
-    }
-  }
+  });
   __syncthreads();  // `partial` is reused by the next item
 }
 
 // The last stage's row set `set` is complete: Y = alpha accum + beta Y for its rows.
 template <class DS, int TOK, int RPT>
 __device__ void write_set(const DecodeArgs& a, const DecodeStage& s, long long set) {
-  constexpr int N = RPT * TOK;
   DS* y = static_cast<DS*>(a.arrays[kDecodeY]);
-  for (int i = int(threadIdx.x); i < 32 * N; i += kThreads) {
-    const int t = i / (32 * RPT), rem = i % (32 * RPT), l = rem / RPT, r = rem % RPT;
-    const long long group = set * 32 + l;
-    if (group >= s.groups || t >= a.tokens) continue;
-    const long long e = group / s.groups_per_entry;
-    const int row = int(group % s.groups_per_entry) * RPT + r;
-    if (row >= s.rows) continue;
-    const long long at = entry_offset(s.out, e, s.inner) + row * s.out_row + t * s.out_token;
-    const float sum = __ldcg(a.y_accum + at);
-    store_value(y + at, a.beta == 0.0f ? a.alpha * sum
-                                       : a.alpha * sum + a.beta * float(load_value(y + at)));
-  }
+  for_each_output<TOK, RPT>(a, s, set, [&](int, int, int, long long at) {
+    store_scaled(a, y + at, __ldcg(a.y_accum + at));
+  });
 }
 
 template <class DS, int TOK, int RPT>
