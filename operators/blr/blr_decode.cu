@@ -14,7 +14,6 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
-#include <climits>
 #include <type_traits>
 
 #include "operators/blr/blr_decode_kernel.hpp"
@@ -304,11 +303,11 @@ void launch(DecodeArgs& a, Context& ctx) {
   Buffer<float> accumulators(floats, MemorySpace::Device, ctx);
   check_cuda(cudaMemsetAsync(accumulators.data(), 0, sizeof(float) * floats, stream),
              "blr decode: zeroing the accumulators");
-  float* next = accumulators.data();
-  a.arrays[kDecodeZ1] = next;
-  a.arrays[kDecodeZ2] = next += a.z1_size;
-  a.y_accum = next += a.z2_size;
-  a.counters = reinterpret_cast<int*>(next + a.y_extent);
+  float* const base = accumulators.data();
+  a.arrays[kDecodeZ1] = base;
+  a.arrays[kDecodeZ2] = base + a.z1_size;
+  a.y_accum = base + a.z1_size + a.z2_size;
+  a.counters = reinterpret_cast<int*>(a.y_accum + a.y_extent);
   void* params[] = {&a};
   check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks),
                                          dim3(kThreads), params, 0, stream),

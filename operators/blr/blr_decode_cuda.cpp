@@ -2,6 +2,7 @@
 // decode kernel (blr_decode.cu), whose weights are the operand that is neither a signal nor
 // a workspace.
 #include <climits>
+#include <optional>
 #include <variant>
 
 #include "operators/blr/blr_decode.hpp"
@@ -12,7 +13,8 @@ namespace strop::detail {
 namespace {
 
 static_assert(kDecodeArrays == kPlanArrays && int(PlanArray::X) == kDecodeX &&
-              int(PlanArray::Y) == kDecodeY);
+              int(PlanArray::Y) == kDecodeY && int(PlanArray::Z1) == kDecodeZ1 &&
+              int(PlanArray::Z2) == kDecodeZ2);
 
 bool is_activation(PlanArray a) {
   return a == PlanArray::X || a == PlanArray::Z1 || a == PlanArray::Z2;
@@ -23,17 +25,18 @@ DecodeOperand operand_of(const PlanOperand& p) {
 }
 
 // The stage of a GEMM step whose weights (the operand that is not a signal or workspace)
-// have their output rows contiguous; `ok` is false otherwise.
-DecodeStage stage_of(const PlanGemm& g, bool& ok) {
+// have their output rows contiguous; none for other steps.
+std::optional<DecodeStage> stage_of(const PlanGemm& g) {
   DecodeStage s;
   const bool weights_a = !is_activation(g.a.array), weights_b = !is_activation(g.b.array);
   const bool writes_workspace_or_y =
       g.c.array == PlanArray::Y || g.c.array == PlanArray::Z1 || g.c.array == PlanArray::Z2;
-  ok = weights_a != weights_b && writes_workspace_or_y;
-  if (!ok) return s;
+  const bool sized =
+      g.m > 0 && g.n > 0 && g.k > 0 && g.m <= INT_MAX && g.n <= INT_MAX && g.k <= INT_MAX;
+  if (weights_a == weights_b || !writes_workspace_or_y || !sized) return std::nullopt;
   if (weights_b) {
     // C (tokens x rows) = op(a) op(b), op(b)(k, row) = b[row + k ld] (op T).
-    ok = g.trans_b;
+    if (!g.trans_b) return std::nullopt;
     s.rows = int(g.n);
     s.w = operand_of(g.b), s.w_ld = g.b.ld;
     s.act = operand_of(g.a);
@@ -42,7 +45,7 @@ DecodeStage stage_of(const PlanGemm& g, bool& ok) {
     s.out_row = g.c.ld, s.out_token = 1;
   } else {
     // C (rows x tokens) = op(a) op(b), op(a)(row, k) = a[row + k ld] (op N).
-    ok = !g.trans_a;
+    if (g.trans_a) return std::nullopt;
     s.rows = int(g.m);
     s.w = operand_of(g.a), s.w_ld = g.a.ld;
     s.act = operand_of(g.b);
@@ -53,7 +56,6 @@ DecodeStage stage_of(const PlanGemm& g, bool& ok) {
   s.out = operand_of(g.c);
   s.inner = g.inner;
   s.depth = int(g.k);
-  ok = ok && g.m <= INT_MAX && g.n <= INT_MAX && g.k <= INT_MAX;
   return s;
 }
 
@@ -64,10 +66,7 @@ bool blr_decode_takes(const BlrGemmPlan& plan, Index batch) {
     return false;
   for (const PlanStep& step : plan.steps) {
     const auto* g = std::get_if<PlanGemm>(&step);
-    if (g == nullptr) return false;
-    bool ok = false;
-    stage_of(*g, ok);
-    if (!ok) return false;
+    if (g == nullptr || !stage_of(*g)) return false;
   }
   return true;
 }
@@ -85,9 +84,8 @@ void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
   a.alpha = alpha, a.beta = beta;
   for (const PlanStep& step : plan.steps) {
     const auto& g = std::get<PlanGemm>(step);
-    bool ok = false;
-    DecodeStage s = stage_of(g, ok);
-    s.entries = g.batch;  // launch() cuts the entries into row groups and units
+    DecodeStage s = *stage_of(g);
+    s.entries = g.batch;  // launch_blr_decode cuts the entries into row groups and items
     a.stages[a.count++] = s;
   }
   launch_blr_decode<Storage>(a, ctx);

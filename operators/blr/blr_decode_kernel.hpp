@@ -28,7 +28,7 @@ struct DecodeStage {
   int rows = 0, depth = 0;               // rows of one entry, inner dimension k
   int groups_per_entry = 0;              // row groups of one entry
   long long groups = 0;                  // row groups of all entries
-  int chunk_k = 0, chunks = 0;           // k per warp item, items per row set
+  int chunk_k = 0, chunks = 0;           // k per block item, items per row set
   long long items = 0;                   // row sets (32 row groups) x chunks
   int vector_weights = 0;                // every row group's weights are vector-aligned
   int vector_acts = 0;                   // activations fp32, tokens contiguous, aligned
