@@ -298,7 +298,8 @@ void launch(DecodeArgs& a, Context& ctx) {
   const int blocks = int(std::min<long long>(most_items, resident));
 
   // The accumulators (Z1, Z2, Y's) and the last stage's row-set counters, zeroed.
-  const long long sets = (a.stages[a.count - 1].groups + 31) / 32;
+  const DecodeStage& last = a.stages[a.count - 1];
+  const long long sets = last.items / last.chunks;
   const long long floats = a.z1_size + a.z2_size + a.y_extent + sets;
   Buffer<float> accumulators(floats, MemorySpace::Device, ctx);
   check_cuda(cudaMemsetAsync(accumulators.data(), 0, sizeof(float) * floats, stream),

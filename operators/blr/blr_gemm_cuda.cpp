@@ -196,7 +196,7 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
                        " float, half or bfloat16 signals and A (not A^T)");
   if (decode) {
     if constexpr (!std::is_same_v<Storage, double>) {
-      const Index y_extent = (Y.rows - 1) * Y.row_stride + (Y.cols - 1) * Y.col_stride + 1;
+      const Index y_extent = Y.ptr(Y.rows - 1, Y.cols - 1) - Y.data + 1;
       blr_decode_run<Storage>(plan, base, X.cols, y_extent, float(alpha), float(beta), ctx);
     }
     return;
