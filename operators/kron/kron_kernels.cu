@@ -15,43 +15,15 @@
 #include <algorithm>
 #include <climits>
 
+#include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
 #include "runtime/cuda_check.hpp"
-#include "runtime/device_scalar.cuh"
 
 namespace strop::detail {
 namespace {
 
-template <class D>
-__device__ __forceinline__ D unit() {
-  return D(1);
-}
-template <>
-__device__ __forceinline__ DeviceComplex<float> unit() {
-  return {1.0f, 0.0f};
-}
-template <>
-__device__ __forceinline__ DeviceComplex<double> unit() {
-  return {1.0, 0.0};
-}
-
-// Reads G[q][p] (or the identity when g is null), conjugated on request.
-template <class D>
-__device__ __forceinline__ D factor_value(const D* g, long long sq, long long sp, int conj,
-                                          long long q, long long p) {
-  if (g == nullptr) return p == q ? unit<D>() : D{};
-  const D v = g[q * sq + p * sp];
-  return conj ? conjugate(v) : v;
-}
-
-// Global -> shared copy that does not go through registers (cp.async): a thread issues all
-// of its tile's loads before waiting for any, so the load phase is bound by bandwidth, not
-// by one memory latency per element.
-template <class D>
-__device__ __forceinline__ void copy_async(D* dst, const D* src) {
-  __pipeline_memcpy_async(dst, src, sizeof(D));
-}
+using namespace kron_device;
 
 // Stages G[q0..q0+nq)[p0..p0+np) (or the identity) into gs as [p][ld] (q fastest), zero
 // outside the factor; conjugation is applied by each thread to its own elements after the
@@ -75,14 +47,6 @@ __device__ __forceinline__ void finish_factor_tile(D* gs, int ld, int np, int co
   if (!conj) return;
   for (int e = threadIdx.x; e < np * ld; e += blockDim.x)
     gs[e] = conjugate(gs[e]);
-}
-
-template <class D>
-__device__ __forceinline__ D epilogue(D acc, D* y, int scale, int beta_zero, D alpha, D beta) {
-  if (!scale) return acc;
-  D v = mul(alpha, acc);
-  if (!beta_zero) v = add(v, mul(beta, *y));
-  return v;
 }
 
 // ---- one factor ---------------------------------------------------------------------------
@@ -360,14 +324,6 @@ struct FusedArgs {
   int scale, beta_zero;
 };
 
-// One padding element every 128 bytes: a warp reading elements P apart (one slice each)
-// then spreads over all banks.
-template <class D>
-__device__ __forceinline__ int padded(int i) {
-  constexpr int every = 128 / int(sizeof(D));
-  return i + i / every;
-}
-
 // Each thread item computes RS slices (s, s + part, ...) x RQ values of q, so that every
 // factor value read from shared memory feeds RS multiply-adds and every x value RQ.
 template <class D, int RQ, int RS>
@@ -628,6 +584,9 @@ void kron_step(const KronFactorRef<T>& g, ConstView<T> in, MatrixView<T> out, T 
 template <class T>
 void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, MatrixView<T> out,
                 T alpha, T beta, bool scale, Context& ctx) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (kron_fused_square(group, in, out, alpha, beta, scale, ctx)) return;
+  }
   using D = DeviceScalar<T>;
   const int count = int(group.size());
   require<DeviceError>(count >= 1 && count <= kKronMaxFused, "kron fused: ", count,

@@ -23,6 +23,13 @@ template <class T>
 void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, MatrixView<T> out,
                 T alpha, T beta, bool scale, Context& ctx);
 
+// The same pass by the in-place kernel for equal square factors (kron_fused_square.cu), real
+// types only; false (nothing launched) when that kernel does not take the pass
+// (kron_square_chunks_per_block, or features not contiguous).
+template <class T>
+bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in, MatrixView<T> out,
+                       T alpha, T beta, bool scale, Context& ctx);
+
 // Shuffle baseline pieces. out[n0][c][a][e] = in[n0][a][c][e] (scaled when `scale`).
 template <class T>
 void kron_permute(const T* in, T* out, Index n0, Index a, Index c, Index e, T alpha, T beta,

@@ -42,6 +42,23 @@ std::size_t kron_fused_shared_bytes(std::span<const KronShape> group, Index chun
   return element_bytes * std::size_t(2 * chunks_per_block * stride + g_elems) + 64;
 }
 
+Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
+                                   std::size_t element_bytes, bool complex_values) {
+  if (complex_values || (element_bytes != 4 && element_bytes != 8) || group.empty()) return 0;
+  const Index P = group.front().P;
+  if (P < 2 || P > 32 || (P & (P - 1)) != 0) return 0;
+  Index chunk = 1;
+  for (const KronShape& s : group) {
+    if (s.P != P || s.Q != P) return 0;
+    chunk *= P;
+    if (chunk > kKronSquareMaxChunk) return 0;
+  }
+  const Index vector = Index(16 / element_bytes);
+  const Index least = kKronSquareThreads * kron_square_accumulators(element_bytes);
+  const Index per_block = std::max(vector, least / std::min(chunk, least));
+  return K_in % (chunk * per_block) == 0 ? per_block : 0;
+}
+
 namespace {
 
 bool fusable(const KronShape& s, Index max_dim) {
@@ -62,6 +79,7 @@ struct PassCost {
   double gemm_rate = 0;    // multiply-adds per second: cuBLAS
   double fused_rate = 0;   // our fused kernel
   double sliced_rate = 0;  // our one-factor kernel
+  double square_rate = 0;  // our in-place kernel for equal square factors (real types)
 
   double memory(Index K_in, Index K_out, Index batch) const {
     return double(element_bytes) * double(K_in + K_out) * double(batch) / bandwidth;
@@ -72,6 +90,9 @@ struct PassCost {
     return efficiency * std::max(memory, macs / gemm_rate) + 10e-6;
   }
   double fused(double memory, double macs) const { return 1.2 * memory + macs / fused_rate + 4e-6; }
+  double square(double memory, double macs) const {
+    return 1.1 * memory + macs / square_rate + 4e-6;
+  }
   double sliced(double memory, double macs) const {
     return 1.1 * memory + macs / sliced_rate + 15e-6;
   }
@@ -88,10 +109,12 @@ PassCost pass_cost(std::size_t element_bytes, bool complex_values) {
     c.gemm_rate = 25e12 * complex_factor;  // SGEMM (no TF32), CGEMM
     c.fused_rate = 5.2e12 * complex_factor;
     c.sliced_rate = 7.6e12 * complex_factor;
+    c.square_rate = 20e12;
   } else {
     c.gemm_rate = 28e12 * complex_factor;  // DGEMM (FP64 tensor cores), ZGEMM
     c.fused_rate = 3e12 * complex_factor;
     c.sliced_rate = 11e12 * complex_factor;
+    c.square_rate = 10e12;
   }
   return c;
 }
@@ -154,9 +177,12 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
       if (reduced) continue;
       const double kernel_macs = double(macs_chain) * double(batch);
       if (lo == hi) consider(cost.sliced(memory, kernel_macs), KronPassKind::Sliced);
+      const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);
+      if (layout == Layout::ColMajor &&
+          kron_square_chunks_per_block(run, K_in, element_bytes, complex_values) > 0)
+        consider(cost.square(memory, kernel_macs), KronPassKind::Fused);
       if (lo < hi && layout == Layout::ColMajor && all_fusable &&
-          kron_fused_shared_bytes(shapes.subspan(lo, hi - lo + 1), 1, element_bytes, rq) <=
-              kKronFusedSharedBudget)
+          kron_fused_shared_bytes(run, 1, element_bytes, rq) <= kKronFusedSharedBudget)
         consider(cost.fused(memory, kernel_macs), KronPassKind::Fused);
     }
     // Nothing fits (a 16-bit pass beyond cuBLAS's 32-bit sizes): one factor with our kernel,

@@ -69,6 +69,21 @@ std::size_t kron_fused_shared_bytes(std::span<const KronShape> group, Index chun
 // Register tile along Q of the fused kernel for this element size.
 int kron_fused_rq(std::size_t element_bytes);
 
+// The fused kernel for runs of equal square factors (kron_fused_square.cu): G factors of
+// one size P x P, P a power of two up to 32, chunk P^G <= kKronSquareMaxChunk, real
+// batch-first data. A block holds `chunks_per_block` consecutive chunks of one signal (so
+// each output row gets a run of >= 16 bytes) and at least 256 x the thread's register tile
+// of elements (so every thread has work in every step). Returns 0 when the kernel does not
+// take the pass (other shapes, complex values, or K_in no multiple of a block's chunks).
+inline constexpr Index kKronSquareMaxChunk = 4096;
+inline constexpr int kKronSquareThreads = 256;
+// Multiply-adds in registers per thread: RS rows x QT outputs.
+inline int kron_square_accumulators(std::size_t element_bytes) {
+  return element_bytes == 4 ? 32 : 16;
+}
+Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
+                                   std::size_t element_bytes, bool complex_values);
+
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
 // passes only and needs room for float and 16-bit copies of the factors).
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,

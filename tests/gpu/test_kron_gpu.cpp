@@ -85,6 +85,36 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(larger_batches, T, RealTypes) {
   check_shapes<T>({{32, 32}, {32, 32}}, {130});
 }
 
+// The in-place kernel for equal square factors (kron_fused_square.cu): every P it
+// specialises, up to 12 steps in one pass, float and double, against the CPU application
+// (the products are too large for a dense reference). check_gpu_against_cpu covers the
+// forms, layouts and alpha/beta on packed data (16-byte output runs: vector stores); the
+// strided views below have columns 3 elements longer (scalar stores) and start one row in.
+BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_fused_in_place, T, RealTypes) {
+  const std::pair<Index, int> cases[] = {{2, 14}, {4, 7}, {8, 5}, {16, 4}, {32, 3}};
+  for (auto [P, n] : cases) {
+    std::vector<AnyOperator<T>> factors;
+    for (int i = 0; i < n; ++i)
+      factors.emplace_back(Dense<T>(random_matrix<T>(P, P)));
+    const Kron<T> A(factors);
+    const Index K = A.rows(), batch = 5;
+    for (KronAlgorithm algorithm : {KronAlgorithm::Auto, KronAlgorithm::Fused}) {
+      KronAlgorithmGuard guard(algorithm);
+      BOOST_TEST_CONTEXT(to_string(algorithm) << " P " << P << " n " << n) {
+        check_gpu_against_cpu(A, batch);
+        const HostMatrix<T> x = random_matrix<T>(K + 3, batch), y0 = random_matrix<T>(K + 3, batch);
+        HostMatrix<T> expected = y0;
+        A.apply(Op::NoTrans, view(x).row_block(1, K), view(expected).row_block(1, K), T(2), T(-1));
+        const DeviceMatrix<T> xd = to_device(x, Layout::ColMajor);
+        DeviceMatrix<T> yd = to_device(y0, Layout::ColMajor);
+        A.apply(Op::NoTrans, ConstView<T>(xd.view()).row_block(1, K), yd.view().row_block(1, K),
+                T(2), T(-1));
+        BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<T>(K));
+      }
+    }
+  }
+}
+
 // Factors behind transpose/adjoint nodes and identities reach the engine too.
 BOOST_AUTO_TEST_CASE_TEMPLATE(transposed_and_identity_factors, T, ScalarTypes) {
   const HostMatrix<T> a = random_matrix<T>(4, 3), b = random_matrix<T>(5, 2);

@@ -1,5 +1,6 @@
 // The host side of the Kron-matmul engine: work-space sizes of each plan, input
 // validation, and the clear errors without a device (the kernels are in tests/gpu).
+#include <algorithm>
 #include <random>
 
 #include "operators/kron/kron_plan.hpp"
@@ -23,11 +24,10 @@ BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
   const auto f = square_factors(8, 6);  // FastKron's 8^6
   const Index K = 262144, B = 1024;
   const std::size_t one = sizeof(float) * std::size_t(K * B);
-  // Auto runs 8^6 as three GEMMs on 64 x 64 blocks (8 x 8 pairs merged): two ping-pong
-  // buffers and the three merged blocks.
+  // Auto runs 8^6 as two fused passes: one intermediate buffer.
   const std::size_t automatic = kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor);
-  BOOST_TEST(automatic >= 2 * one + 3 * 64 * 64 * sizeof(float));
-  BOOST_TEST(automatic < 3 * one);
+  BOOST_TEST(automatic >= one);
+  BOOST_TEST(automatic < 2 * one);
   // Fused: 8^3 chunks, two passes, one intermediate buffer.
   const std::size_t fused =
       kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor, KronAlgorithm::Fused);
@@ -85,13 +85,42 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
         BOOST_TEST(next == -1);
       }
   }
+  // 8^6 on 1024 signals: two passes in float, at least one of them fused (the square kernel
+  // takes chunks of up to 8^4); three GEMMs on merged 64 x 64 blocks in 16 bits.
   const std::vector<detail::KronShape> eights(6, {8, 8});
   const auto passes = detail::plan_auto_passes(eights, 1024, Layout::ColMajor, 4, false);
-  BOOST_TEST(passes.size() == 3u);
-  for (const auto& p : passes) {
+  BOOST_TEST(passes.size() == 2u);
+  BOOST_TEST(std::any_of(passes.begin(), passes.end(), [](const detail::KronPass& p) {
+    return p.kind == detail::KronPassKind::Fused;
+  }));
+  const auto reduced = detail::plan_auto_passes(eights, 1024, Layout::ColMajor, 2, false);
+  BOOST_TEST(reduced.size() == 3u);
+  for (const auto& p : reduced) {
     BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
     BOOST_TEST(p.hi - p.lo == 1);
   }
+}
+
+// Which passes the in-place kernel for equal square factors takes, and its chunks per block:
+// >= 16 bytes per output row and >= 256 x 32 (float) or 256 x 16 (double) elements.
+BOOST_AUTO_TEST_CASE(square_kernel_takes_equal_power_of_two_factors) {
+  using S = std::vector<detail::KronShape>;
+  auto tile = [](const S& group, Index K, std::size_t bytes, bool complex_values = false) {
+    return detail::kron_square_chunks_per_block(group, K, bytes, complex_values);
+  };
+  const S sixteen3(3, {16, 16}), thirty_two2(2, {32, 32}), two(1, {2, 2});
+  BOOST_TEST(tile(sixteen3, 1 << 20, 4) == 4);             // 4096 features: 4 chunks (16 bytes)
+  BOOST_TEST(tile(sixteen3, 1 << 20, 8) == 2);             // double: 2 chunks (16 bytes)
+  BOOST_TEST(tile(thirty_two2, 1 << 20, 4) == 8);          // 1024 features: 8192 elements per block
+  BOOST_TEST(tile(two, 1 << 20, 4) == 4096);               // one factor of 2: 8192 elements
+  BOOST_TEST(tile(sixteen3, 4096 * 2, 4) == 0);            // fewer chunks than a block holds
+  BOOST_TEST(tile(sixteen3, 1 << 20, 8, true) == 0);       // complex<float>
+  BOOST_TEST(tile(sixteen3, 1 << 20, 16) == 0);            // complex<double>
+  BOOST_TEST(tile(S{{16, 16}, {8, 8}}, 1 << 20, 4) == 0);  // unequal factors
+  BOOST_TEST(tile(S{{16, 8}, {16, 16}}, 1 << 20, 4) == 0);  // rectangular
+  BOOST_TEST(tile(S(1, {64, 64}), 1 << 20, 4) == 0);        // P > 32
+  BOOST_TEST(tile(S(1, {12, 12}), 12 * 4096, 4) == 0);      // not a power of two
+  BOOST_TEST(tile(S(4, {16, 16}), 1 << 24, 4) == 0);        // chunk 65536 > 4096
 }
 
 BOOST_AUTO_TEST_CASE(bad_factors_and_host_views_are_rejected) {
