@@ -5,6 +5,7 @@
 // with the copy bandwidth and the GEMM rates measured in the same run.
 //
 //   kron_bench [--reps R] [--csv FILE] [--json FILE] [--quick] [--rowmajor] [--no-table4]
+//              [--only SHAPE]
 //
 // Every row: table, shape, M, dtype, layout, the median time (CUDA events, R runs after 3
 // warm-ups) of Auto (ours), Fused (fuse every small factor), Sliced (our one-factor kernel),
@@ -35,6 +36,7 @@ struct Options {
   bool quick = false;
   bool rowmajor = false;
   bool table4 = true;
+  std::string only;  // run this shape ("16^5") of Tables 1 and 3 only (for profiling)
   std::string csv = "kron-bench.csv";
   std::string json = "kron-summary.json";
 };
@@ -345,6 +347,8 @@ int main(int argc, char** argv) {
       opt.rowmajor = true;
     else if (arg == "--no-table4")
       opt.table4 = false;
+    else if (arg == "--only")
+      opt.only = next();
   }
   if (!cuda_available()) {
     std::printf("kron_bench: no CUDA device visible, nothing to measure\n");
@@ -385,6 +389,7 @@ int main(int argc, char** argv) {
     rows.push_back(r);
   };
   for (const Case& c : cases) {
+    if (!opt.only.empty() && c.name != opt.only) continue;
     record(run_case<float>(c, Layout::ColMajor, bandwidth, peak["float32"], opt, ctx));
     record(run_case<double>(c, Layout::ColMajor, bandwidth, peak["float64"], opt, ctx));
     record(run_reduced<strop::half>(c, Layout::ColMajor, bandwidth, peak["float16"], opt, ctx));
@@ -397,7 +402,7 @@ int main(int argc, char** argv) {
                                       ctx));
     }
   }
-  if (opt.table4)
+  if (opt.table4 && opt.only.empty())
     for (const Case& c : table4())
       record(run_case<float>(c, Layout::ColMajor, bandwidth, peak["float32"], opt, ctx));
 

@@ -20,7 +20,7 @@
 // padded(row start) + padded(p * c) (the row start is a multiple of min(P * c, 32)), so
 // the p loop reads shared memory at compile-time offsets. Per p a thread issues RS loads
 // of x, QT / 4 16-byte broadcast loads of the factor and RS * QT multiply-adds.
-#include <climits>
+#include <algorithm>
 
 #include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
@@ -64,8 +64,9 @@ struct SquareArgs {
   long long x_bs;
   D* y;
   long long y_bs;
-  long long chunks;  // K / P^G
-  long long l_tiles;
+  long long chunks;                    // K / P^G
+  long long l_tiles, B;                // tiles per signal, signals
+  int buffer_offset, buffer_elements;  // the tile buffers in shared memory (16-byte aligned)
   int log_chunk, log_tl;
   D alpha, beta;
   int scale, beta_zero;
@@ -98,6 +99,25 @@ __device__ __forceinline__ void load_factor_row(const D* f, D (&v)[QT]) {
   }
 }
 
+// The row that item row g takes in a step of stride c. Consecutive g are consecutive rows
+// except where 1 < c < 32 (float; 16 in double, the elements of 128 bytes): a warp then
+// covers c values of c_idx for each of 32 / c values of t, whose starts t * P * c are one
+// padding element per 32 apart, i.e. P * c / 32 banks. Taking every (32 / P)-th t instead
+// spreads them by c banks, so the warp's 32 reads hit 32 banks.
+template <class D, int P, int c>
+__device__ __forceinline__ int row_of(int g) {
+  constexpr int lanes = 128 / int(sizeof(D));
+  constexpr int ts = lanes / c, d = P >= lanes ? 1 : lanes / P;
+  if constexpr (c == 1 || c >= lanes || d == 1) {
+    return g;
+  } else {
+    constexpr int log_c = log2_of(c);
+    const int rest = g >> log_c, j = rest % ts, u = rest / ts;
+    const int t = u / d * (d * ts) + j * d + u % d;
+    return (t << log_c) + (g & (c - 1));
+  }
+}
+
 // Step S: the factor f ([p][q], q fastest) on the digit of stride c = P^S, in place.
 template <class D, int P, int RS, int QT, int S>
 __device__ __forceinline__ void square_step(D* xs, const D* f, int elements) {
@@ -110,7 +130,7 @@ __device__ __forceinline__ void square_step(D* xs, const D* f, int elements) {
     int base[RS];
 #pragma unroll
     for (int k = 0; k < RS; ++k) {
-      const int r = rg + k * spread;
+      const int r = row_of<D, P, c>(rg + k * spread);
       base[k] = padded<D>(((r >> log_c) * P << log_c) + (r & (c - 1)));
     }
     D acc[RS][QT];
@@ -161,37 +181,28 @@ __device__ __forceinline__ D scaled(D v, const D* y, const SquareArgs<D>& a) {
   return a.beta_zero ? a.alpha * v : a.alpha * v + a.beta * *y;
 }
 
-template <class D, int P, int RS, int QT>
-__global__ void __launch_bounds__(kThreads) kron_square_kernel(const SquareArgs<D> a) {
-  extern __shared__ __align__(16) unsigned char shared_raw[];
-  D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
-  D* xs = fs + a.count * P * P;              // the block's chunks (16-byte aligned: P >= 2)
-  const int tid = threadIdx.x;
-  const long long lt = blockIdx.x % a.l_tiles, b = blockIdx.x / a.l_tiles;
-  const int chunk = 1 << a.log_chunk;
-  const int elements = chunk << a.log_tl;
-  const long long L0 = lt << a.log_tl;
-
-  const D* xb = a.x + b * a.x_bs + L0 * chunk;
-  for (int e = tid; e < elements; e += kThreads)
+// Copies tile `tile` (tl chunks of one signal, contiguous) into xs without waiting.
+template <class D>
+__device__ __forceinline__ void load_tile(D* xs, long long tile, int elements,
+                                          const SquareArgs<D>& a) {
+  const long long lt = tile % a.l_tiles, b = tile / a.l_tiles;
+  const D* xb = a.x + b * a.x_bs + (lt << a.log_tl) * (1LL << a.log_chunk);
+  for (int e = threadIdx.x; e < elements; e += kThreads)
     copy_async(xs + padded<D>(e), xb + e);
-  __pipeline_commit();
-  for (int e = tid; e < a.count * P * P; e += kThreads) {
-    const int s = e / (P * P), p = (e / P) % P, q = e % P;
-    fs[e] = factor_value(a.g[s], a.sq[s], a.sp[s], 0, q, p);
-  }
-  __pipeline_wait_prior(0);
-  __syncthreads();
+}
 
-  square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements);
-
-  // Output J of chunk L0 + l goes to row J * chunks + L0 + l; consecutive threads take
-  // consecutive J (conflict-free shared reads) and write the tl chunks' values as vectors.
-  D* yb = a.y + b * a.y_bs + L0;
+// Output J of chunk L0 + l goes to row J * chunks + L0 + l; consecutive threads take
+// consecutive J (conflict-free shared reads) and write the tl chunks' values as vectors.
+template <class D>
+__device__ __forceinline__ void store_tile(const D* xs, long long tile, int elements,
+                                           const SquareArgs<D>& a) {
+  const long long lt = tile % a.l_tiles, b = tile / a.l_tiles;
+  const int chunk = 1 << a.log_chunk;
+  D* yb = a.y + b * a.y_bs + (lt << a.log_tl);
   if (a.vector_store) {
     using V = typename Vector16<D>::type;
     constexpr int n = Vector16<D>::n;
-    for (int e = tid; e < elements / n; e += kThreads) {
+    for (int e = threadIdx.x; e < elements / n; e += kThreads) {
       const int J = e & (chunk - 1), l0 = (e >> a.log_chunk) * n;
       D* yp = yb + J * a.chunks + l0;
       D v[n];
@@ -208,11 +219,41 @@ __global__ void __launch_bounds__(kThreads) kron_square_kernel(const SquareArgs<
       *reinterpret_cast<V*>(yp) = *reinterpret_cast<const V*>(v);
     }
   } else {
-    for (int e = tid; e < elements; e += kThreads) {
+    for (int e = threadIdx.x; e < elements; e += kThreads) {
       const int J = e & (chunk - 1), l = e >> a.log_chunk;
       D* yp = yb + J * a.chunks + l;
       *yp = scaled(xs[padded<D>((l << a.log_chunk) + J)], yp, a);
     }
+  }
+}
+
+// Persistent blocks, two tile buffers: the copies of the next tile are in flight while the
+// block runs the steps on the current one and stores it, so the load latency and the
+// shared-memory work overlap within each block (one block per SM).
+template <class D, int P, int RS, int QT>
+__global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareArgs<D> a) {
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
+  const int elements = 1 << (a.log_chunk + a.log_tl);
+  D* buffers = fs + a.buffer_offset;  // two of a.buffer_elements
+  const long long tiles = a.l_tiles * a.B;
+  long long tile = blockIdx.x;
+  if (tile < tiles) load_tile(buffers, tile, elements, a);
+  __pipeline_commit();
+  for (int e = threadIdx.x; e < a.count * P * P; e += kThreads) {
+    const int s = e / (P * P), p = (e / P) % P, q = e % P;
+    fs[e] = factor_value(a.g[s], a.sq[s], a.sp[s], 0, q, p);
+  }
+  for (int cur = 0; tile < tiles; tile += gridDim.x, cur ^= 1) {
+    D* xs = buffers + cur * a.buffer_elements;
+    if (tile + gridDim.x < tiles)
+      load_tile(buffers + (cur ^ 1) * a.buffer_elements, tile + gridDim.x, elements, a);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);  // this tile's copies (the group before) have landed
+    __syncthreads();
+    square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements);
+    store_tile(xs, tile, elements, a);
+    __syncthreads();  // the buffer is read before the next iteration refills it
   }
 }
 
@@ -265,15 +306,24 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   constexpr Index n = Index(16 / sizeof(T));
   a.vector_store = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 &&
                    (in.cols == 1 || out.col_stride % n == 0);
-  const Index elements = chunk * tl;
-  const std::size_t shared = sizeof(T) * std::size_t(count * P * P + padded<T>(int(elements)));
-  const long long blocks = a.l_tiles * in.cols;
-  require<DeviceError>(blocks <= INT_MAX, "kron fused: ", blocks, " blocks exceed the grid");
+  a.B = in.cols;
+  // [factors | tile buffer | tile buffer], each piece rounded up to 16 bytes.
+  const int n16 = int(16 / sizeof(T));
+  auto round16 = [&](Index v) { return int((v + n16 - 1) / n16 * n16); };
+  a.buffer_offset = round16(count * P * P);
+  a.buffer_elements = round16(padded<T>(int(chunk * tl)));
+  const std::size_t shared = sizeof(T) * std::size_t(a.buffer_offset + 2 * a.buffer_elements);
+  const long long tiles = a.l_tiles * a.B;
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   auto run = [&](auto kernel) {
     check_cuda(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
         "kron fused (square): shared memory attribute");
+    int per_sm = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared),
+               "kron fused (square): occupancy");
+    const long long blocks =
+        std::min<long long>(tiles, std::max(per_sm, 1) * (long long)multiprocessors());
     kernel<<<unsigned(blocks), kThreads, shared, stream>>>(a);
     check_launch("kron_square_kernel");
   };

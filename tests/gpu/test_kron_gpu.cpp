@@ -89,7 +89,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(larger_batches, T, RealTypes) {
 // specialises, up to 12 steps in one pass, float and double, against the CPU application
 // (the products are too large for a dense reference). check_gpu_against_cpu covers the
 // forms, layouts and alpha/beta on packed data (16-byte output runs: vector stores); the
-// strided views below have columns 3 elements longer (scalar stores) and start one row in.
+// strided views below have columns 3 elements longer (scalar stores), start one row in, and
+// hold more tiles than the grid has blocks (each block runs several, double-buffered).
 BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_fused_in_place, T, RealTypes) {
   const std::pair<Index, int> cases[] = {{2, 14}, {4, 7}, {8, 5}, {16, 4}, {32, 3}};
   for (auto [P, n] : cases) {
@@ -102,7 +103,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_fused_in_place, T, RealTypes)
       KronAlgorithmGuard guard(algorithm);
       BOOST_TEST_CONTEXT(to_string(algorithm) << " P " << P << " n " << n) {
         check_gpu_against_cpu(A, batch);
-        const HostMatrix<T> x = random_matrix<T>(K + 3, batch), y0 = random_matrix<T>(K + 3, batch);
+        const Index many = 150;
+        const HostMatrix<T> x = random_matrix<T>(K + 3, many), y0 = random_matrix<T>(K + 3, many);
         HostMatrix<T> expected = y0;
         A.apply(Op::NoTrans, view(x).row_block(1, K), view(expected).row_block(1, K), T(2), T(-1));
         const DeviceMatrix<T> xd = to_device(x, Layout::ColMajor);
