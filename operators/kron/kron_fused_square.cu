@@ -2,24 +2,29 @@
 // to 32) on real batch-first data: FastKron's fusion, specialised so that the factors are
 // applied in place and every index is a compile-time shift.
 //
-// A block copies TL consecutive chunks of one signal (TL * P^G contiguous features) into
-// shared memory, as one flat array padded by one element every 128 bytes. Step s applies
-// the factor G_{hi-s} to the digit of stride c = P^s of every chunk: the P elements
+// A CTA copies a tile of TL consecutive chunks of one signal (TL * P^G contiguous
+// features) into shared memory, each chunk padded by one element every 128 bytes. Step s
+// applies the factor G_{hi-s} to the digit of stride c = P^s of every chunk: the P elements
 // (t*P*c + p*c + c_idx) for p < P form a "row" (t = which chunk and which higher digits,
 // c_idx < c the lower digits), and row r is (t, c_idx) = (r / c, r % c). The results go
 // back to the positions they were read from, so after G steps a chunk holds its outputs in
 // natural digit order, which is the sliced multiply's output order J within the chunk;
 // element J of chunk L is written to row J * (K / P^G) + L of the output (the rotation of
-// FastKron's sliced multiply), TL consecutive chunks giving a 16-byte run per row.
+// FastKron's sliced multiply). TL consecutive chunks give each output row a run of TL
+// values; where that is under 32 bytes (16^3 and 8^4 chunks in float) the two CTAs of a
+// cluster take neighbouring tiles and each writes whole 32-byte runs for half of the rows,
+// reading the other half of each run from its partner's shared memory: a DRAM sector
+// written in two halves by different CTAs measured 4-5x slower than the copy rate.
 //
 // In place needs every read of a row before any write to it: a thread owns whole rows for
 // one step (RS rows x all P outputs, or a team of P / QT lanes of one warp splits the
 // outputs and waits at __syncwarp before writing). The rows of a thread are R / RS apart,
-// so a warp reads 32 consecutive rows: with the padding, and c a multiple of 32 or rows of
-// <= 32 contiguous elements, no two lanes share a bank. Padded addresses split as
-// padded(row start) + padded(p * c) (the row start is a multiple of min(P * c, 32)), so
-// the p loop reads shared memory at compile-time offsets. Per p a thread issues RS loads
-// of x, QT / 4 16-byte broadcast loads of the factor and RS * QT multiply-adds.
+// so a warp reads 32 consecutive rows (row_of spreads them where they would share banks).
+// Padded addresses split as padded(row start) + padded(p * c), so the p loop reads shared
+// memory at compile-time offsets. Per p a thread issues RS loads of x, QT / 4 16-byte
+// broadcast loads of the factor and RS * QT multiply-adds.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 
 #include "operators/kron/kron_device.cuh"
@@ -65,9 +70,12 @@ struct SquareArgs {
   D* y;
   long long y_bs;
   long long chunks;                    // K / P^G
-  long long l_tiles, B;                // tiles per signal, signals
+  long long units_per_signal;          // a unit: 2^log_cluster tiles of consecutive chunks
+  long long B;                         // signals
+  int ld;                              // elements from one chunk to the next in shared memory
+  int log_chunk, log_tl;               // chunk and tile (chunks per CTA) sizes
+  int log_cluster;                     // the CTAs of a cluster take a unit's tiles
   int buffer_offset, buffer_elements;  // the tile buffers in shared memory (16-byte aligned)
-  int log_chunk, log_tl;
   D alpha, beta;
   int scale, beta_zero;
   int vector_store;  // Y's rows of one signal are 16-byte aligned runs
@@ -120,7 +128,8 @@ __device__ __forceinline__ int row_of(int g) {
 
 // Step S: the factor f ([p][q], q fastest) on the digit of stride c = P^S, in place.
 template <class D, int P, int RS, int QT, int S>
-__device__ __forceinline__ void square_step(D* xs, const D* f, int elements) {
+__device__ __forceinline__ void square_step(D* xs, const D* f, int elements, int log_chunk,
+                                            int ld) {
   constexpr int team = P / QT;
   constexpr int c = power(P, S), log_c = S * log2_of(P);
   const int spread = (elements / P) / RS;  // rows between a thread's rows
@@ -131,7 +140,8 @@ __device__ __forceinline__ void square_step(D* xs, const D* f, int elements) {
 #pragma unroll
     for (int k = 0; k < RS; ++k) {
       const int r = row_of<D, P, c>(rg + k * spread);
-      base[k] = padded<D>(((r >> log_c) * P << log_c) + (r & (c - 1)));
+      const int flat = ((r >> log_c) * P << log_c) + (r & (c - 1));
+      base[k] = (flat >> log_chunk) * ld + padded<D>(flat & ((1 << log_chunk) - 1));
     }
     D acc[RS][QT];
 #pragma unroll
@@ -165,12 +175,13 @@ __device__ __forceinline__ void square_step(D* xs, const D* f, int elements) {
 
 // Steps S, S + 1, ... < count (each chunk is at most kKronSquareMaxChunk, which bounds S).
 template <class D, int P, int RS, int QT, int S>
-__device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int elements) {
+__device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int elements,
+                                             int log_chunk, int ld) {
   if constexpr (power(P, S + 1) <= kKronSquareMaxChunk) {
     if (S < count) {
-      square_step<D, P, RS, QT, S>(xs, fs + S * P * P, elements);
+      square_step<D, P, RS, QT, S>(xs, fs + S * P * P, elements, log_chunk, ld);
       __syncthreads();
-      square_steps<D, P, RS, QT, S + 1>(xs, fs, count, elements);
+      square_steps<D, P, RS, QT, S + 1>(xs, fs, count, elements, log_chunk, ld);
     }
   }
 }
@@ -181,34 +192,45 @@ __device__ __forceinline__ D scaled(D v, const D* y, const SquareArgs<D>& a) {
   return a.beta_zero ? a.alpha * v : a.alpha * v + a.beta * *y;
 }
 
-// Copies tile `tile` (tl chunks of one signal, contiguous) into xs without waiting.
+// Copies the tile of chunks [lt * tl, (lt + 1) * tl) of signal b into xs without waiting.
 template <class D>
-__device__ __forceinline__ void load_tile(D* xs, long long tile, int elements,
+__device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int elements,
                                           const SquareArgs<D>& a) {
-  const long long lt = tile % a.l_tiles, b = tile / a.l_tiles;
-  const D* xb = a.x + b * a.x_bs + (lt << a.log_tl) * (1LL << a.log_chunk);
+  const int chunk = 1 << a.log_chunk;
+  const D* xb = a.x + b * a.x_bs + (lt << a.log_tl) * chunk;
   for (int e = threadIdx.x; e < elements; e += kThreads)
-    copy_async(xs + padded<D>(e), xb + e);
+    copy_async(xs + (e >> a.log_chunk) * a.ld + padded<D>(e & (chunk - 1)), xb + e);
 }
 
-// Output J of chunk L0 + l goes to row J * chunks + L0 + l; consecutive threads take
-// consecutive J (conflict-free shared reads) and write the tl chunks' values as vectors.
+// Output J of chunk L goes to row J * chunks + L. A unit's tiles (one per CTA of the
+// cluster) are consecutive chunks, so each row gets one run of tl * cluster values; the CTA
+// of rank h writes the runs of the rows J in its share of [0, chunk), reading the values of
+// the other tiles from their CTAs' shared memory. Consecutive threads take consecutive
+// 16-byte pieces of a run, then consecutive J: whole 32-byte sectors per warp instruction.
 template <class D>
-__device__ __forceinline__ void store_tile(const D* xs, long long tile, int elements,
+__device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
                                            const SquareArgs<D>& a) {
-  const long long lt = tile % a.l_tiles, b = tile / a.l_tiles;
-  const int chunk = 1 << a.log_chunk;
-  D* yb = a.y + b * a.y_bs + (lt << a.log_tl);
+  namespace cg = cooperative_groups;
+  const long long lu = unit % a.units_per_signal, b = unit / a.units_per_signal;
+  const int log_share = a.log_chunk - a.log_cluster, j0 = rank << log_share;
+  D* yb = a.y + b * a.y_bs + ((lu << a.log_cluster) << a.log_tl);
+  auto source = [&](int h) -> const D* {
+    return h == rank ? xs : cg::this_cluster().map_shared_rank(xs, h);
+  };
   if (a.vector_store) {
     using V = typename Vector16<D>::type;
     constexpr int n = Vector16<D>::n;
-    for (int e = threadIdx.x; e < elements / n; e += kThreads) {
-      const int J = e & (chunk - 1), l0 = (e >> a.log_chunk) * n;
-      D* yp = yb + J * a.chunks + l0;
+    const int log_local = a.log_tl - log2_of(n);       // pieces of one tile per row
+    const int log_pieces = log_local + a.log_cluster;  // pieces per row
+    for (int e = threadIdx.x; e < (1 << (log_share + log_pieces)); e += kThreads) {
+      const int piece = e & ((1 << log_pieces) - 1), J = j0 + (e >> log_pieces);
+      const int h = piece >> log_local, l0 = (piece & ((1 << log_local) - 1)) * n;
+      const D* src = source(h);
+      D* yp = yb + J * a.chunks + (h << a.log_tl) + l0;
       D v[n];
 #pragma unroll
       for (int i = 0; i < n; ++i)
-        v[i] = xs[padded<D>(((l0 + i) << a.log_chunk) + J)];
+        v[i] = src[(l0 + i) * a.ld + padded<D>(J)];
       if (a.scale) {
         D old[n] = {};
         if (!a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp);
@@ -219,41 +241,57 @@ __device__ __forceinline__ void store_tile(const D* xs, long long tile, int elem
       *reinterpret_cast<V*>(yp) = *reinterpret_cast<const V*>(v);
     }
   } else {
-    for (int e = threadIdx.x; e < elements; e += kThreads) {
-      const int J = e & (chunk - 1), l = e >> a.log_chunk;
-      D* yp = yb + J * a.chunks + l;
-      *yp = scaled(xs[padded<D>((l << a.log_chunk) + J)], yp, a);
+    const int log_run = a.log_tl + a.log_cluster;
+    for (int e = threadIdx.x; e < (1 << (log_share + log_run)); e += kThreads) {
+      const int m = e & ((1 << log_run) - 1), J = j0 + (e >> log_run);
+      const int h = m >> a.log_tl, l = m & ((1 << a.log_tl) - 1);
+      D* yp = yb + J * a.chunks + m;
+      *yp = scaled(source(h)[l * a.ld + padded<D>(J)], yp, a);
     }
   }
 }
 
-// Persistent blocks, two tile buffers: the copies of the next tile are in flight while the
-// block runs the steps on the current one and stores it, so the load latency and the
-// shared-memory work overlap within each block (one block per SM).
+// Every thread of the unit's CTAs (of the block when there is no cluster).
+__device__ __forceinline__ void unit_sync(int log_cluster) {
+  if (log_cluster > 0)
+    cooperative_groups::this_cluster().sync();
+  else
+    __syncthreads();
+}
+
+// Persistent CTAs, two tile buffers each: the copies of the next tile are in flight while
+// the CTA runs the steps on the current one and stores it, so the load latency and the
+// shared-memory work overlap (one CTA per SM).
 template <class D, int P, int RS, int QT>
 __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
   const int elements = 1 << (a.log_chunk + a.log_tl);
   D* buffers = fs + a.buffer_offset;  // two of a.buffer_elements
-  const long long tiles = a.l_tiles * a.B;
-  long long tile = blockIdx.x;
-  if (tile < tiles) load_tile(buffers, tile, elements, a);
+  const int rank = a.log_cluster > 0 ? int(cooperative_groups::this_cluster().block_rank()) : 0;
+  const long long units = a.units_per_signal * a.B, stride = gridDim.x >> a.log_cluster;
+  // This CTA's tile of unit u: tile index lt of signal b.
+  auto load = [&](D* xs, long long u) {
+    const long long lt = ((u % a.units_per_signal) << a.log_cluster) + rank;
+    load_tile(xs, lt, u / a.units_per_signal, elements, a);
+  };
+  long long unit = blockIdx.x >> a.log_cluster;
+  if (unit < units) load(buffers, unit);
   __pipeline_commit();
   for (int e = threadIdx.x; e < a.count * P * P; e += kThreads) {
     const int s = e / (P * P), p = (e / P) % P, q = e % P;
     fs[e] = factor_value(a.g[s], a.sq[s], a.sp[s], 0, q, p);
   }
-  for (int cur = 0; tile < tiles; tile += gridDim.x, cur ^= 1) {
+  for (int cur = 0; unit < units; unit += stride, cur ^= 1) {
     D* xs = buffers + cur * a.buffer_elements;
-    if (tile + gridDim.x < tiles)
-      load_tile(buffers + (cur ^ 1) * a.buffer_elements, tile + gridDim.x, elements, a);
+    if (unit + stride < units) load(buffers + (cur ^ 1) * a.buffer_elements, unit + stride);
     __pipeline_commit();
     __pipeline_wait_prior(1);  // this tile's copies (the group before) have landed
     __syncthreads();
-    square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements);
-    store_tile(xs, tile, elements, a);
-    __syncthreads();  // the buffer is read before the next iteration refills it
+    square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements, a.log_chunk, a.ld);
+    if (a.log_cluster > 0) unit_sync(a.log_cluster);  // every tile of the unit is done
+    store_unit(xs, unit, rank, a);
+    unit_sync(a.log_cluster);  // read (here and remotely) before the next refill
   }
 }
 
@@ -296,9 +334,15 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.y = out.data;
   a.y_bs = out.col_stride;
   a.chunks = in.rows / chunk;
-  a.l_tiles = a.chunks / tl;
+  a.B = in.cols;
   a.log_chunk = log2_index(chunk);
   a.log_tl = log2_index(tl);
+  // Rows of the output get runs of tl values per CTA; below 32 bytes (a DRAM sector: a
+  // partly written sector costs far more than a whole one) the CTAs of a cluster pair up.
+  const bool pair = tl * Index(sizeof(T)) < 32 && (a.chunks / tl) % 2 == 0;
+  a.log_cluster = pair ? 1 : 0;
+  a.units_per_signal = a.chunks / tl >> a.log_cluster;
+  a.ld = padded<T>(int(chunk)) + 1;  // odd: the store reads a column of chunks
   a.alpha = alpha;
   a.beta = beta;
   a.scale = scale;
@@ -306,25 +350,37 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   constexpr Index n = Index(16 / sizeof(T));
   a.vector_store = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 &&
                    (in.cols == 1 || out.col_stride % n == 0);
-  a.B = in.cols;
   // [factors | tile buffer | tile buffer], each piece rounded up to 16 bytes.
-  const int n16 = int(16 / sizeof(T));
-  auto round16 = [&](Index v) { return int((v + n16 - 1) / n16 * n16); };
+  auto round16 = [&](Index v) { return int((v + n - 1) / n * n); };
   a.buffer_offset = round16(count * P * P);
-  a.buffer_elements = round16(padded<T>(int(chunk * tl)));
+  a.buffer_elements = round16(a.ld * tl);
   const std::size_t shared = sizeof(T) * std::size_t(a.buffer_offset + 2 * a.buffer_elements);
-  const long long tiles = a.l_tiles * a.B;
+  const long long units = a.units_per_signal * a.B;
+  const int cluster = 1 << a.log_cluster;
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   auto run = [&](auto kernel) {
     check_cuda(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
         "kron fused (square): shared memory attribute");
-    int per_sm = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared),
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = unsigned(cluster);
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = shared;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    // As many units in flight as the device holds clusters (CTAs: one per SM).
+    int resident = 0;
+    config.gridDim = dim3(unsigned(cluster));
+    check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config),
                "kron fused (square): occupancy");
-    const long long blocks =
-        std::min<long long>(tiles, std::max(per_sm, 1) * (long long)multiprocessors());
-    kernel<<<unsigned(blocks), kThreads, shared, stream>>>(a);
+    const long long grid = std::min<long long>(units, std::max(resident, 1));
+    config.gridDim = dim3(unsigned(grid * cluster));
+    check_cuda(cudaLaunchKernelEx(&config, kernel, a), "kron_square_kernel launch");
     check_launch("kron_square_kernel");
   };
   // RS rows x QT outputs per thread: 32 accumulators in float, 16 in double
