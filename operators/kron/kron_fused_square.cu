@@ -222,23 +222,37 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
     constexpr int n = Vector16<D>::n;
     const int log_local = a.log_tl - log2_of(n);       // pieces of one tile per row
     const int log_pieces = log_local + a.log_cluster;  // pieces per row
-    for (int e = threadIdx.x; e < (1 << (log_share + log_pieces)); e += kThreads) {
-      const int piece = e & ((1 << log_pieces) - 1), J = j0 + (e >> log_pieces);
-      const int h = piece >> log_local, l0 = (piece & ((1 << log_local) - 1)) * n;
-      const D* src = source(h);
-      D* yp = yb + J * a.chunks + (h << a.log_tl) + l0;
-      D v[n];
+    // Four pieces per thread at a time: their shared (often remote) reads are in flight
+    // together instead of one latency each.
+    constexpr int batch = 4;
+    const int total = 1 << (log_share + log_pieces);
+    for (int e0 = threadIdx.x; e0 < total; e0 += batch * kThreads) {
+      D v[batch][n];
+      D* yp[batch];
 #pragma unroll
-      for (int i = 0; i < n; ++i)
-        v[i] = src[(l0 + i) * a.ld + padded<D>(J)];
-      if (a.scale) {
-        D old[n] = {};
-        if (!a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp);
+      for (int u = 0; u < batch; ++u) {
+        const int e = e0 + u * kThreads;
+        if (e >= total) break;
+        const int piece = e & ((1 << log_pieces) - 1), J = j0 + (e >> log_pieces);
+        const int h = piece >> log_local, l0 = (piece & ((1 << log_local) - 1)) * n;
+        const D* src = source(h);
+        yp[u] = yb + J * a.chunks + (h << a.log_tl) + l0;
 #pragma unroll
         for (int i = 0; i < n; ++i)
-          v[i] = a.beta_zero ? a.alpha * v[i] : a.alpha * v[i] + a.beta * old[i];
+          v[u][i] = src[(l0 + i) * a.ld + padded<D>(J)];
       }
-      *reinterpret_cast<V*>(yp) = *reinterpret_cast<const V*>(v);
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        if (e0 + u * kThreads >= total) break;
+        if (a.scale) {
+          D old[n] = {};
+          if (!a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp[u]);
+#pragma unroll
+          for (int i = 0; i < n; ++i)
+            v[u][i] = a.beta_zero ? a.alpha * v[u][i] : a.alpha * v[u][i] + a.beta * old[i];
+        }
+        *reinterpret_cast<V*>(yp[u]) = *reinterpret_cast<const V*>(v[u]);
+      }
     }
   } else {
     const int log_run = a.log_tl + a.log_cluster;
@@ -384,7 +398,7 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
     check_launch("kron_square_kernel");
   };
   // RS rows x QT outputs per thread: 32 accumulators in float, 16 in double
-  // (kron_square_accumulators); P = 32 splits the outputs between two lanes.
+  // (kron_square_accumulators); where QT < P a team of P / QT lanes shares the rows.
   constexpr bool f32 = sizeof(T) == 4;
   switch (P) {
     case 2:
@@ -397,10 +411,10 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
       run(kron_square_kernel < D, 8, f32 ? 4 : 2, 8 >);
       break;
     case 16:
-      run(kron_square_kernel < D, 16, f32 ? 2 : 1, 16 >);
+      run(kron_square_kernel < D, 16, 2, f32 ? 16 : 8 >);
       break;
     default:
-      run(kron_square_kernel < D, 32, f32 ? 2 : 1, 16 >);
+      run(kron_square_kernel < D, 32, 2, f32 ? 16 : 8 >);
       break;
   }
   return true;
