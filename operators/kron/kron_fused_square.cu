@@ -220,7 +220,8 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
   if (a.vector_store) {
     using V = typename Vector16<D>::type;
     constexpr int n = Vector16<D>::n;
-    const int log_pieces = a.log_tl + a.log_cluster - log2_of(n);  // per output row
+    const int log_local = a.log_tl - log2_of(n);       // pieces of one tile per row
+    const int log_pieces = log_local + a.log_cluster;  // pieces per row
     // Four pieces per thread at a time: their shared (often remote) reads are in flight
     // together instead of one latency each.
     constexpr int batch = 4;
@@ -232,13 +233,13 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
       for (int u = 0; u < batch; ++u) {
         const int e = e0 + u * kThreads;
         if (e >= total) break;
-        const int J = j0 + (e >> log_pieces), m0 = (e & ((1 << log_pieces) - 1)) * n;
-        yp[u] = yb + J * a.chunks + m0;
+        const int piece = e & ((1 << log_pieces) - 1), J = j0 + (e >> log_pieces);
+        const int h = piece >> log_local, l0 = (piece & ((1 << log_local) - 1)) * n;
+        const D* src = source(h);
+        yp[u] = yb + J * a.chunks + (h << a.log_tl) + l0;
 #pragma unroll
-        for (int i = 0; i < n; ++i) {
-          const int m = m0 + i;  // value m of the run: chunk m % tl of the unit's tile m / tl
-          v[u][i] = source(m >> a.log_tl)[(m & ((1 << a.log_tl) - 1)) * a.ld + padded<D>(J)];
-        }
+        for (int i = 0; i < n; ++i)
+          v[u][i] = src[(l0 + i) * a.ld + padded<D>(J)];
       }
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
@@ -274,9 +275,9 @@ __device__ __forceinline__ void unit_sync(int log_cluster) {
 
 // Persistent CTAs, two tile buffers each: the copies of the next tile are in flight while
 // the CTA runs the steps on the current one and stores it, so the load latency and the
-// shared-memory work overlap, within a CTA and between the CTAs of an SM (up to three).
+// shared-memory work overlap (one CTA per SM).
 template <class D, int P, int RS, int QT>
-__global__ void __launch_bounds__(kThreads, 3) kron_square_kernel(const SquareArgs<D> a) {
+__global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
   const int elements = 1 << (a.log_chunk + a.log_tl);
@@ -351,12 +352,9 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.log_chunk = log2_index(chunk);
   a.log_tl = log2_index(tl);
   // Rows of the output get runs of tl values per CTA; below 32 bytes (a DRAM sector: a
-  // partly written sector costs far more than a whole one) the CTAs of a cluster (up to
-  // four) take neighbouring tiles and write whole runs together.
-  a.log_cluster = 0;
-  while ((tl << a.log_cluster) * Index(sizeof(T)) < 32 && a.log_cluster < 2 &&
-         (a.chunks / tl) % (Index(2) << a.log_cluster) == 0)
-    ++a.log_cluster;
+  // partly written sector costs far more than a whole one) the CTAs of a cluster pair up.
+  const bool pair = tl * Index(sizeof(T)) < 32 && (a.chunks / tl) % 2 == 0;
+  a.log_cluster = pair ? 1 : 0;
   a.units_per_signal = a.chunks / tl >> a.log_cluster;
   a.ld = padded<T>(int(chunk)) + 1;  // odd: the store reads a column of chunks
   a.alpha = alpha;
@@ -365,7 +363,7 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.beta_zero = beta == T(0);
   constexpr Index n = Index(16 / sizeof(T));
   a.vector_store = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 &&
-                   (in.cols == 1 || out.col_stride % n == 0) && (tl << a.log_cluster) >= n;
+                   (in.cols == 1 || out.col_stride % n == 0);
   // [factors | tile buffer | tile buffer], each piece rounded up to 16 bytes.
   auto round16 = [&](Index v) { return int((v + n - 1) / n * n); };
   a.buffer_offset = round16(count * P * P);

@@ -53,8 +53,9 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
     chunk *= P;
     if (chunk > kKronSquareMaxChunk) return 0;
   }
-  const Index tile = kKronSquareThreads * kron_square_accumulators(element_bytes);
-  const Index per_block = tile / std::min(chunk, tile);
+  const Index vector = Index(16 / element_bytes);
+  const Index least = kKronSquareThreads * kron_square_accumulators(element_bytes);
+  const Index per_block = std::max(vector, least / std::min(chunk, least));
   return K_in % (chunk * per_block) == 0 ? per_block : 0;
 }
 
