@@ -186,12 +186,6 @@ __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int 
   }
 }
 
-template <class D>
-__device__ __forceinline__ D scaled(D v, const D* y, const SquareArgs<D>& a) {
-  if (!a.scale) return v;
-  return a.beta_zero ? a.alpha * v : a.alpha * v + a.beta * *y;
-}
-
 // Copies the tile of chunks [lt * tl, (lt + 1) * tl) of signal b into xs without waiting.
 template <class D>
 __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int elements,
@@ -244,13 +238,12 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
         if (e0 + u * kThreads >= total) break;
-        if (a.scale) {
-          D old[n] = {};
-          if (!a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp[u]);
+        D old[n] = {};
+        if (a.scale && !a.beta_zero)
+          *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp[u]);
 #pragma unroll
-          for (int i = 0; i < n; ++i)
-            v[u][i] = a.beta_zero ? a.alpha * v[u][i] : a.alpha * v[u][i] + a.beta * old[i];
-        }
+        for (int i = 0; i < n; ++i)
+          v[u][i] = epilogue(v[u][i], old + i, a.scale, a.beta_zero, a.alpha, a.beta);
         *reinterpret_cast<V*>(yp[u]) = *reinterpret_cast<const V*>(v[u]);
       }
     }
@@ -260,7 +253,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
       const int m = e & ((1 << log_run) - 1), J = j0 + (e >> log_run);
       const int h = m >> a.log_tl, l = m & ((1 << a.log_tl) - 1);
       D* yp = yb + J * a.chunks + m;
-      *yp = scaled(source(h)[l * a.ld + padded<D>(J)], yp, a);
+      *yp = epilogue(source(h)[l * a.ld + padded<D>(J)], yp, a.scale, a.beta_zero, a.alpha, a.beta);
     }
   }
 }
@@ -309,13 +302,6 @@ __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareAr
   }
 }
 
-int log2_index(Index v) {
-  int l = 0;
-  while ((Index(1) << l) < v)
-    ++l;
-  return l;
-}
-
 }  // namespace
 
 template <class T>
@@ -349,8 +335,8 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.y_bs = out.col_stride;
   a.chunks = in.rows / chunk;
   a.B = in.cols;
-  a.log_chunk = log2_index(chunk);
-  a.log_tl = log2_index(tl);
+  a.log_chunk = kron_log2(chunk);
+  a.log_tl = kron_log2(tl);
   // Rows of the output get runs of tl values per CTA; below 32 bytes (a DRAM sector: a
   // partly written sector costs far more than a whole one) the CTAs of a cluster pair up.
   const bool pair = tl * Index(sizeof(T)) < 32 && (a.chunks / tl) % 2 == 0;

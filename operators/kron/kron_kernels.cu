@@ -193,12 +193,6 @@ __global__ void __launch_bounds__(256) kron_step_kernel(const StepArgs<D> a) {
   }
 }
 
-int log2_exact(long long v) {
-  int l = 0;
-  while ((1LL << l) < v)
-    ++l;
-  return l;
-}
 long long pow2_ceil(long long v) {
   long long p = 1;
   while (p < v)
@@ -265,8 +259,8 @@ void step_dispatch(StepArgs<D> a, int rq_wanted, bool s_fast, cudaStream_t strea
     a.tb = int(std::min<long long>(tcols, pow2_ceil(a.B)));
     a.ts = int(tcols / a.tb);
   }
-  a.log_ts = log2_exact(a.ts);
-  a.log_tb = log2_exact(a.tb);
+  a.log_ts = kron_log2(a.ts);
+  a.log_tb = kron_log2(a.tb);
   // Chunk of P: up to 32 at a time, fewer when the two staged tiles would pass 100 KB of
   // shared memory (two blocks per SM still fit).
   a.tp = std::min(a.P, 32);
@@ -282,7 +276,7 @@ void step_dispatch(StepArgs<D> a, int rq_wanted, bool s_fast, cudaStream_t strea
     a.tp = (a.tp + 1) / 2;
     layout();
   }
-  a.log_tp = (a.tp & (a.tp - 1)) == 0 ? log2_exact(a.tp) : -1;
+  a.log_tp = (a.tp & (a.tp - 1)) == 0 ? kron_log2(a.tp) : -1;
   a.s_tiles = (a.S + a.ts - 1) / a.ts;
   const long long b_tiles = (a.B + a.tb - 1) / a.tb;
   switch (rq) {
@@ -638,8 +632,8 @@ void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, Matrix
   while (tl > 1 && kron_fused_shared_bytes(shapes, tl, bytes, rq) > kKronFusedSharedBudget)
     tl /= 2;
   a.tl = int(tl);
-  a.log_tl = log2_exact(tl);
-  a.log_chunk_in = (chunk_in & (chunk_in - 1)) == 0 ? log2_exact(chunk_in) : -1;
+  a.log_tl = kron_log2(tl);
+  a.log_chunk_in = (chunk_in & (chunk_in - 1)) == 0 ? kron_log2(chunk_in) : -1;
   // Buffers rounded to 16 bytes: the factors behind them are read with 16-byte loads.
   const int align = int(std::max<std::size_t>(1, 16 / bytes));
   a.buf = (int(tl) * a.ld + align - 1) / align * align;

@@ -69,12 +69,20 @@ std::size_t kron_fused_shared_bytes(std::span<const KronShape> group, Index chun
 // Register tile along Q of the fused kernel for this element size.
 int kron_fused_rq(std::size_t element_bytes);
 
+// log2 of v rounded up (the launchers' power-of-two extents).
+inline int kron_log2(Index v) {
+  int l = 0;
+  while ((Index(1) << l) < v)
+    ++l;
+  return l;
+}
+
 // The fused kernel for runs of equal square factors (kron_fused_square.cu): G factors of
 // one size P x P, P a power of two up to 32, chunk P^G <= kKronSquareMaxChunk, real
 // batch-first data. A tile holds `chunks_per_block` consecutive chunks of one signal (so
 // each output row gets a run of >= 16 bytes) and at least kKronSquareThreads x the thread's
-// register tile of elements (so every thread has work in every step). Returns 0 when the kernel does not
-// take the pass (other shapes, complex values, or K_in no multiple of a block's chunks).
+// register tile of elements (so every thread has work in every step). Returns 0 when the kernel
+// does not take the pass (other shapes, complex values, or K_in no multiple of a block's chunks).
 inline constexpr Index kKronSquareMaxChunk = 4096;
 inline constexpr int kKronSquareThreads = 512;
 // Multiply-adds in registers per thread: RS rows x QT outputs.
