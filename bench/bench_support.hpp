@@ -8,6 +8,22 @@
 
 namespace strop::bench {
 
+// How the helpers below time device work: each call between events, host enqueue included
+// (the default), or replays of a CUDA graph of 10 calls (median_graph_seconds_each: the
+// GPU's time, without the host's enqueue and the gaps between launches).
+inline bool& graph_timing() {
+  static bool on = false;
+  return on;
+}
+
+// Medians of the works timed in alternation, in the mode of graph_timing().
+inline std::vector<double> median_seconds_each(Context& ctx,
+                                               const std::vector<std::function<void()>>& works,
+                                               int reps) {
+  return graph_timing() ? median_graph_seconds_each(ctx, works, reps)
+                        : median_device_seconds_each(ctx, works, reps, 3);
+}
+
 // Median seconds of call(X, Y) on `batch` random device signals of `in` values in `layout`
 // (X) into signals of `out` values (Y), of storage type T (3 warm-up runs), and with
 // `with_memcpy` that of a cudaMemcpy of X's bytes, timed in alternation with the call (the
@@ -30,7 +46,7 @@ CallAndMemcpy time_device_call_and_memcpy(Index in, Index out, Index batch, Layo
                          sizeof(T) * std::size_t(in * batch), ctx);
     });
   }
-  const std::vector<double> t = median_device_seconds_each(ctx, works, reps, 3);
+  const std::vector<double> t = median_seconds_each(ctx, works, reps);
   return {t[0], with_memcpy ? t[1] : 0.0};
 }
 

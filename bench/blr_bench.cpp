@@ -3,7 +3,11 @@
 // cuBLAS on the equivalent dense matrix and the memory-traffic bound measured in the same run.
 //
 //   blr_bench [--reps R] [--csv FILE] [--csv16 FILE] [--json FILE] [--batches 1,16,...]
-//             [--ks-algorithm NAME] [--layer MODEL/NAME]
+//             [--ks-algorithm NAME] [--layer MODEL/NAME] [--graph]
+//
+// Each row's times are medians of calls timed one by one between events (host enqueue
+// included), or, with --graph, of replays of a CUDA graph of 10 calls: the GPU's time, as a
+// caller that captures its calls sees it (bench_support.hpp; a "nan" time: not capturable).
 //
 // "ours" is what strop runs today: each operator's Kronecker-sparse form (LowRank: two
 // GEMMs; Monarch: a batched GEMM, the shuffle as a row gather, a batched GEMM; BLAST: the
@@ -32,6 +36,7 @@
 #include <cublas_v2.h>
 
 #include "operators/blr/blr_gemm_device.hpp"
+#include "operators/blr/blr_plan_kernels.hpp"
 #endif
 
 using namespace strop;
@@ -102,6 +107,8 @@ int main(int argc, char** argv) {
         opt.batches.push_back(std::stoll(b));
     } else if (arg == "--layer") {
       opt.layer = next();
+    } else if (arg == "--graph") {
+      bench::graph_timing() = true;
     }
   }
   if (!cuda_available()) {
@@ -113,11 +120,14 @@ int main(int argc, char** argv) {
   const double bandwidth = measure_copy_bandwidth(ctx);
   std::printf("# device %s, copy bandwidth %.0f GB/s\n", device_name(0), bandwidth * 1e-9);
   std::ofstream csv(opt.csv);
-  csv << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << "\n";
+  const char* timing = bench::graph_timing() ? "graph" : "call";
+  csv << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << " timing=" << timing
+      << "\n";
   csv << "model,layer,in,out,structure,r,b,batch,t_ours,t_dense,t_bound,dense_over_ours,"
          "ours_over_bound\n";
   std::ofstream csv16(opt.csv16);
-  csv16 << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << "\n";
+  csv16 << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << " timing=" << timing
+        << "\n";
   csv16 << "model,layer,in,out,structure,r,b,batch,t_plan,t_dense,t_bound,dense_over_plan,"
            "plan_over_bound\n";
   // Issue #9's summary keys, from the bf16 rows.
@@ -139,14 +149,12 @@ int main(int argc, char** argv) {
     for (Index batch : opt.batches) {
       const double t_dense =
           bench::time_apply_device<float>(dense, batch, Layout::ColMajor, opt.reps, ctx);
-      // One CSV row; intermediate: rows of the temporaries between the stages, each written
-      // and read once; bytes per value 4 (fp32) or 2 (bf16).
-      auto write_row = [&](std::ofstream& out, double value_bytes, double t_base,
-                           const char* structure, Index r, Index b, Index params,
-                           Index intermediate, double t) {
-        const double bytes =
-            value_bytes *
-            (double(params) + double(batch) * double(l.in + l.out + 2 * intermediate));
+      // One CSV row; the bound moves the params once and `per_token` values for each token
+      // (bytes per value 4 (fp32) or 2 (bf16)).
+      auto write_bound_row = [&](std::ofstream& out, double value_bytes, double t_base,
+                                 const char* structure, Index r, Index b, Index params,
+                                 Index per_token, double t) {
+        const double bytes = value_bytes * (double(params) + double(batch) * double(per_token));
         const double bound = bytes / bandwidth;
         char line[512];
         std::snprintf(
@@ -156,6 +164,14 @@ int main(int argc, char** argv) {
         out << line;
         std::fputs(line, stdout);
         return bound;
+      };
+      // A layer's row: X read and Y written once, `intermediate` rows of temporaries between
+      // the stages each written and read once.
+      auto write_row = [&](std::ofstream& out, double value_bytes, double t_base,
+                           const char* structure, Index r, Index b, Index params,
+                           Index intermediate, double t) {
+        return write_bound_row(out, value_bytes, t_base, structure, r, b, params,
+                               l.in + l.out + 2 * intermediate, t);
       };
       auto row = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
                      double t) {
@@ -208,17 +224,16 @@ int main(int argc, char** argv) {
       fill_random_device(wd.view(), 3, ctx);
       fill_random_device(xd.view(), 5, ctx);
       const float one = 1, zero = 0;
-      const double t_dense16 = median_device_seconds(
-          ctx,
-          [&] {
+      const double t_dense16 = bench::median_seconds_each(
+          ctx, {[&] {
             const cublasStatus_t status = cublasGemmEx(
                 static_cast<cublasHandle_t>(ctx.cublas()), CUBLAS_OP_N, CUBLAS_OP_N, int(l.out),
                 int(batch), int(l.in), &one, wd.view().data, CUDA_R_16BF, int(l.out),
                 xd.view().data, CUDA_R_16BF, int(l.in), &zero, yd.view().data, CUDA_R_16BF,
                 int(l.out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
             if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: dense bf16 GEMM");
-          },
-          opt.reps, 3);
+          }},
+          opt.reps)[0];
       auto row16 = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
                        double t) {
         const double bound =
@@ -231,6 +246,48 @@ int main(int argc, char** argv) {
         if (l.model == "Llama-7B" && batch == 1)
           llama_b1_min_speedup = std::min(llama_b1_min_speedup, t_dense16 / t);
         if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
+      };
+      // BLAST's coupling stage alone, Z2[o][t][:] = sum_i s_oi[t] Z1[t][i][:] over r rank
+      // indices (b x b couplings, B tokens): our streamed kernel (what the plan runs) and the
+      // cuBLAS strided batch of the same products (rows blast_coupling_*; bound: Z1 read, Z2
+      // written, the couplings read once).
+      auto time_blast_coupling = [&](Index b, Index r) {
+        DeviceMatrix<bfloat16> z1(b * r, batch, Layout::ColMajor, ctx),
+            z2(b * r, batch, Layout::ColMajor, ctx), couplings(b * b, r, Layout::ColMajor, ctx);
+        fill_random_device(z1.view(), 7, ctx);
+        fill_random_device(couplings.view(), 9, ctx);
+        const detail::SmallInnerGemm g{z1.view().data,
+                                       couplings.view().data,
+                                       z2.view().data,
+                                       batch,
+                                       b,
+                                       b,
+                                       batch,
+                                       b,
+                                       r * batch,
+                                       b * batch,
+                                       b * b,
+                                       batch,
+                                       r,
+                                       true,
+                                       1.0,
+                                       0.0};
+        const std::vector<double> t = bench::median_seconds_each(
+            ctx,
+            {[&] { detail::small_inner_gemm<bfloat16>(g, ctx); },
+             [&] {
+               const cublasStatus_t status = cublasGemmStridedBatchedEx(
+                   static_cast<cublasHandle_t>(ctx.cublas()), CUBLAS_OP_N, CUBLAS_OP_T, int(batch),
+                   int(b), int(b), &one, g.a, CUDA_R_16BF, int(batch), g.stride_a, g.b, CUDA_R_16BF,
+                   int(b), g.stride_b, &zero, g.c, CUDA_R_16BF, int(r * batch), g.stride_c, int(r),
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+               if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: coupling GEMM");
+             }},
+            opt.reps);
+        write_bound_row(csv16, 2.0, t_dense16, "blast_coupling_streamed", r, b, b * b * r,
+                        2 * b * r, t[0]);
+        write_bound_row(csv16, 2.0, t_dense16, "blast_coupling_cublas", r, b, b * b * r, 2 * b * r,
+                        t[1]);
       };
       // Intermediates of the plans: LowRank one (r rows), Monarch one (b^2 r' rows), BLAST two
       // (b r rows each).
@@ -274,6 +331,7 @@ int main(int argc, char** argv) {
         if (batch == 1) decode_speedups_b1.push_back(t / blast_fused);
       }
       if (batch == 1024) blast_speedups.push_back(blast_unfused / blast_fused);
+      if (batch >= 128) time_blast_coupling(l.blast_b, l.blast_r);
 #endif
     }
   }
@@ -285,6 +343,7 @@ int main(int argc, char** argv) {
   };
   std::ofstream json(opt.json);
   json << "{\"device\": \"" << device_name(0) << "\", \"dtype\": \"bf16\""
+       << ", \"timing\": \"" << (bench::graph_timing() ? "graph replay" : "per call") << "\""
        << ", \"blast_fused_over_unfused_median\": " << key(median(blast_speedups))
        << ", \"monarch_fused_over_unfused_median\": " << key(median(monarch_speedups))
        << ", \"llama7b_b1024_min_speedup_over_dense\": " << key(llama_b1024_min_speedup)

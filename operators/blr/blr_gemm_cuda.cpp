@@ -117,6 +117,8 @@ bool plan_uses(const BlrGemmPlan& plan, PlanArray a) {
   return false;
 }
 
+static_assert(kStreamedCouplingBlocks <= kSmallInnerMax, "streamed products fit the kernel");
+
 template <class Storage>
 void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
               PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
@@ -136,6 +138,15 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
             k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
   const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
             ldc = cuda_int(g.c.ld, "blr plan: ldc");
+  if (g.streamed) {
+    require<DeviceError>(!g.trans_a && g.inner == 0, "blr plan: a streamed product needs A as is");
+    SmallInnerGemm s{start(g.a), start(g.b), start(g.c),       g.m,
+                     g.n,        g.k,        g.a.ld,           g.b.ld,
+                     g.c.ld,     g.a.stride, g.b.stride,       g.c.stride,
+                     g.batch,    g.trans_b,  double(*a_scale), double(*b_scale)};
+    small_inner_gemm<Storage>(s, ctx);
+    return;
+  }
   cublasStatus_t status;
   if (g.inner == 0) {
     status = cublasGemmStridedBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,

@@ -46,12 +46,19 @@ struct PlanOperand {
 };
 
 // C_e = op(A_e) op(B_e) (m x n, inner dimension k), column-major with leading dimensions;
-// when C is Y, C_e = alpha op(A_e) op(B_e) + beta C_e.
+// when C is Y, C_e = alpha op(A_e) op(B_e) + beta C_e. `streamed`: run by strop's own
+// small-inner kernel (small_inner_gemm: A not transposed, n and k <= 32, one-level batch)
+// instead of cuBLAS; the value is the same, only the GPU's route differs.
+// The largest BLAST block grid (b x b) whose coupling stage the plan streams (see
+// blast_gemm_plan).
+inline constexpr Index kStreamedCouplingBlocks = 12;
+
 struct PlanGemm {
   bool trans_a = false, trans_b = false;
   Index m = 0, n = 0, k = 0;
   PlanOperand a, b, c;
   Index batch = 0, inner = 0;
+  bool streamed = false;
 };
 
 // A 4-D strided copy: dst[sum i_d dst_strides[d]] = src[sum i_d src_strides[d]] for

@@ -1,8 +1,11 @@
 // The BLR GEMM plans' device kernels (blr_plan_kernels.hpp): pointer arrays of two-level
-// batches, and the unfused baselines' strided copies (16-bit values scaled in fp32): runs
+// batches; the unfused baselines' strided copies (16-bit values scaled in fp32): runs
 // along a dimension contiguous in dst, or 32 x 32 tiles through shared memory where the
 // dimension contiguous in src is another one (what PyTorch's permute().contiguous() does
-// too), so that both sides move whole memory segments.
+// too), so that both sides move whole memory segments; and batched products with small
+// inner and outer sizes, streamed row by row.
+#include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 #include "operators/blr/blr_plan_kernels.hpp"
@@ -110,7 +113,180 @@ __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axe
   }
 }
 
+// Two consecutive values at an address aligned to both (rows 2i and 2i + 1 of a column), as
+// Compute, in one access.
+template <class S>
+struct PairOf;
+template <>
+struct PairOf<float> {
+  using type = float2;
+};
+template <>
+struct PairOf<double> {
+  using type = double2;
+};
+template <>
+struct PairOf<__half> {
+  using type = __half2;
+};
+template <>
+struct PairOf<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+};
+template <class S, class C>
+__device__ __forceinline__ void load_pair(const S* p, C& x, C& y) {
+  const auto v = *reinterpret_cast<const typename PairOf<S>::type*>(p);
+  if constexpr (std::is_same_v<S, __half>) {
+    const float2 f = __half22float2(v);
+    x = f.x, y = f.y;
+  } else if constexpr (std::is_same_v<S, __nv_bfloat16>) {
+    const float2 f = __bfloat1622float2(v);
+    x = f.x, y = f.y;
+  } else {
+    x = v.x, y = v.y;
+  }
+}
+template <class S, class C>
+__device__ __forceinline__ void store_pair(S* p, C x, C y) {
+  auto* out = reinterpret_cast<typename PairOf<S>::type*>(p);
+  if constexpr (std::is_same_v<S, __half>) {
+    *out = __floats2half2_rn(x, y);
+  } else if constexpr (std::is_same_v<S, __nv_bfloat16>) {
+    *out = __floats2bfloat162_rn(x, y);
+  } else {
+    *out = {x, y};
+  }
+}
+
+// small_inner_gemm: each thread computes whole rows of C_j (kRowsPerThread of them), all n
+// outputs of a row from its k inputs; op(B_j) sits in shared memory, padded to N x N with
+// zeros, and is read as broadcasts, each value used for `At` rows at once. N (k and n
+// rounded up) and At are template parameters so that the rows' inputs and sums stay in
+// registers. A thread's rows are a block's width apart (a warp's accesses cover
+// consecutive rows), or, `Paired`, two neighbours read and written in one access each (a
+// warp's accesses cover 128 bytes of 16-bit values instead of 64).
+constexpr int kRowsPerThread = 2;
+template <class S, int N, int At, bool Paired>
+__global__ void __launch_bounds__(kThreads) small_inner_gemm_kernel(const SmallInnerGemm g) {
+  static_assert(kRowsPerThread % At == 0 && (!Paired || At == 2), "rows taken At at a time");
+  using Compute = CopyCompute<S>;
+  __shared__ Compute op_b[N * N];  // op(B_j)(p, q) at p N + q
+  const Index j = blockIdx.x;
+  const S* b = static_cast<const S*>(g.b) + j * g.stride_b;
+  for (int e = int(threadIdx.x); e < N * N; e += kThreads) {
+    const int p = e / N, q = e % N;
+    op_b[e] = p < g.k && q < g.n
+                  ? Compute(load_value(b + (g.trans_b ? q + p * g.ldb : p + q * g.ldb)))
+                  : Compute(0);
+  }
+  __syncthreads();
+  const S* a = static_cast<const S*>(g.a) + j * g.stride_a;
+  S* c = static_cast<S*>(g.c) + j * g.stride_c;
+  const Compute alpha = Compute(g.alpha), beta = Compute(g.beta);
+  const Index block_row = Index(blockIdx.y) * kRowsPerThread * kThreads;
+#pragma unroll 1  // unrolled, the groups would keep all of op(B_j) in registers
+  for (int group = 0; group < kRowsPerThread / At; ++group) {
+    Index row[At];
+#pragma unroll
+    for (int r = 0; r < At; ++r)
+      row[r] = Paired ? block_row + 2 * threadIdx.x + r
+                      : block_row + (group * At + r) * kThreads + threadIdx.x;
+    // Paired: both rows in one access where both exist (m odd: the last row alone).
+    const bool pair = Paired && row[At - 1] < g.m;
+    Compute in[At][N], sum[At][N] = {};
+#pragma unroll
+    for (int p = 0; p < N; ++p) {
+      if (pair) {
+        if (p < g.k) {
+          load_pair(a + row[0] + p * g.lda, in[0][p], in[At - 1][p]);
+        } else {
+          in[0][p] = in[At - 1][p] = Compute(0);
+        }
+        continue;
+      }
+#pragma unroll
+      for (int r = 0; r < At; ++r)
+        in[r][p] =
+            row[r] < g.m && p < g.k ? Compute(load_value(a + row[r] + p * g.lda)) : Compute(0);
+    }
+#pragma unroll
+    for (int p = 0; p < N; ++p) {
+#pragma unroll
+      for (int q = 0; q < N; ++q) {
+        const Compute v = op_b[p * N + q];
+#pragma unroll
+        for (int r = 0; r < At; ++r)
+          sum[r][q] += in[r][p] * v;
+      }
+      // Keeps the compiler from loading all of op(B_j) into registers ahead of the sums.
+      asm volatile("" ::: "memory");
+    }
+#pragma unroll
+    for (int q = 0; q < N; ++q) {
+      if (q >= g.n) break;
+      if (pair) {
+        S* out = c + row[0] + q * g.ldc;
+        Compute old0 = 0, old1 = 0;
+        if (beta != Compute(0)) load_pair(out, old0, old1);
+        store_pair(out, alpha * sum[0][q] + beta * old0, alpha * sum[At - 1][q] + beta * old1);
+        continue;
+      }
+#pragma unroll
+      for (int r = 0; r < At; ++r) {
+        if (row[r] >= g.m) continue;
+        S* out = c + row[r] + q * g.ldc;
+        store_value(out, beta == Compute(0) ? alpha * sum[r][q]
+                                            : alpha * sum[r][q] + beta * Compute(load_value(out)));
+      }
+    }
+  }
+}
+
+// Both rows of a thread at once where their inputs and sums fit in registers (up to 16
+// fp32 values per row each), one at a time otherwise; neighbouring rows paired where every
+// pair starts aligned.
+template <class S, int N>
+void launch_small_inner_gemm(const SmallInnerGemm& g, dim3 grid, cudaStream_t stream) {
+  constexpr int at = N * sizeof(CopyCompute<S>) <= 64 ? 2 : 1;
+  auto aligned = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(S)) == 0;
+  };
+  if constexpr (at == 2) {
+    const bool paired = aligned(g.a) && aligned(g.c) && g.lda % 2 == 0 && g.ldc % 2 == 0 &&
+                        g.stride_a % 2 == 0 && g.stride_c % 2 == 0;
+    if (paired) {
+      small_inner_gemm_kernel<S, N, 2, true><<<grid, kThreads, 0, stream>>>(g);
+      return;
+    }
+  }
+  small_inner_gemm_kernel<S, N, at, false><<<grid, kThreads, 0, stream>>>(g);
+}
+
 }  // namespace
+
+template <class Storage>
+void small_inner_gemm(const SmallInnerGemm& g, Context& ctx) {
+  require<DeviceError>(g.k <= kSmallInnerMax && g.n <= kSmallInnerMax,
+                       "small_inner_gemm: k and n must be at most ", kSmallInnerMax);
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  using S = DeviceScalar<Storage>;
+  const Index row_blocks = (g.m + kThreads * kRowsPerThread - 1) / (kThreads * kRowsPerThread);
+  require<DeviceError>(row_blocks <= 65535 && g.batch < (Index(1) << 31),
+                       "small_inner_gemm: too many rows or products");
+  const dim3 grid(unsigned(g.batch), unsigned(row_blocks));
+  const auto stream = static_cast<cudaStream_t>(ctx.stream());
+  const Index size = std::max(g.k, g.n);
+  if (size <= 4) {
+    launch_small_inner_gemm<S, 4>(g, grid, stream);
+  } else if (size <= 8) {
+    launch_small_inner_gemm<S, 8>(g, grid, stream);
+  } else if (size <= 16) {
+    launch_small_inner_gemm<S, 16>(g, grid, stream);
+  } else {
+    launch_small_inner_gemm<S, 32>(g, grid, stream);
+  }
+  check_launch("small_inner_gemm");
+}
 
 void make_two_level_pointers(const TwoLevelPointers& p, Context& ctx) {
   if (p.count == 0) return;
@@ -162,5 +338,9 @@ template void strided_copy<float>(const StridedCopy&, Context&);
 template void strided_copy<double>(const StridedCopy&, Context&);
 template void strided_copy<half>(const StridedCopy&, Context&);
 template void strided_copy<bfloat16>(const StridedCopy&, Context&);
+template void small_inner_gemm<float>(const SmallInnerGemm&, Context&);
+template void small_inner_gemm<double>(const SmallInnerGemm&, Context&);
+template void small_inner_gemm<half>(const SmallInnerGemm&, Context&);
+template void small_inner_gemm<bfloat16>(const SmallInnerGemm&, Context&);
 
 }  // namespace strop::detail

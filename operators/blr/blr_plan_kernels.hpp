@@ -1,7 +1,8 @@
 #pragma once
-// Internal: the two small device kernels the BLR GEMM plans need besides cuBLAS
-// (blr_plan_kernels.cu): the pointer arrays of a two-level batched GEMM, and the 4-D strided
-// copy of the unfused baselines' permutations.
+// Internal: the small device kernels the BLR GEMM plans need besides cuBLAS
+// (blr_plan_kernels.cu): the pointer arrays of a two-level batched GEMM, the 4-D strided
+// copy of the unfused baselines' permutations, and batched products with small inner and
+// outer sizes (BLAST's coupling stage).
 #include "strop/core/context.hpp"
 #include "strop/core/scalar.hpp"
 
@@ -28,5 +29,22 @@ struct StridedCopy {
 };
 template <class Storage>
 void strided_copy(const StridedCopy& c, Context& ctx);
+
+// C_j = alpha A_j op(B_j) + beta C_j for j < batch: A_j m x k and C_j m x n column-major
+// (leading dimensions lda, ldc; A not transposed), op(B_j) k x n, B_j column-major with ldb
+// (k x n, or n x k when trans_b); consecutive j `stride_*` values apart. For k, n <=
+// kSmallInnerMax and many rows m: one pass over A and C at close to the copy bandwidth,
+// where cuBLAS's batched GEMM of b x b couplings per rank index runs far slower.
+constexpr Index kSmallInnerMax = 32;
+struct SmallInnerGemm {
+  const void* a;
+  const void* b;
+  void* c;
+  Index m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, batch;
+  bool trans_b;
+  double alpha, beta;
+};
+template <class Storage>
+void small_inner_gemm(const SmallInnerGemm& g, Context& ctx);
 
 }  // namespace strop::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 #include "runtime/cuda_check.hpp"
@@ -56,6 +57,68 @@ std::vector<double> median_device_seconds_each(Context& ctx,
   return medians;
 }
 
+namespace {
+
+// The graph of `calls` consecutive calls of `work` on `stream`, or null if capturing fails
+// (the capture is ended and the error cleared, so later calls run normally).
+cudaGraphExec_t capture_calls(cudaStream_t stream, const std::function<void()>& work, int calls) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  bool thrown = false;
+  try {
+    for (int i = 0; i < calls; ++i)
+      work();
+  } catch (const Error&) {
+    thrown = true;  // a call that cannot be captured (an invalidated capture fails it)
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  cudaGraphExec_t exec = nullptr;
+  if (!thrown && ended == cudaSuccess &&
+      cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch) != cudaSuccess)
+    exec = nullptr;
+  if (graph) cudaGraphDestroy(graph);
+  (void)cudaGetLastError();
+  return exec;
+}
+
+}  // namespace
+
+std::vector<double> median_graph_seconds_each(Context& ctx,
+                                              const std::vector<std::function<void()>>& works,
+                                              int repeats, int calls_per_graph, int warmup) {
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  for (int i = 0; i < warmup; ++i)
+    for (const auto& work : works)
+      work();
+  detail::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  std::vector<cudaGraphExec_t> graphs;
+  for (const auto& work : works)
+    graphs.push_back(capture_calls(stream, work, calls_per_graph));
+  for (cudaGraphExec_t g : graphs)  // a first replay uploads the graph
+    if (g) detail::check_cuda(cudaGraphLaunch(g, stream), "cudaGraphLaunch");
+  const std::vector<double> medians = median_device_seconds_each(
+      ctx,
+      [&] {
+        std::vector<std::function<void()>> replays;
+        for (cudaGraphExec_t g : graphs)
+          replays.push_back([g, stream] {
+            if (g) detail::check_cuda(cudaGraphLaunch(g, stream), "cudaGraphLaunch");
+          });
+        return replays;
+      }(),
+      repeats, 0);
+  std::vector<double> per_call;
+  for (std::size_t w = 0; w < works.size(); ++w)
+    per_call.push_back(graphs[w] ? medians[w] / calls_per_graph
+                                 : std::numeric_limits<double>::quiet_NaN());
+  for (cudaGraphExec_t g : graphs)
+    if (g) cudaGraphExecDestroy(g);
+  return per_call;
+}
+
 double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
   Buffer<char> src(Index(bytes), MemorySpace::Device, ctx),
       dst(Index(bytes), MemorySpace::Device, ctx);
@@ -71,6 +134,10 @@ double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
 std::vector<double> median_device_seconds_each(Context&, const std::vector<std::function<void()>>&,
                                                int, int) {
   throw DeviceError("median_device_seconds: strop was built without CUDA");
+}
+std::vector<double> median_graph_seconds_each(Context&, const std::vector<std::function<void()>>&,
+                                              int, int, int) {
+  throw DeviceError("median_graph_seconds: strop was built without CUDA");
 }
 double measure_copy_bandwidth(Context&, std::size_t) {
   throw DeviceError("measure_copy_bandwidth: strop was built without CUDA");

@@ -173,6 +173,31 @@ BOOST_AUTO_TEST_CASE(blast_plan_matches_the_operator) {
                                   [](const auto& A) { return detail::blast_coupling_by_rank(A); });
 }
 
+BOOST_AUTO_TEST_CASE(blast_streams_the_couplings_of_small_grids_only) {
+  // The coupling stage (the only product with n, k = the grid's block counts) goes to the
+  // streamed kernel up to kStreamedCouplingBlocks blocks a side, to cuBLAS beyond; the
+  // other stages and the unfused baseline always to cuBLAS.
+  const detail::PlanSignals sig{Layout::ColMajor, 64, 624, 624};  // 624 = 3 16 13
+  for (Index b : {3, 12, 13, 16})
+    for (Op op : {Op::NoTrans, Op::Trans}) {
+      const BlockGrid grid{624, 624, b, b == 16 ? 4 : b, 8};
+      const detail::BlrGemmPlan plan = detail::blast_gemm_plan(grid, op, sig);
+      BOOST_REQUIRE(plan.steps.size() == 3);
+      const bool small = std::max(grid.row_blocks, grid.col_blocks) <= 12;
+      BOOST_TEST_CONTEXT("grid " << grid.row_blocks << "x" << grid.col_blocks << ", "
+                                 << to_string(op)) {
+        BOOST_TEST(std::get<detail::PlanGemm>(plan.steps[1]).streamed == small);
+        BOOST_TEST(!std::get<detail::PlanGemm>(plan.steps[0]).streamed);
+        BOOST_TEST(!std::get<detail::PlanGemm>(plan.steps[2]).streamed);
+      }
+    }
+  for (const detail::PlanStep& step :
+       detail::blast_unfused_plan(BlockGrid{96, 96, 4, 4, 8},
+                                  detail::PlanSignals{Layout::ColMajor, 64, 96, 96})
+           .steps)
+    if (const auto* g = std::get_if<detail::PlanGemm>(&step)) BOOST_TEST(!g->streamed);
+}
+
 BOOST_AUTO_TEST_CASE(monarch_plan_matches_the_operator) {
   check_every_case<Monarch<double>>(
       detail::monarch_gemm_plan, [](const auto& A) { return detail::monarch_right_by_column(A); });

@@ -20,6 +20,17 @@ std::vector<double> median_device_seconds_each(Context& ctx,
                                                const std::vector<std::function<void()>>& works,
                                                int repeats = 20, int warmup = 3);
 
+// Median seconds per call of each work replayed from a CUDA graph: the `calls_per_graph`
+// calls of a work are captured once on ctx's stream, and each of the `repeats` replays is
+// timed with events (works in alternation, as above). The host's enqueue and the gaps between
+// launches stay out: this is the GPU's time for the work, what a caller that captures its
+// calls in graphs sees. NaN for a work whose calls cannot be captured. DeviceError without
+// CUDA.
+std::vector<double> median_graph_seconds_each(Context& ctx,
+                                              const std::vector<std::function<void()>>& works,
+                                              int repeats = 20, int calls_per_graph = 10,
+                                              int warmup = 3);
+
 // Median wall-clock seconds of `repeats` runs of `work` after `warmup` unmeasured runs (host
 // work, or device work that synchronises itself).
 double median_host_seconds(const std::function<void()>& work, int repeats = 7, int warmup = 2);
