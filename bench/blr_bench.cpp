@@ -248,33 +248,27 @@ int main(int argc, char** argv) {
         if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
       };
       // BLAST's coupling stage alone, Z2[o][t][:] = sum_i s_oi[t] Z1[t][i][:] over r rank
-      // indices (b x b couplings, B tokens): our streamed kernel (what the plan runs) and the
-      // cuBLAS strided batch of the same products (rows blast_coupling_*; bound: Z1 read, Z2
-      // written, the couplings read once).
+      // indices (b x b couplings, B tokens): our streamed kernel as the plan runs it (tensor
+      // cores where it applies), the same on CUDA cores, and the cuBLAS strided batch of the
+      // same products (rows blast_coupling_*; bound: Z1 read, Z2 written, the couplings read
+      // once).
       auto time_blast_coupling = [&](Index b, Index r) {
         DeviceMatrix<bfloat16> z1(b * r, batch, Layout::ColMajor, ctx),
             z2(b * r, batch, Layout::ColMajor, ctx), couplings(b * b, r, Layout::ColMajor, ctx);
         fill_random_device(z1.view(), 7, ctx);
         fill_random_device(couplings.view(), 9, ctx);
-        const detail::SmallInnerGemm g{z1.view().data,
-                                       couplings.view().data,
-                                       z2.view().data,
-                                       batch,
-                                       b,
-                                       b,
-                                       batch,
-                                       b,
-                                       r * batch,
-                                       b * batch,
-                                       b * b,
-                                       batch,
-                                       r,
-                                       true,
-                                       1.0,
-                                       0.0};
+        detail::SmallInnerGemm g{};  // Z1[t] (B x b, ld B) times couplings[t]^T into Z2
+        g.a = z1.view().data, g.b = couplings.view().data, g.c = z2.view().data;
+        g.m = batch, g.n = b, g.k = b;
+        g.lda = batch, g.ldb = b, g.ldc = r * batch;
+        g.stride_a = b * batch, g.stride_b = b * b, g.stride_c = batch;
+        g.batch = r, g.trans_b = true, g.alpha = 1.0, g.beta = 0.0, g.tensor_cores = true;
+        detail::SmallInnerGemm cuda_cores = g;
+        cuda_cores.tensor_cores = false;
         const std::vector<double> t = bench::median_seconds_each(
             ctx,
             {[&] { detail::small_inner_gemm<bfloat16>(g, ctx); },
+             [&] { detail::small_inner_gemm<bfloat16>(cuda_cores, ctx); },
              [&] {
                const cublasStatus_t status = cublasGemmStridedBatchedEx(
                    static_cast<cublasHandle_t>(ctx.cublas()), CUBLAS_OP_N, CUBLAS_OP_T, int(batch),
@@ -284,10 +278,10 @@ int main(int argc, char** argv) {
                if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: coupling GEMM");
              }},
             opt.reps);
-        write_bound_row(csv16, 2.0, t_dense16, "blast_coupling_streamed", r, b, b * b * r,
-                        2 * b * r, t[0]);
-        write_bound_row(csv16, 2.0, t_dense16, "blast_coupling_cublas", r, b, b * b * r, 2 * b * r,
-                        t[1]);
+        const char* names[3] = {"blast_coupling_streamed", "blast_coupling_cuda_cores",
+                                "blast_coupling_cublas"};
+        for (int w = 0; w < 3; ++w)
+          write_bound_row(csv16, 2.0, t_dense16, names[w], r, b, b * b * r, 2 * b * r, t[w]);
       };
       // Intermediates of the plans: LowRank one (r rows), Monarch one (b^2 r' rows), BLAST two
       // (b r rows each).

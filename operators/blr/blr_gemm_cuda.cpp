@@ -140,10 +140,13 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
             ldc = cuda_int(g.c.ld, "blr plan: ldc");
   if (g.streamed) {
     require<DeviceError>(!g.trans_a && g.inner == 0, "blr plan: a streamed product needs A as is");
-    SmallInnerGemm s{start(g.a), start(g.b), start(g.c),       g.m,
-                     g.n,        g.k,        g.a.ld,           g.b.ld,
-                     g.c.ld,     g.a.stride, g.b.stride,       g.c.stride,
-                     g.batch,    g.trans_b,  double(*a_scale), double(*b_scale)};
+    SmallInnerGemm s{};
+    s.a = start(g.a), s.b = start(g.b), s.c = start(g.c);
+    s.m = g.m, s.n = g.n, s.k = g.k;
+    s.lda = g.a.ld, s.ldb = g.b.ld, s.ldc = g.c.ld;
+    s.stride_a = g.a.stride, s.stride_b = g.b.stride, s.stride_c = g.c.stride;
+    s.batch = g.batch, s.trans_b = g.trans_b, s.tensor_cores = true;
+    s.alpha = double(*a_scale), s.beta = double(*b_scale);
     small_inner_gemm<Storage>(s, ctx);
     return;
   }

@@ -270,6 +270,12 @@ void small_inner_gemm(const SmallInnerGemm& g, Context& ctx) {
                        "small_inner_gemm: k and n must be at most ", kSmallInnerMax);
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   using S = DeviceScalar<Storage>;
+  if constexpr (is_reduced_precision_v<Storage>) {
+    if (g.tensor_cores && small_inner_mma_takes(g, sizeof(S))) {
+      small_inner_mma<Storage>(g, ctx);
+      return;
+    }
+  }
   const Index row_blocks = (g.m + kThreads * kRowsPerThread - 1) / (kThreads * kRowsPerThread);
   require<DeviceError>(row_blocks <= 65535 && g.batch < (Index(1) << 31),
                        "small_inner_gemm: too many rows or products");

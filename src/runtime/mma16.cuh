@@ -62,4 +62,15 @@ __device__ __forceinline__ void load_matrices_x4(uint32_t (&r)[4], const void* s
                : "r"(address));
 }
 
+// The same with each matrix transposed on the way (ldmatrix .trans): lanes 8 m ... 8 m + 7
+// give the addresses of matrix m's rows; register m receives this lane's pair of the
+// transpose (rows 2 (lane % 4), +1 of matrix m, column lane / 4), which is a B fragment's
+// pair when the rows are indexed by k.
+__device__ __forceinline__ void load_matrices_x4_trans(uint32_t (&r)[4], const void* shared_row) {
+  const auto address = static_cast<uint32_t>(__cvta_generic_to_shared(shared_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
 }  // namespace strop::detail

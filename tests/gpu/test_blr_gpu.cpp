@@ -315,17 +315,22 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
   // small_inner_gemm (BLAST's coupling stage) against a double loop on the same values:
   // sizes k x n of each size class (4, 8, 16, 32) and uneven ones, m of several row blocks
-  // with a tail, padded leading dimensions, op(B) = B and B^T, alpha = 0.5 and beta = -2.
-  // `even`: even leading dimensions and strides, so that neighbouring rows are read and
-  // written in pairs (an odd m leaves the last row alone); odd ones take one row at a time.
+  // with a tail, padded leading dimensions, op(B) = B and B^T, alpha = 0.5 and beta = -2,
+  // on tensor cores where they apply and on CUDA cores. `pad`: 1 odd leading dimensions and
+  // strides (one row at a time), 2 even ones (neighbouring rows in pairs; an odd m leaves
+  // the last row alone), 8 multiples of 8 (16-bit values with 8 < max(k, n) <= 16 on tensor
+  // cores).
   struct Case {
     Index m, k, n;
-    bool trans_b, even;
+    bool trans_b;
+    int pad;
   };
   const std::vector<Case> cases = {
-      {1100, 16, 16, false, true}, {1100, 16, 16, true, false}, {1025, 16, 9, true, true},
-      {37, 3, 5, true, false},     {601, 8, 8, false, true},    {600, 9, 9, false, false},
-      {513, 32, 20, true, true},   {70, 6, 2, false, false},    {1, 1, 1, false, true}};
+      {1100, 16, 16, false, 2}, {1100, 16, 16, true, 1}, {1025, 16, 9, true, 2},
+      {37, 3, 5, true, 1},      {601, 8, 8, false, 2},   {600, 9, 9, false, 1},
+      {513, 32, 20, true, 2},   {70, 6, 2, false, 1},    {1, 1, 1, false, 2},
+      {1100, 16, 16, false, 8}, {1024, 16, 16, true, 8}, {1025, 16, 9, true, 8},
+      {300, 5, 3, true, 8},     {7, 12, 16, false, 8}};
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
       return x;
@@ -333,61 +338,67 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
       return double(float(x));
     }
   };
-  for (const Case& cs : cases) {
-    auto padded = [&](Index size, Index odd_pad) {
-      return cs.even ? size + 2 + size % 2 : size + odd_pad;
-    };
-    const Index batch = 3, lda = padded(cs.m, 5), ldc = padded(cs.m, 2);
-    const Index b_rows = cs.trans_b ? cs.n : cs.k, b_cols = cs.trans_b ? cs.k : cs.n;
-    const Index ldb = b_rows + 1;
-    const Index stride_a = padded(lda * cs.k, 7), stride_b = ldb * b_cols,
-                stride_c = padded(ldc * cs.n, 3);
-    const HostMatrix<T> a = random_matrix<float>(stride_a * batch, 1).cast<T>();
-    const HostMatrix<T> b = random_matrix<float>(stride_b * batch, 1).cast<T>();
-    const HostMatrix<T> c0 = random_matrix<float>(stride_c * batch, 1).cast<T>();
-    HostMatrix<double> expected(stride_c * batch, 1);
-    for (Index i = 0; i < stride_c * batch; ++i)
-      expected(i, 0) = as_double(c0(i, 0));
-    double scale = 0;  // the largest |alpha A op(B)| + |beta C|, for the tolerance
-    for (Index j = 0; j < batch; ++j)
-      for (Index row = 0; row < cs.m; ++row)
-        for (Index q = 0; q < cs.n; ++q) {
-          double sum = 0, magnitude = 0;
-          for (Index p = 0; p < cs.k; ++p) {
-            const double bv =
-                as_double(b(j * stride_b + (cs.trans_b ? q + p * ldb : p + q * ldb), 0));
-            sum += as_double(a(j * stride_a + row + p * lda, 0)) * bv;
-            magnitude += std::abs(as_double(a(j * stride_a + row + p * lda, 0)) * bv);
+  for (const Case& cs : cases)
+    for (bool tensor_cores : {true, false}) {
+      auto padded = [&](Index size, Index odd_pad) {
+        if (cs.pad == 8) return (size + 7) / 8 * 8 + 8;
+        return cs.pad == 2 ? size + 2 + size % 2 : size + odd_pad;
+      };
+      const Index batch = 3, lda = padded(cs.m, 5), ldc = padded(cs.m, 2);
+      const Index b_rows = cs.trans_b ? cs.n : cs.k, b_cols = cs.trans_b ? cs.k : cs.n;
+      const Index ldb = b_rows + 1;
+      const Index stride_a = padded(lda * cs.k, 7), stride_b = ldb * b_cols,
+                  stride_c = padded(ldc * cs.n, 3);
+      const HostMatrix<T> a = random_matrix<float>(stride_a * batch, 1).cast<T>();
+      const HostMatrix<T> b = random_matrix<float>(stride_b * batch, 1).cast<T>();
+      const HostMatrix<T> c0 = random_matrix<float>(stride_c * batch, 1).cast<T>();
+      HostMatrix<double> expected(stride_c * batch, 1);
+      for (Index i = 0; i < stride_c * batch; ++i)
+        expected(i, 0) = as_double(c0(i, 0));
+      double scale = 0;  // the largest |alpha A op(B)| + |beta C|, for the tolerance
+      for (Index j = 0; j < batch; ++j)
+        for (Index row = 0; row < cs.m; ++row)
+          for (Index q = 0; q < cs.n; ++q) {
+            double sum = 0, magnitude = 0;
+            for (Index p = 0; p < cs.k; ++p) {
+              const double bv =
+                  as_double(b(j * stride_b + (cs.trans_b ? q + p * ldb : p + q * ldb), 0));
+              sum += as_double(a(j * stride_a + row + p * lda, 0)) * bv;
+              magnitude += std::abs(as_double(a(j * stride_a + row + p * lda, 0)) * bv);
+            }
+            double& out = expected(j * stride_c + row + q * ldc, 0);
+            scale = std::max(scale, 0.5 * magnitude + 2 * std::abs(out));
+            out = 0.5 * sum - 2.0 * out;
           }
-          double& out = expected(j * stride_c + row + q * ldc, 0);
-          scale = std::max(scale, 0.5 * magnitude + 2 * std::abs(out));
-          out = 0.5 * sum - 2.0 * out;
-        }
-    const DeviceMatrix<T> ad = to_device(a), bd = to_device(b);
-    DeviceMatrix<T> cd = to_device(c0);
-    detail::SmallInnerGemm g{
-        ad.view().data, bd.view().data, cd.view().data, cs.m,  cs.n,       cs.k, lda, ldb, ldc,
-        stride_a,       stride_b,       stride_c,       batch, cs.trans_b, 0.5,  -2.0};
-    detail::small_inner_gemm<T>(g, default_context());
-    const HostMatrix<T> got = cd.to_host();
-    // Sums in fp32 (fp64 for double) rounded once to T; values outside the products (the
-    // padding) unchanged.
-    double roundoff = 0;
-    if constexpr (is_reduced_precision_v<T>) {
-      roundoff = unit_roundoff_v<T>;
-    } else {
-      roundoff = double(ScalarTraits<T>::epsilon) / 2;
+      const DeviceMatrix<T> ad = to_device(a), bd = to_device(b);
+      DeviceMatrix<T> cd = to_device(c0);
+      detail::SmallInnerGemm g{};
+      g.a = ad.view().data, g.b = bd.view().data, g.c = cd.view().data;
+      g.m = cs.m, g.n = cs.n, g.k = cs.k, g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+      g.stride_a = stride_a, g.stride_b = stride_b, g.stride_c = stride_c;
+      g.batch = batch, g.trans_b = cs.trans_b, g.alpha = 0.5, g.beta = -2.0;
+      g.tensor_cores = tensor_cores;
+      detail::small_inner_gemm<T>(g, default_context());
+      const HostMatrix<T> got = cd.to_host();
+      // Sums in fp32 (fp64 for double) rounded once to T; values outside the products (the
+      // padding) unchanged.
+      double roundoff = 0;
+      if constexpr (is_reduced_precision_v<T>) {
+        roundoff = unit_roundoff_v<T>;
+      } else {
+        roundoff = double(ScalarTraits<T>::epsilon) / 2;
+      }
+      const double compute_roundoff = std::is_same_v<T, double> ? 1.2e-16 : 6e-8;
+      const double bound = scale * (1.01 * roundoff + double(cs.k + 2) * compute_roundoff);
+      Index wrong = 0;
+      for (Index i = 0; i < stride_c * batch; ++i)
+        if (!(std::abs(as_double(got(i, 0)) - expected(i, 0)) <= bound)) ++wrong;
+      BOOST_TEST_CONTEXT("m " << cs.m << ", k " << cs.k << ", n " << cs.n
+                              << (cs.trans_b ? ", B^T" : "") << ", pad " << cs.pad
+                              << (tensor_cores ? "" : ", CUDA cores")) {
+        BOOST_TEST(wrong == 0);
+      }
     }
-    const double compute_roundoff = std::is_same_v<T, double> ? 1.2e-16 : 6e-8;
-    const double bound = scale * (1.01 * roundoff + double(cs.k + 2) * compute_roundoff);
-    Index wrong = 0;
-    for (Index i = 0; i < stride_c * batch; ++i)
-      if (!(std::abs(as_double(got(i, 0)) - expected(i, 0)) <= bound)) ++wrong;
-    BOOST_TEST_CONTEXT("m " << cs.m << ", k " << cs.k << ", n " << cs.n
-                            << (cs.trans_b ? ", B^T" : "") << (cs.even ? ", even" : ", odd")) {
-      BOOST_TEST(wrong == 0);
-    }
-  }
   // Sizes over the limit are refused, not run.
   detail::SmallInnerGemm too_big{};
   too_big.m = 4, too_big.k = 33, too_big.n = 2, too_big.batch = 1;
