@@ -81,10 +81,11 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   couple.b = {PlanArray::Extra, 0, K, K * L, 0};
   couple.trans_b = !transposed;
   couple.c = {PlanArray::Z2, 0, r * B, B, 0};
-  // b x b couplings per rank index over B tokens, streamed by our kernel for small grids:
-  // measured on an H100 (bf16, blr_bench rows blast_coupling_*, session 17), 1.2-6x faster
-  // than cuBLAS's strided batch for b = 3, 6, 9 at 128 and 1024 tokens (cuBLAS spends ~12 us
-  // on any such batch), but up to 1.4x slower for b = 16 once Z1 outgrows the L2 cache.
+  // b x b couplings per rank index over B tokens, streamed by our kernel for small grids.
+  // Measured on an H100 (bf16, blr_bench rows blast_coupling_*, session 17): 1.35-10.7x
+  // faster than cuBLAS's strided batch for b = 3, 6, 9 at 128-4096 tokens (cuBLAS spends
+  // ~12 us on any such batch); for b = 16, 0.92-1.59x (ahead at 128 tokens, behind at 4096),
+  // so b = 16 stays on cuBLAS.
   couple.streamed = std::max(in_blocks, out_blocks) <= kStreamedCouplingBlocks;
   plan.steps.push_back(couple);
 

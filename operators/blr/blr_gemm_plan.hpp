@@ -45,14 +45,14 @@ struct PlanOperand {
   Index offset = 0, ld = 1, stride = 0, outer_stride = 0;
 };
 
-// C_e = op(A_e) op(B_e) (m x n, inner dimension k), column-major with leading dimensions;
-// when C is Y, C_e = alpha op(A_e) op(B_e) + beta C_e. `streamed`: run by strop's own
-// small-inner kernel (small_inner_gemm: A not transposed, n and k <= 32, one-level batch)
-// instead of cuBLAS; the value is the same, only the GPU's route differs.
 // The largest BLAST block grid (b x b) whose coupling stage the plan streams (see
 // blast_gemm_plan).
 inline constexpr Index kStreamedCouplingBlocks = 12;
 
+// C_e = op(A_e) op(B_e) (m x n, inner dimension k), column-major with leading dimensions;
+// when C is Y, C_e = alpha op(A_e) op(B_e) + beta C_e. `streamed`: run by strop's own
+// small-inner kernel (small_inner_gemm: A not transposed, n and k <= 32, one-level batch)
+// instead of cuBLAS; the value is the same, only the GPU's route differs.
 struct PlanGemm {
   bool trans_a = false, trans_b = false;
   Index m = 0, n = 0, k = 0;

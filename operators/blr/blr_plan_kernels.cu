@@ -11,6 +11,7 @@
 #include "operators/blr/blr_plan_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
+#include "runtime/mma16.cuh"
 
 namespace strop::detail {
 namespace {
@@ -114,47 +115,26 @@ __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axe
 }
 
 // Two consecutive values at an address aligned to both (rows 2i and 2i + 1 of a column), as
-// Compute, in one access.
+// Compute, in one access: a 32-bit word of two 16-bit values (mma16.cuh's pack/unpack), or a
+// float2 / double2.
 template <class S>
-struct PairOf;
-template <>
-struct PairOf<float> {
-  using type = float2;
-};
-template <>
-struct PairOf<double> {
-  using type = double2;
-};
-template <>
-struct PairOf<__half> {
-  using type = __half2;
-};
-template <>
-struct PairOf<__nv_bfloat16> {
-  using type = __nv_bfloat162;
-};
+using WidePair = std::conditional_t<std::is_same_v<S, double>, double2, float2>;
 template <class S, class C>
 __device__ __forceinline__ void load_pair(const S* p, C& x, C& y) {
-  const auto v = *reinterpret_cast<const typename PairOf<S>::type*>(p);
-  if constexpr (std::is_same_v<S, __half>) {
-    const float2 f = __half22float2(v);
-    x = f.x, y = f.y;
-  } else if constexpr (std::is_same_v<S, __nv_bfloat16>) {
-    const float2 f = __bfloat1622float2(v);
+  if constexpr (sizeof(S) == 2) {
+    const float2 f = unpack(S(), *reinterpret_cast<const uint32_t*>(p));
     x = f.x, y = f.y;
   } else {
+    const WidePair<S> v = *reinterpret_cast<const WidePair<S>*>(p);
     x = v.x, y = v.y;
   }
 }
 template <class S, class C>
 __device__ __forceinline__ void store_pair(S* p, C x, C y) {
-  auto* out = reinterpret_cast<typename PairOf<S>::type*>(p);
-  if constexpr (std::is_same_v<S, __half>) {
-    *out = __floats2half2_rn(x, y);
-  } else if constexpr (std::is_same_v<S, __nv_bfloat16>) {
-    *out = __floats2bfloat162_rn(x, y);
+  if constexpr (sizeof(S) == 2) {
+    *reinterpret_cast<uint32_t*>(p) = pack(S(), x, y);
   } else {
-    *out = {x, y};
+    *reinterpret_cast<WidePair<S>*>(p) = {x, y};
   }
 }
 

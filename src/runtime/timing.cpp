@@ -72,6 +72,11 @@ cudaGraphExec_t capture_calls(cudaStream_t stream, const std::function<void()>& 
       work();
   } catch (const Error&) {
     thrown = true;  // a call that cannot be captured (an invalidated capture fails it)
+  } catch (...) {
+    cudaGraph_t partial = nullptr;  // leave the stream out of capture mode, then pass it on
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+    (void)cudaGetLastError();
+    throw;
   }
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
