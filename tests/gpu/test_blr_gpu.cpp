@@ -2,6 +2,8 @@
 // Monarch shuffle as a row gather) against the CPU application, itself tested against
 // dense matrices in tests/unit/test_blr.cpp.
 #include <array>
+#include <cmath>
+#include <limits>
 
 #include "gpu_reference.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
@@ -226,6 +228,50 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
       detail::blr_plan_apply_device<S>(A, Op::NoTrans, x9.view(), y9.view(), 1.0f, 0.0f,
                                        default_context(), detail::PlanPath::Decode),
       DeviceError);
+}
+
+BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
+  // The bf16 plan paths captured in a CUDA graph (median_graph_seconds_each without warm-up
+  // runs, so only the graph's replays write Y, poisoned with NaN before): the cooperative
+  // decode kernel (B = 1), cuBLAS with the streamed coupling on CUDA cores (BLAST 4 x 4) and
+  // on tensor cores (BLAST 12 x 12, B = 40: leading dimensions multiples of 8), Monarch's
+  // pointer-array stage; alpha = 0.5, beta = 0. An operator's first call uploads its values
+  // (a synchronous copy, which a capture cannot hold), so one call runs before, into another
+  // Y; a capture that fails gives NaN seconds and leaves the context usable.
+  Context& ctx = default_context();
+  std::mt19937 gen(53);
+  const auto blast4 = Blast<float>::random(96, 64, 4, 4, 8, gen);
+  const auto blast12 = Blast<float>::random(96, 96, 12, 12, 8, gen);
+  const auto monarch = Monarch<float>::random(96, 64, 4, 4, 5, gen);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (Index batch : {1, 40}) {
+    auto check = [&](const auto& A, const char* name) {
+      const HostMatrix<bfloat16> xs =
+          random_matrix<float>(A.cols(), batch).template cast<bfloat16>();
+      HostMatrix<float> expected = HostMatrix<float>::Zero(A.rows(), batch);
+      A.apply(Op::NoTrans, view(HostMatrix<float>(xs.cast<float>())), view(expected), 0.5f, 0.0f);
+      const DeviceMatrix<bfloat16> xd = to_device(xs);
+      DeviceMatrix<bfloat16> yd = to_device(HostMatrix<bfloat16>(
+          HostMatrix<float>::Constant(A.rows(), batch, nan).template cast<bfloat16>()));
+      DeviceMatrix<bfloat16> first(A.rows(), batch, Layout::ColMajor, ctx);
+      detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, xd.view(), first.view(), 0.5f, 0.0f,
+                                              ctx);
+      const std::vector<double> seconds =
+          median_graph_seconds_each(ctx, {[&] {
+                                      detail::blr_plan_apply_device<bfloat16>(
+                                          A, Op::NoTrans, xd.view(), yd.view(), 0.5f, 0.0f, ctx);
+                                    }},
+                                    1, 1, 0);
+      BOOST_TEST_CONTEXT(name << ", B = " << batch) {
+        BOOST_TEST(std::isfinite(seconds[0]));  // NaN: the calls could not be captured
+        BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                  expected) <= 8 * unit_roundoff_v<bfloat16>);
+      }
+    };
+    check(blast4, "blast 4 x 4");
+    check(blast12, "blast 12 x 12");
+    check(monarch, "monarch 4 x 4");
+  }
 }
 
 using CopyTypes = boost::mpl::list<float, double, half, bfloat16>;

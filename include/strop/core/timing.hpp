@@ -24,8 +24,9 @@ std::vector<double> median_device_seconds_each(Context& ctx,
 // calls of a work are captured once on ctx's stream, and each of the `repeats` replays is
 // timed with events (works in alternation, as above). The host's enqueue and the gaps between
 // launches stay out: this is the GPU's time for the work, what a caller that captures its
-// calls in graphs sees. NaN for a work whose calls cannot be captured. DeviceError without
-// CUDA.
+// calls in graphs sees. NaN for a work whose calls cannot be captured (the warm-up runs
+// matter: an operator's first call on the device uploads its values synchronously, which a
+// capture cannot hold). DeviceError without CUDA.
 std::vector<double> median_graph_seconds_each(Context& ctx,
                                               const std::vector<std::function<void()>>& works,
                                               int repeats = 20, int calls_per_graph = 10,
