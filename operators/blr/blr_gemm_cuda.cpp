@@ -123,9 +123,6 @@ template <class Storage>
 void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
               PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
   using Scale = PlanScale<Storage>;
-  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
-  const cudaDataType_t type = cuda_data_type<Storage>();
-  const cublasComputeType_t compute = cublas_compute_type<Storage>();
   constexpr Index kElement = Index(sizeof(Storage));
   const Scale one = 1, zero = 0;
   const bool to_y = g.c.array == PlanArray::Y;
@@ -134,10 +131,6 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
   auto start = [&](const PlanOperand& p) {
     return base[static_cast<int>(p.array)] + p.offset * kElement;
   };
-  const int m = cuda_int(g.m, "blr plan: m"), n = cuda_int(g.n, "blr plan: n"),
-            k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
-  const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
-            ldc = cuda_int(g.c.ld, "blr plan: ldc");
   if (g.streamed) {
     require<DeviceError>(!g.trans_a && g.inner == 0, "blr plan: a streamed product needs A as is");
     SmallInnerGemm s{};
@@ -150,6 +143,13 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
     small_inner_gemm<Storage>(s, ctx);
     return;
   }
+  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+  const cudaDataType_t type = cuda_data_type<Storage>();
+  const cublasComputeType_t compute = cublas_compute_type<Storage>();
+  const int m = cuda_int(g.m, "blr plan: m"), n = cuda_int(g.n, "blr plan: n"),
+            k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
+  const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
+            ldc = cuda_int(g.c.ld, "blr plan: ldc");
   cublasStatus_t status;
   if (g.inner == 0) {
     status = cublasGemmStridedBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,
