@@ -9,11 +9,15 @@
 // The warps' sums meet in shared memory; a chunk that is all of k is stored, others are
 // added to fp32 accumulators with atomics. Stages are separated by grid.sync(); the last
 // stage's accumulators go to Y (alpha, beta, rounding) in the block that completes a row set
-// last (a counter per row set). The host zeroes the accumulators and counters before the
-// launch.
+// last (a counter per row set). The accumulators stay in a per-layout workspace of the
+// context that every call leaves zeroed (blr_decode_kernel.hpp), and at the start every
+// block asks L2 for its weights of the later stages, so that DRAM streams them while the
+// first stage runs and its grid barrier waits.
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <type_traits>
 
 #include "operators/blr/blr_decode_kernel.hpp"
@@ -111,20 +115,34 @@ constexpr int kUnroll = std::max(1, (TOK <= 2   ? 32
 // This lane's sums for row group `group` over its share of k in [k_begin, k_end): the block's
 // 8 warps take turns of U consecutive k (U loads in flight per lane and turn). Aligned full
 // row groups take a loop without branches around the loads.
+// The first weight W(row0, 0) of row group `group` (group < s.groups), its entry and row.
+template <class DS, int RPT>
+struct GroupWeights {
+  const DS* w;
+  long long entry;
+  int row0;
+  __device__ __forceinline__ GroupWeights(const DecodeArgs& a, const DecodeStage& s,
+                                          long long group)
+      : entry(group / s.groups_per_entry), row0(int(group % s.groups_per_entry) * RPT) {
+    w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, entry, s.inner) + row0;
+  }
+};
+
+// `act_shift`: values from the activations' array to the copy this call works in (Z1, Z2).
 template <class DS, class ActT, int TOK, int RPT>
 __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeArgs& a,
                                           const DecodeStage& s, long long group, int k_begin,
-                                          int k_end) {
+                                          int k_end, long long act_shift) {
   constexpr int U = kUnroll<DS, TOK, RPT>;
 #pragma unroll
   for (int i = 0; i < RPT * TOK; ++i)
     acc[i] = 0.0f;
   if (group >= s.groups) return;
-  const long long e = group / s.groups_per_entry;
-  const int row0 = int(group % s.groups_per_entry) * RPT;
-  const int rows = min(RPT, s.rows - row0);
-  const DS* w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, s.inner) + row0;
-  const ActT* x = static_cast<const ActT*>(a.arrays[s.act.array]) + entry_offset(s.act, e, s.inner);
+  const GroupWeights<DS, RPT> g(a, s, group);
+  const int rows = min(RPT, s.rows - g.row0);
+  const DS* w = g.w;
+  const ActT* x = static_cast<const ActT*>(a.arrays[s.act.array]) + act_shift +
+                  entry_offset(s.act, g.entry, s.inner);
   const bool vector_w = s.vector_weights != 0 && rows == RPT, vector_x = s.vector_acts != 0;
   auto multiply_add = [&](const WeightWords<DS, RPT>& wv, int k) {
     float xv[TOK];
@@ -188,11 +206,11 @@ __device__ __forceinline__ void store_scaled(const DecodeArgs& a, DS* y, float s
 // (consecutive threads on consecutive rows).
 template <class DS, class ActT, int TOK, int RPT>
 __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long set, int k_begin,
-                         int k_end, float* accum, float* partial) {
+                         int k_end, long long act_shift, float* accum, float* partial) {
   constexpr int N = RPT * TOK;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   float acc[N];
-  lane_sums<DS, ActT, TOK, RPT>(acc, a, s, set * 32 + lane, k_begin, k_end);
+  lane_sums<DS, ActT, TOK, RPT>(acc, a, s, set * 32 + lane, k_begin, k_end, act_shift);
 #pragma unroll
   for (int i = 0; i < N; ++i)
     partial[(warp * N + i) * 32 + lane] = acc[i];  // [warp][i][lane]: no bank conflicts
@@ -213,39 +231,81 @@ __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long se
   __syncthreads();  // `partial` is reused by the next item
 }
 
-// The last stage's row set `set` is complete: Y = alpha accum + beta Y for its rows.
+// The last stage's row set `set` is complete: Y = alpha accum + beta Y for its rows, and the
+// accumulators zeroed for the next call.
 template <class DS, int TOK, int RPT>
 __device__ void write_set(const DecodeArgs& a, const DecodeStage& s, long long set) {
   DS* y = static_cast<DS*>(a.arrays[kDecodeY]);
   for_each_output<TOK, RPT>(a, s, set, [&](int, int, int, long long at) {
     store_scaled(a, y + at, __ldcg(a.y_accum + at));
+    a.y_accum[at] = 0.0f;
   });
+}
+
+// Asks L2 for this block's weights of stages 1.. (the first prefetch_k k of each of its
+// items): one prefetch per lane and k, a warp's 32 row groups in one coalesced request.
+template <class DS, int RPT>
+__device__ void prefetch_later_weights(const DecodeArgs& a) {
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  for (int st = 1; st < a.count; ++st) {
+    const DecodeStage& s = a.stages[st];
+    for (long long item = blockIdx.x; s.prefetch_k > 0 && item < s.items; item += gridDim.x) {
+      const long long group = item / s.chunks * 32 + lane;
+      if (group >= s.groups) continue;
+      const GroupWeights<DS, RPT> g(a, s, group);
+      const int k_begin = int(item % s.chunks) * s.chunk_k;
+      const int k_end = min(min(s.depth, k_begin + s.chunk_k), k_begin + s.prefetch_k);
+      for (int k = k_begin + warp; k < k_end; k += kWarps)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(g.w + k * s.w_ld));
+    }
+  }
+}
+
+// Zeroes the copy of Z1 and Z2 that the next call works in (this call does not touch it).
+__device__ void zero_other_copy(const DecodeArgs& a, int copy) {
+  float4* other =
+      reinterpret_cast<float4*>(static_cast<float*>(a.arrays[kDecodeZ1]) + (1 - copy) * a.z_span);
+  for (long long i = blockIdx.x * (long long)kThreads + threadIdx.x; i < a.z_span / 4;
+       i += (long long)gridDim.x * kThreads)
+    other[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }
 
 template <class DS, int TOK, int RPT>
 __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
     blr_decode_kernel(const DecodeArgs a) {
   __shared__ float partial[kWarps * RPT * TOK * 32];
-  __shared__ int finishing;
+  __shared__ int finishing, copy;
+  // Every block reads the epoch before the first grid barrier; block 0 advances it after.
+  if (threadIdx.x == 0) copy = a.count > 1 ? __ldcg(a.epoch) & 1 : 0;
+  __syncthreads();
+  const long long z_shift = copy * a.z_span;
+  prefetch_later_weights<DS, RPT>(a);
+  if (a.count > 1) zero_other_copy(a, copy);
   for (int st = 0; st < a.count; ++st) {
     if (st > 0) cg::this_grid().sync();
+    if (st == 1 && blockIdx.x == 0 && threadIdx.x == 0) *a.epoch += 1;
     const DecodeStage& s = a.stages[st];
     const bool last = st == a.count - 1;
-    float* accum = last ? a.y_accum : static_cast<float*>(a.arrays[s.out.array]);
+    float* accum = last ? a.y_accum : static_cast<float*>(a.arrays[s.out.array]) + z_shift;
     const bool act_storage = s.act.array == kDecodeX;
+    const long long act_shift = act_storage ? 0 : z_shift;
     for (long long item = blockIdx.x; item < s.items; item += gridDim.x) {
       const long long set = item / s.chunks;
       const int chunk = int(item % s.chunks);
       const int k_begin = chunk * s.chunk_k, k_end = min(s.depth, k_begin + s.chunk_k);
       if (std::is_same_v<DS, float> || !act_storage)
-        run_item<DS, float, TOK, RPT>(a, s, set, k_begin, k_end, accum, partial);
+        run_item<DS, float, TOK, RPT>(a, s, set, k_begin, k_end, act_shift, accum, partial);
       else
-        run_item<DS, DS, TOK, RPT>(a, s, set, k_begin, k_end, accum, partial);
+        run_item<DS, DS, TOK, RPT>(a, s, set, k_begin, k_end, act_shift, accum, partial);
       if (!last || s.chunks == 1) continue;
       // The block that adds the last chunk of a row set writes it to Y (the pattern of the
-      // CUDA threadFenceReduction sample: fence, count, fence, read through L2).
+      // CUDA threadFenceReduction sample: fence, count, fence, read through L2) and resets
+      // the set's counter and accumulators.
       __threadfence();
-      if (threadIdx.x == 0) finishing = atomicAdd(a.counters + set, 1) == s.chunks - 1;
+      if (threadIdx.x == 0) {
+        finishing = atomicAdd(a.counters + set, 1) == s.chunks - 1;
+        if (finishing) a.counters[set] = 0;
+      }
       __syncthreads();
       if (finishing) {
         __threadfence();
@@ -296,19 +356,38 @@ void launch(DecodeArgs& a, Context& ctx) {
     most_items = std::max(most_items, s.items);
   }
   const int blocks = int(std::min<long long>(most_items, resident));
+  // L2 prefetches of the later stages' weights, in stage order, up to half of L2 (the first
+  // stage streams through it meanwhile): all of an item's chunk, or its first part.
+  long long budget = l2_bytes() / 2;
+  for (int st = 1; st < a.count; ++st) {
+    DecodeStage& s = a.stages[st];
+    const long long bytes = s.groups * RPT * (long long)s.depth * (long long)sizeof(DS);
+    const long long share = bytes <= budget ? s.chunk_k : s.chunk_k * budget / bytes;
+    s.prefetch_k = int(share);
+    budget -= std::min(bytes, budget);
+  }
 
-  // The accumulators (Z1, Z2, Y's) and the last stage's row-set counters, zeroed.
+  // The accumulators: Z1 and Z2 twice, Y's, the last stage's row-set counters and the epoch
+  // (blr_decode_kernel.hpp), from the context's workspace for this layout.
   const DecodeStage& last = a.stages[a.count - 1];
   const long long sets = last.items / last.chunks;
-  const long long floats = a.z1_size + a.z2_size + a.y_extent + sets;
-  Buffer<float> accumulators(floats, MemorySpace::Device, ctx);
-  check_cuda(cudaMemsetAsync(accumulators.data(), 0, sizeof(float) * floats, stream),
-             "blr decode: zeroing the accumulators");
-  float* const base = accumulators.data();
+  a.z_span = (a.z1_size + a.z2_size + 3) / 4 * 4;
+  const long long floats = 2 * a.z_span + a.y_extent + sets + 1;
+  const std::string key =
+      concat("blr_decode z", a.z1_size, "+", a.z2_size, " y", a.y_extent, " sets", sets);
+  float* base = static_cast<float*>(ctx.persistent_workspace(key, sizeof(float) * floats));
+  std::optional<Buffer<float>> during_capture;
+  if (base == nullptr) {  // a graph is being captured and the workspace is not made yet
+    during_capture.emplace(floats, MemorySpace::Device, ctx);
+    check_cuda(cudaMemsetAsync(during_capture->data(), 0, sizeof(float) * floats, stream),
+               "blr decode: zeroing the accumulators");
+    base = during_capture->data();
+  }
   a.arrays[kDecodeZ1] = base;
   a.arrays[kDecodeZ2] = base + a.z1_size;
-  a.y_accum = base + a.z1_size + a.z2_size;
+  a.y_accum = base + 2 * a.z_span;
   a.counters = reinterpret_cast<int*>(a.y_accum + a.y_extent);
+  a.epoch = a.counters + sets;
   void* params[] = {&a};
   check_cuda(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks),
                                          dim3(kThreads), params, 0, stream),

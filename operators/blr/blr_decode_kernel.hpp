@@ -30,24 +30,32 @@ struct DecodeStage {
   long long groups = 0;                  // row groups of all entries
   int chunk_k = 0, chunks = 0;           // k per block item, items per row set
   long long items = 0;                   // row sets (32 row groups) x chunks
+  int prefetch_k = 0;                    // k per item whose weights go to L2 at the start
   int vector_weights = 0;                // every row group's weights are vector-aligned
   int vector_acts = 0;                   // activations fp32, tokens contiguous, aligned
 };
 
+// The accumulators live in a workspace that the kernel leaves as it found it: Z1 and Z2 come
+// in two copies and a call works in copy (epoch & 1) while it zeroes the other for the next
+// call; Y's accumulators and the row-set counters are zeroed by the block that reads them
+// last. So a call needs no memset, and CUDA graph replays of it stay correct.
 struct DecodeArgs {
-  void* arrays[kDecodeArrays];  // X, Y, weights: Storage; Z1, Z2: set by the launch
+  void* arrays[kDecodeArrays];  // X, Y, weights: Storage; Z1, Z2 (copy 0): set by the launch
   DecodeStage stages[kDecodeMaxStages];
   int count = 0, tokens = 0;
   float alpha = 1, beta = 0;
   long long z1_size = 0, z2_size = 0;  // fp32 workspaces (values)
-  long long y_extent = 0;              // 1 + the largest offset of Y's values
-  float* y_accum = nullptr;            // set by the launch: Y's fp32 accumulators
-  int* counters = nullptr;             // set by the launch: per row set of the last stage
+  long long z_span = 0;      // values from copy 0 of Z1 and Z2 to copy 1 (a multiple of 4)
+  long long y_extent = 0;    // 1 + the largest offset of Y's values
+  float* y_accum = nullptr;  // set by the launch: Y's fp32 accumulators
+  int* counters = nullptr;   // set by the launch: per row set of the last stage
+  int* epoch = nullptr;      // set by the launch: calls made with this workspace
 };
 
 // Launches the kernel for Storage (float, half, bfloat16) values: fills the stages' row
-// groups and chunks (from rows, depth and entries), allocates and zeroes the fp32
-// accumulators (Z1, Z2 and Y's) on the context's stream.
+// groups, chunks and prefetches (from rows, depth and entries) and takes the accumulators
+// from the context's persistent workspace for this layout (a zeroed stream-ordered
+// allocation while a graph is captured and the workspace does not exist yet).
 template <class Storage>
 void launch_blr_decode(DecodeArgs& a, Context& ctx);
 

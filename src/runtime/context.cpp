@@ -1,6 +1,7 @@
 #include "strop/core/context.hpp"
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -37,6 +38,11 @@ struct Context::Impl {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cusolverDnHandle_t cusolver = nullptr;
+  struct Block {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::map<std::string, Block> workspaces;
 
   void activate() const {
     int count = 0;
@@ -49,6 +55,11 @@ struct Context::Impl {
     detail::check_cuda(cudaSetDevice(device), "cudaSetDevice");
   }
   ~Impl() {
+    if (!workspaces.empty()) {
+      cudaStreamSynchronize(stream);  // queued work may still use them
+      for (auto& [key, block] : workspaces)
+        cudaFree(block.data);
+    }
     if (cusolver != nullptr) cusolverDnDestroy(cusolver);
     if (cublas != nullptr) cublasDestroy(cublas);
     if (stream != nullptr) cudaStreamDestroy(stream);
@@ -97,6 +108,32 @@ void Context::synchronize() {
   detail::check_cuda(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize");
 }
 
+void* Context::persistent_workspace(const std::string& key, std::size_t bytes) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream());
+  if (auto found = impl_->workspaces.find(key); found != impl_->workspaces.end()) {
+    require<DeviceError>(bytes <= found->second.bytes, "Context: workspace '", key, "' holds ",
+                         found->second.bytes, " bytes, ", bytes, " requested");
+    return found->second.data;
+  }
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  detail::check_cuda(cudaStreamIsCapturing(s, &capturing), "cudaStreamIsCapturing");
+  if (capturing != cudaStreamCaptureStatusNone) return nullptr;
+  // cudaMalloc, not the stream-ordered pool: the block outlives every stream operation.
+  void* data = nullptr;
+  const cudaError_t allocated = cudaMalloc(&data, bytes);
+  if (allocated == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw DeviceError(detail::concat("out of device memory: workspace '", key, "' of ", bytes,
+                                     " bytes on device ", impl_->device));
+  }
+  detail::check_cuda(allocated, "cudaMalloc (workspace)");
+  const cudaError_t zeroed = cudaMemsetAsync(data, 0, bytes, s);
+  if (zeroed != cudaSuccess) cudaFree(data);
+  detail::check_cuda(zeroed, "cudaMemsetAsync (workspace)");
+  impl_->workspaces[key] = {data, bytes};
+  return data;
+}
+
 int device_count() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -140,6 +177,9 @@ void* Context::cusolver() {
   no_cuda_build("Context::cusolver");
 }
 void Context::synchronize() {}
+void* Context::persistent_workspace(const std::string&, std::size_t) {
+  no_cuda_build("Context::persistent_workspace");
+}
 int device_count() {
   return 0;
 }

@@ -230,6 +230,65 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
       DeviceError);
 }
 
+BOOST_AUTO_TEST_CASE(decode_calls_in_a_row_leave_their_workspace_clean) {
+  // The decode kernel keeps its fp32 accumulators in a workspace of the context (one per
+  // layout) that every call leaves zeroed: Z1 and Z2 in two copies used in turn, Y's zeroed
+  // by the block that reads them. Shapes deep enough (k >= 256) that the stages split k over
+  // several blocks and add with atomics; two operators of one shape (one workspace) called in
+  // turn with new signals, a call of another shape between them, then replays of a CUDA
+  // graph of three calls; every result against the CPU (a dirty accumulator adds a previous
+  // call's sums: an error of order 1).
+  Context& ctx = default_context();
+  std::mt19937 gen(71);
+  const double bound = 8 * unit_roundoff_v<bfloat16>;
+  auto check = [&](const auto& first, const auto& second, const auto& other, const char* name) {
+    for (Index batch : {1, 2}) {
+      auto call = [&](const auto& A, const HostMatrix<bfloat16>& xs, DeviceMatrix<bfloat16>& yd) {
+        detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, to_device(xs).view(), yd.view(),
+                                                1.0f, 0.0f, ctx, detail::PlanPath::Decode);
+      };
+      auto expect = [&](const auto& A, const HostMatrix<bfloat16>& xs) {
+        HostMatrix<float> y = HostMatrix<float>::Zero(A.rows(), batch);
+        A.apply(Op::NoTrans, view(HostMatrix<float>(xs.cast<float>())), view(y), 1.0f, 0.0f);
+        return y;
+      };
+      int n = 0;
+      for (const auto* A : {&first, &second, &other, &first, &second, &first, &first}) {
+        const HostMatrix<bfloat16> xs =
+            random_matrix<float>(A->cols(), batch).template cast<bfloat16>();
+        DeviceMatrix<bfloat16> yd(A->rows(), batch, Layout::ColMajor, ctx);
+        call(*A, xs, yd);
+        BOOST_TEST_CONTEXT(name << ", B = " << batch << ", call " << n++) {
+          BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                    expect(*A, xs)) <= bound);
+        }
+      }
+      const HostMatrix<bfloat16> xs =
+          random_matrix<float>(second.cols(), batch).template cast<bfloat16>();
+      const DeviceMatrix<bfloat16> xd = to_device(xs);
+      DeviceMatrix<bfloat16> yd(second.rows(), batch, Layout::ColMajor, ctx);
+      median_graph_seconds_each(ctx, {[&] {
+                                  detail::blr_plan_apply_device<bfloat16>(
+                                      second, Op::NoTrans, xd.view(), yd.view(), 1.0f, 0.0f, ctx,
+                                      detail::PlanPath::Decode);
+                                }},
+                                3, 3, 0);
+      BOOST_TEST_CONTEXT(name << ", B = " << batch << ", graph replays") {
+        BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                  expect(second, xs)) <= bound);
+      }
+    }
+  };
+  check(LowRank<float>::random(512, 2048, 256, gen), LowRank<float>::random(512, 2048, 256, gen),
+        LowRank<float>::random(256, 1024, 128, gen), "lowrank");
+  check(Monarch<float>::random(512, 2048, 4, 8, 32, gen),
+        Monarch<float>::random(512, 2048, 4, 8, 32, gen),
+        Monarch<float>::random(1024, 512, 8, 4, 16, gen), "monarch");
+  check(Blast<float>::random(512, 2048, 4, 8, 64, gen),
+        Blast<float>::random(512, 2048, 4, 8, 64, gen),
+        Blast<float>::random(1024, 512, 8, 4, 32, gen), "blast");
+}
+
 BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
   // The bf16 plan paths captured in a CUDA graph (median_graph_seconds_each without warm-up
   // runs, so only the graph's replays write Y, poisoned with NaN before): the cooperative

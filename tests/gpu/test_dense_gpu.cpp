@@ -54,6 +54,39 @@ BOOST_AUTO_TEST_CASE(out_of_memory_is_a_device_error) {
   BOOST_TEST(to_device(HostMatrix<double>(HostMatrix<double>::Ones(2, 2))).to_host().sum() == 4);
 }
 
+BOOST_AUTO_TEST_CASE(persistent_workspaces_are_zeroed_and_kept_per_key) {
+  Context ctx(0);
+  auto read = [&](const void* p, std::size_t n) {
+    std::vector<unsigned char> bytes(n, 0xff);
+    detail::copy_bytes(bytes.data(), MemorySpace::Host, p, MemorySpace::Device, n, ctx);
+    return bytes;
+  };
+  void* a = ctx.persistent_workspace("a", 1000);
+  BOOST_TEST_REQUIRE(a != nullptr);
+  BOOST_TEST(read(a, 1000) == std::vector<unsigned char>(1000, 0));  // zeroed when made
+  const std::vector<unsigned char> ones(1000, 1);
+  detail::copy_bytes(a, MemorySpace::Device, ones.data(), MemorySpace::Host, 1000, ctx);
+  // The same key: the same block, contents kept; a larger request is an error.
+  BOOST_TEST(ctx.persistent_workspace("a", 800) == a);
+  BOOST_TEST(read(a, 1000) == ones);
+  BOOST_CHECK_THROW(ctx.persistent_workspace("a", 1001), DeviceError);
+  void* b = ctx.persistent_workspace("b", 64);
+  BOOST_TEST(b != a);
+  BOOST_TEST(read(b, 64) == std::vector<unsigned char>(64, 0));
+  // While the stream captures a graph, a new key gives null (its memset could not be
+  // captured), a known one its block.
+  void* during_capture = a;
+  void* known = nullptr;
+  median_graph_seconds_each(ctx, {[&] {
+                              during_capture = ctx.persistent_workspace("c", 64);
+                              known = ctx.persistent_workspace("b", 64);
+                            }},
+                            1, 1, 0);
+  BOOST_TEST(during_capture == nullptr);
+  BOOST_TEST(known == b);
+  BOOST_TEST(ctx.persistent_workspace("c", 64) != nullptr);
+}
+
 // The diagonal's row-scaling kernel (d conjugated for A^H), every layout pair and alpha/beta,
 // and inside an expression and a Kronecker product (the any-factor path).
 BOOST_AUTO_TEST_CASE_TEMPLATE(diagonal_on_the_device, T, ScalarTypes) {

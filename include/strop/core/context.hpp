@@ -1,8 +1,11 @@
 #pragma once
-// strop::Context = device id + stream + cuBLAS and cuSOLVER handles (+ later: tuning cache).
+// strop::Context = device id + stream + cuBLAS and cuSOLVER handles + persistent workspaces
+// (+ later: tuning cache).
 // Every application takes one; default_context() serves users who do not care.
 // A context is used by one thread at a time (make one per stream/thread).
+#include <cstddef>
 #include <memory>
+#include <string>
 
 namespace strop {
 
@@ -24,6 +27,14 @@ class Context {
   void* cusolver();
   // Waits for all work queued on stream().
   void synchronize();
+  // Device memory kept under `key` between calls, for kernels that carry state from one call
+  // to the next (the BLR decode kernel keeps its accumulators there and leaves them zero, so
+  // that a call needs no allocation or memset). All zero when first made, at least `bytes`
+  // long; a key keeps its first block (a larger request under it is a DeviceError, so put the
+  // sizes in the key). Blocks live until the context is destroyed, so CUDA graphs captured
+  // with them stay valid. Null while stream() captures a graph and the key has no block yet:
+  // making one cannot be captured (run the work once before capturing).
+  void* persistent_workspace(const std::string& key, std::size_t bytes);
 
  private:
   struct Impl;
