@@ -10,9 +10,8 @@
 // added to fp32 accumulators with atomics. Stages are separated by grid.sync(); the last
 // stage's accumulators go to Y (alpha, beta, rounding) in the block that completes a row set
 // last (a counter per row set). The accumulators stay in a per-layout workspace of the
-// context that every call leaves zeroed (blr_decode_kernel.hpp), and at the start every
-// block asks L2 for its weights of the later stages, so that DRAM streams them while the
-// first stage runs and its grid barrier waits.
+// context that every call leaves zeroed (blr_decode_kernel.hpp): no allocation or memset per
+// call.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -115,19 +114,6 @@ constexpr int kUnroll = std::max(1, (TOK <= 2   ? 32
 // This lane's sums for row group `group` over its share of k in [k_begin, k_end): the block's
 // 8 warps take turns of U consecutive k (U loads in flight per lane and turn). Aligned full
 // row groups take a loop without branches around the loads.
-// The first weight W(row0, 0) of row group `group` (group < s.groups), its entry and row.
-template <class DS, int RPT>
-struct GroupWeights {
-  const DS* w;
-  long long entry;
-  int row0;
-  __device__ __forceinline__ GroupWeights(const DecodeArgs& a, const DecodeStage& s,
-                                          long long group)
-      : entry(group / s.groups_per_entry), row0(int(group % s.groups_per_entry) * RPT) {
-    w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, entry, s.inner) + row0;
-  }
-};
-
 // `act_shift`: values from the activations' array to the copy this call works in (Z1, Z2).
 template <class DS, class ActT, int TOK, int RPT>
 __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeArgs& a,
@@ -138,11 +124,12 @@ __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeA
   for (int i = 0; i < RPT * TOK; ++i)
     acc[i] = 0.0f;
   if (group >= s.groups) return;
-  const GroupWeights<DS, RPT> g(a, s, group);
-  const int rows = min(RPT, s.rows - g.row0);
-  const DS* w = g.w;
-  const ActT* x = static_cast<const ActT*>(a.arrays[s.act.array]) + act_shift +
-                  entry_offset(s.act, g.entry, s.inner);
+  const long long e = group / s.groups_per_entry;
+  const int row0 = int(group % s.groups_per_entry) * RPT;
+  const int rows = min(RPT, s.rows - row0);
+  const DS* w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, s.inner) + row0;
+  const ActT* x =
+      static_cast<const ActT*>(a.arrays[s.act.array]) + act_shift + entry_offset(s.act, e, s.inner);
   const bool vector_w = s.vector_weights != 0 && rows == RPT, vector_x = s.vector_acts != 0;
   auto multiply_add = [&](const WeightWords<DS, RPT>& wv, int k) {
     float xv[TOK];
@@ -242,25 +229,6 @@ __device__ void write_set(const DecodeArgs& a, const DecodeStage& s, long long s
   });
 }
 
-// Asks L2 for this block's weights of stages 1.. (the first prefetch_k k of each of its
-// items): one prefetch per lane and k, a warp's 32 row groups in one coalesced request.
-template <class DS, int RPT>
-__device__ void prefetch_later_weights(const DecodeArgs& a) {
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  for (int st = 1; st < a.count; ++st) {
-    const DecodeStage& s = a.stages[st];
-    for (long long item = blockIdx.x; s.prefetch_k > 0 && item < s.items; item += gridDim.x) {
-      const long long group = item / s.chunks * 32 + lane;
-      if (group >= s.groups) continue;
-      const GroupWeights<DS, RPT> g(a, s, group);
-      const int k_begin = int(item % s.chunks) * s.chunk_k;
-      const int k_end = min(min(s.depth, k_begin + s.chunk_k), k_begin + s.prefetch_k);
-      for (int k = k_begin + warp; k < k_end; k += kWarps)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(g.w + k * s.w_ld));
-    }
-  }
-}
-
 // Zeroes the copy of Z1 and Z2 that the next call works in (this call does not touch it).
 __device__ void zero_other_copy(const DecodeArgs& a, int copy) {
   float4* other =
@@ -279,7 +247,6 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
   if (threadIdx.x == 0) copy = a.count > 1 ? __ldcg(a.epoch) & 1 : 0;
   __syncthreads();
   const long long z_shift = copy * a.z_span;
-  prefetch_later_weights<DS, RPT>(a);
   if (a.count > 1) zero_other_copy(a, copy);
   for (int st = 0; st < a.count; ++st) {
     if (st > 0) cg::this_grid().sync();
@@ -356,16 +323,6 @@ void launch(DecodeArgs& a, Context& ctx) {
     most_items = std::max(most_items, s.items);
   }
   const int blocks = int(std::min<long long>(most_items, resident));
-  // L2 prefetches of the later stages' weights, in stage order, up to half of L2 (the first
-  // stage streams through it meanwhile): all of an item's chunk, or its first part.
-  long long budget = l2_bytes() / 2;
-  for (int st = 1; st < a.count; ++st) {
-    DecodeStage& s = a.stages[st];
-    const long long bytes = s.groups * RPT * (long long)s.depth * (long long)sizeof(DS);
-    const long long share = bytes <= budget ? s.chunk_k : s.chunk_k * budget / bytes;
-    s.prefetch_k = int(share);
-    budget -= std::min(bytes, budget);
-  }
 
   // The accumulators: Z1 and Z2 twice, Y's, the last stage's row-set counters and the epoch
   // (blr_decode_kernel.hpp), from the context's workspace for this layout.

@@ -30,7 +30,6 @@ struct DecodeStage {
   long long groups = 0;                  // row groups of all entries
   int chunk_k = 0, chunks = 0;           // k per block item, items per row set
   long long items = 0;                   // row sets (32 row groups) x chunks
-  int prefetch_k = 0;                    // k per item whose weights go to L2 at the start
   int vector_weights = 0;                // every row group's weights are vector-aligned
   int vector_acts = 0;                   // activations fp32, tokens contiguous, aligned
 };
@@ -53,7 +52,7 @@ struct DecodeArgs {
 };
 
 // Launches the kernel for Storage (float, half, bfloat16) values: fills the stages' row
-// groups, chunks and prefetches (from rows, depth and entries) and takes the accumulators
+// groups and chunks (from rows, depth and entries) and takes the accumulators
 // from the context's persistent workspace for this layout (a zeroed stream-ordered
 // allocation while a graph is captured and the workspace does not exist yet).
 template <class Storage>

@@ -42,14 +42,5 @@ inline int multiprocessors() {
   return count;
 }
 
-// Bytes of L2 cache of the current device.
-inline long long l2_bytes() {
-  int device = 0, bytes = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device),
-             "cudaDeviceGetAttribute(L2CacheSize)");
-  return bytes;
-}
-
 }  // namespace strop::detail
 #endif
