@@ -33,7 +33,9 @@ class Context {
   // long; a key keeps its first block (a larger request under it is a DeviceError, so put the
   // sizes in the key). Blocks live until the context is destroyed, so CUDA graphs captured
   // with them stay valid. Null while stream() captures a graph and the key has no block yet:
-  // making one cannot be captured (run the work once before capturing).
+  // making one cannot be captured (run the work once before capturing). The work that uses a
+  // block must run in one order: on stream(), or in replays of graphs captured from it that
+  // do not overlap each other.
   void* persistent_workspace(const std::string& key, std::size_t bytes);
 
  private:
