@@ -44,11 +44,11 @@ struct DecodeArgs {
   int count = 0, tokens = 0;
   float alpha = 1, beta = 0;
   long long z1_size = 0, z2_size = 0;  // fp32 workspaces (values)
-  long long z_span = 0;      // values from copy 0 of Z1 and Z2 to copy 1 (a multiple of 4)
-  long long y_extent = 0;    // 1 + the largest offset of Y's values
-  float* y_accum = nullptr;  // set by the launch: Y's fp32 accumulators
-  int* counters = nullptr;   // set by the launch: per row set of the last stage
-  int* epoch = nullptr;      // set by the launch: calls made with this workspace
+  long long z_span = 0;                // set by the launch: copy 0 to copy 1 of Z1, Z2 (4k values)
+  long long y_extent = 0;              // 1 + the largest offset of Y's values
+  float* y_accum = nullptr;            // set by the launch: Y's fp32 accumulators
+  int* counters = nullptr;             // set by the launch: per row set of the last stage
+  int* epoch = nullptr;                // set by the launch: calls made with this workspace
 };
 
 // Launches the kernel for Storage (float, half, bfloat16) values: fills the stages' row
