@@ -9,19 +9,30 @@
 namespace strop::bench {
 
 // How the helpers below time device work: each call between events, host enqueue included
-// (the default), or replays of a CUDA graph of 10 calls (median_graph_seconds_each: the
-// GPU's time, without the host's enqueue and the gaps between launches).
-inline bool& graph_timing() {
-  static bool on = false;
-  return on;
+// (Call, the default), replays of a CUDA graph of 10 calls (Graph,
+// median_graph_seconds_each: the GPU's time, without the host's enqueue and the gaps between
+// launches), or the host's enqueue alone (Enqueue, median_enqueue_seconds_each).
+enum class Timing { Call, Graph, Enqueue };
+inline Timing& timing() {
+  static Timing mode = Timing::Call;
+  return mode;
+}
+inline const char* timing_name() {
+  return timing() == Timing::Graph ? "graph" : timing() == Timing::Enqueue ? "enqueue" : "call";
 }
 
-// Medians of the works timed in alternation, in the mode of graph_timing().
+// Medians of the works timed in alternation, in the mode of timing().
 inline std::vector<double> median_seconds_each(Context& ctx,
                                                const std::vector<std::function<void()>>& works,
                                                int reps) {
-  return graph_timing() ? median_graph_seconds_each(ctx, works, reps)
-                        : median_device_seconds_each(ctx, works, reps, 3);
+  switch (timing()) {
+    case Timing::Graph:
+      return median_graph_seconds_each(ctx, works, reps);
+    case Timing::Enqueue:
+      return median_enqueue_seconds_each(ctx, works, reps);
+    default:
+      return median_device_seconds_each(ctx, works, reps, 3);
+  }
 }
 
 // Median seconds of call(X, Y) on `batch` random device signals of `in` values in `layout`

@@ -3,11 +3,13 @@
 // cuBLAS on the equivalent dense matrix and the memory-traffic bound measured in the same run.
 //
 //   blr_bench [--reps R] [--csv FILE] [--csv16 FILE] [--json FILE] [--batches 1,16,...]
-//             [--ks-algorithm NAME] [--layer MODEL/NAME] [--graph]
+//             [--ks-algorithm NAME] [--layer MODEL/NAME] [--graph | --enqueue]
 //
 // Each row's times are medians of calls timed one by one between events (host enqueue
 // included), or, with --graph, of replays of a CUDA graph of 10 calls: the GPU's time, as a
-// caller that captures its calls sees it (bench_support.hpp; a "nan" time: not capturable).
+// caller that captures its calls sees it (bench_support.hpp; a "nan" time: not capturable),
+// or, with --enqueue, of the host's time to return from a call made on an idle device (what
+// each call adds before its first kernel can start; the bound columns then do not apply).
 //
 // "ours" is what strop runs today: each operator's Kronecker-sparse form (LowRank: two
 // GEMMs; Monarch: a batched GEMM, the shuffle as a row gather, a batched GEMM; BLAST: the
@@ -24,10 +26,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -78,6 +82,76 @@ struct Options {
   std::string layer;  // only layers whose "model/name" contains this (profiling)
 };
 
+#if STROP_BENCH_HAVE_CUBLAS
+// With --enqueue: what the pieces of a call cost the host, each on an idle device (medians of
+// `reps`), as comment lines of `out` and stdout; the sums behind the per-call rows.
+void print_enqueue_costs(Context& ctx, int reps, std::ofstream& out) {
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+  DeviceMatrix<bfloat16> a(64, 64, Layout::ColMajor, ctx), b(64, 64, Layout::ColMajor, ctx),
+      c(64, 64, Layout::ColMajor, ctx);
+  Buffer<void*> pointers(3, MemorySpace::Device, ctx);
+  const std::vector<void*> host_pointers{a.view().data, b.view().data, c.view().data};
+  detail::copy_bytes(pointers.data(), MemorySpace::Device, host_pointers.data(), MemorySpace::Host,
+                     sizeof(void*) * 3, ctx);
+  const float one = 1, zero = 0;
+  auto check = [](cublasStatus_t s) {
+    if (s != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: GEMM in the cost table");
+  };
+  detail::StridedCopy copy{};  // one element: the cost of launching one of our kernels
+  copy.src = a.view().data, copy.dst = c.view().data;
+  for (int d = 0; d < 4; ++d)
+    copy.dims[d] = 1;
+  copy.alpha = 1;
+  const std::vector<std::pair<const char*, std::function<void()>>> items = {
+      {"Context::stream()", [&] { ctx.stream(); }},
+      {"cudaGetDeviceCount",
+       [&] {
+         int n = 0;
+         cudaGetDeviceCount(&n);
+       }},
+      {"cudaSetDevice", [&] { cudaSetDevice(ctx.device()); }},
+      {"cudaStreamIsCapturing",
+       [&] {
+         cudaStreamCaptureStatus st;
+         cudaStreamIsCapturing(stream, &st);
+       }},
+      {"Buffer 1 MB alloc + free", [&] { Buffer<char> buf(1 << 20, MemorySpace::Device, ctx); }},
+      {"our kernel launch (strided_copy)", [&] { detail::strided_copy<bfloat16>(copy, ctx); }},
+      {"cublasGemmEx bf16 64^3",
+       [&] {
+         check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, a.view().data,
+                            CUDA_R_16BF, 64, b.view().data, CUDA_R_16BF, 64, &zero, c.view().data,
+                            CUDA_R_16BF, 64, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+       }},
+      {"cublasGemmStridedBatchedEx bf16 64^3 x1",
+       [&] {
+         check(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one,
+                                          a.view().data, CUDA_R_16BF, 64, 0, b.view().data,
+                                          CUDA_R_16BF, 64, 0, &zero, c.view().data, CUDA_R_16BF, 64,
+                                          0, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+       }},
+      {"cublasGemmBatchedEx bf16 64^3 x1",
+       [&] {
+         void** p = pointers.data();
+         check(cublasGemmBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, p,
+                                   CUDA_R_16BF, 64, p + 1, CUDA_R_16BF, 64, &zero, p + 2,
+                                   CUDA_R_16BF, 64, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+       }},
+  };
+  std::vector<std::function<void()>> works;
+  for (const auto& item : items)
+    works.push_back(item.second);
+  const std::vector<double> t = median_enqueue_seconds_each(ctx, works, reps);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    char line[160];
+    std::snprintf(line, sizeof line, "# enqueue cost: %s: %.2f us\n", items[i].first, t[i] * 1e6);
+    out << line;
+    std::fputs(line, stdout);
+  }
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,7 +182,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--layer") {
       opt.layer = next();
     } else if (arg == "--graph") {
-      bench::graph_timing() = true;
+      bench::timing() = bench::Timing::Graph;
+    } else if (arg == "--enqueue") {
+      bench::timing() = bench::Timing::Enqueue;
     }
   }
   if (!cuda_available()) {
@@ -120,7 +196,7 @@ int main(int argc, char** argv) {
   const double bandwidth = measure_copy_bandwidth(ctx);
   std::printf("# device %s, copy bandwidth %.0f GB/s\n", device_name(0), bandwidth * 1e-9);
   std::ofstream csv(opt.csv);
-  const char* timing = bench::graph_timing() ? "graph" : "call";
+  const char* timing = bench::timing_name();
   csv << "# device=" << device_name(0) << " bandwidth_Bps=" << bandwidth << " timing=" << timing
       << "\n";
   csv << "model,layer,in,out,structure,r,b,batch,t_ours,t_dense,t_bound,dense_over_ours,"
@@ -130,6 +206,9 @@ int main(int argc, char** argv) {
         << "\n";
   csv16 << "model,layer,in,out,structure,r,b,batch,t_plan,t_dense,t_bound,dense_over_plan,"
            "plan_over_bound\n";
+#if STROP_BENCH_HAVE_CUBLAS
+  if (bench::timing() == bench::Timing::Enqueue) print_enqueue_costs(ctx, 4 * opt.reps, csv16);
+#endif
   // Issue #9's summary keys, from the bf16 rows.
   double llama_b1024_min_speedup = 1e300, llama_b1_min_speedup = 1e300, b1_max_over_bound = 0;
   std::vector<double> monarch_speedups, blast_speedups;  // unfused / plan time at B = 1024
@@ -204,20 +283,6 @@ int main(int argc, char** argv) {
             A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx,
             [&](auto x, auto y) { apply_reduced_precision<bfloat16>(A, Op::NoTrans, x, y); });
       };
-      // The other path of the plan where the decode kernel applies (B <= 8): with one cuBLAS
-      // call per stage (rows *_plan_cublas) where the default is the decode kernel (B <= 2),
-      // the decode kernel forced (rows *_plan_decode) where the default is cuBLAS.
-      const bool other_path = batch <= detail::kDecodeMaxBatch;
-      const bool default_decode = batch <= detail::kDecodeAutoBatch;
-      const std::string other_suffix = default_decode ? "_plan_cublas" : "_plan_decode";
-      auto time_bf16_other = [&](const auto& A) {
-        return bench::time_device_call<bfloat16>(
-            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
-              detail::blr_plan_apply_device<bfloat16>(
-                  A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx,
-                  default_decode ? detail::PlanPath::Gemm : detail::PlanPath::Decode);
-            });
-      };
       // Dense bf16: Y (out x B) = W (out x in) X, 16-bit in and out, fp32 accumulation.
       DeviceMatrix<bfloat16> wd(l.out, l.in, Layout::ColMajor, ctx),
           xd(l.in, batch, Layout::ColMajor, ctx), yd(l.out, batch, Layout::ColMajor, ctx);
@@ -234,10 +299,13 @@ int main(int argc, char** argv) {
             if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: dense bf16 GEMM");
           }},
           opt.reps)[0];
+      auto row16_raw = [&](const char* structure, Index r, Index b, Index params,
+                           Index intermediate, double t) {
+        return write_row(csv16, 2.0, t_dense16, structure, r, b, params, intermediate, t);
+      };
       auto row16 = [&](const char* structure, Index r, Index b, Index params, Index intermediate,
                        double t) {
-        const double bound =
-            write_row(csv16, 2.0, t_dense16, structure, r, b, params, intermediate, t);
+        const double bound = row16_raw(structure, r, b, params, intermediate, t);
         // The summary's keys are about our BLAST and Monarch plans, not the baselines.
         const std::string kind = structure;
         if (kind != "blast_plan" && kind != "monarch_plan") return;
@@ -246,6 +314,27 @@ int main(int argc, char** argv) {
         if (l.model == "Llama-7B" && batch == 1)
           llama_b1_min_speedup = std::min(llama_b1_min_speedup, t_dense16 / t);
         if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
+      };
+      // Each explicit path of the plan beside Auto's row (*_plan): one cuBLAS call per stage
+      // (rows *_plan_cublas), the fused kernel (*_plan_fused) and, for B <= 8, the decode
+      // kernel (*_plan_decode); returns the cuBLAS time.
+      auto time_paths = [&](const auto& A, const std::string& name, Index r, Index b, Index params,
+                            Index intermediate) {
+        auto time_path = [&](detail::PlanPath path) {
+          return bench::time_device_call<bfloat16>(
+              A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
+                detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx,
+                                                        path);
+              });
+        };
+        const double t_cublas = time_path(detail::PlanPath::Gemm);
+        row16_raw((name + "_plan_cublas").c_str(), r, b, params, intermediate, t_cublas);
+        row16_raw((name + "_plan_fused").c_str(), r, b, params, intermediate,
+                  time_path(detail::PlanPath::Fused));
+        if (batch <= detail::kDecodeMaxBatch)
+          row16_raw((name + "_plan_decode").c_str(), r, b, params, intermediate,
+                    time_path(detail::PlanPath::Decode));
+        return t_cublas;
       };
       // BLAST's coupling stage alone, Z2[o][t][:] = sum_i s_oi[t] Z1[t][i][:] over r rank
       // indices (b x b couplings, B tokens): our streamed kernel as the plan runs it (tensor
@@ -287,10 +376,9 @@ int main(int argc, char** argv) {
       // (b r rows each).
       const double lowrank_t = time_bf16(lowrank);
       row16("lowrank_plan", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r, lowrank_t);
-      if (other_path) {
-        const double t = time_bf16_other(lowrank);
-        row16(("lowrank" + other_suffix).c_str(), l.lowrank_r, 1, lowrank.parameter_count(),
-              l.lowrank_r, t);
+      {
+        const double t =
+            time_paths(lowrank, "lowrank", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r);
         if (batch == 1) decode_speedups_b1.push_back(t / lowrank_t);
       }
       // The unfused baselines' intermediates: Monarch three tensors of b^2 r' rows, BLAST
@@ -303,12 +391,9 @@ int main(int argc, char** argv) {
               fused);
         row16("monarch_unfused", l.monarch_r, mb, monarch->parameter_count(),
               3 * mb * mb * per_block, unfused);
-        if (other_path) {
-          const double t = time_bf16_other(*monarch);
-          row16(("monarch" + other_suffix).c_str(), l.monarch_r, mb, monarch->parameter_count(),
-                mb * mb * per_block, t);
-          if (batch == 1) decode_speedups_b1.push_back(t / fused);
-        }
+        const double t = time_paths(*monarch, "monarch", l.monarch_r, mb,
+                                    monarch->parameter_count(), mb * mb * per_block);
+        if (batch == 1) decode_speedups_b1.push_back(t / fused);
         if (batch == 1024) monarch_speedups.push_back(unfused / fused);
       }
       row("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
@@ -318,10 +403,9 @@ int main(int argc, char** argv) {
             blast_fused);
       row16("blast_unfused", l.blast_r, l.blast_b, blast.parameter_count(),
             4 * l.blast_b * l.blast_r, blast_unfused);
-      if (other_path) {
-        const double t = time_bf16_other(blast);
-        row16(("blast" + other_suffix).c_str(), l.blast_r, l.blast_b, blast.parameter_count(),
-              2 * l.blast_b * l.blast_r, t);
+      {
+        const double t = time_paths(blast, "blast", l.blast_r, l.blast_b, blast.parameter_count(),
+                                    2 * l.blast_b * l.blast_r);
         if (batch == 1) decode_speedups_b1.push_back(t / blast_fused);
       }
       if (batch == 1024) blast_speedups.push_back(blast_unfused / blast_fused);
@@ -337,7 +421,11 @@ int main(int argc, char** argv) {
   };
   std::ofstream json(opt.json);
   json << "{\"device\": \"" << device_name(0) << "\", \"dtype\": \"bf16\""
-       << ", \"timing\": \"" << (bench::graph_timing() ? "graph replay" : "per call") << "\""
+       << ", \"timing\": \""
+       << (bench::timing() == bench::Timing::Graph     ? "graph replay"
+           : bench::timing() == bench::Timing::Enqueue ? "host enqueue"
+                                                       : "per call")
+       << "\""
        << ", \"blast_fused_over_unfused_median\": " << key(median(blast_speedups))
        << ", \"monarch_fused_over_unfused_median\": " << key(median(monarch_speedups))
        << ", \"llama7b_b1024_min_speedup_over_dense\": " << key(llama_b1024_min_speedup)

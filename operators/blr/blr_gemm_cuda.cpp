@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "operators/blr/blr_decode.hpp"
+#include "operators/blr/blr_fused.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_gemm_plan.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
@@ -179,8 +180,8 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
 }
 
 // Runs the plan: its steps with cuBLAS, or all of them in the decode kernel (blr_decode.hpp)
-// where `path` allows and it applies; the operator's value arrays the plan reads are uploaded
-// (rounded for 16-bit signals) on first use and cached.
+// or the fused kernel (blr_fused.hpp) where `path` allows and they apply; the operator's value
+// arrays the plan reads are uploaded (rounded for 16-bit signals) on first use and cached.
 template <class Storage, class Operator>
 void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
               MatrixView<Storage> Y, PlanScale<Storage> alpha, PlanScale<Storage> beta,
@@ -201,10 +202,12 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
           device_values<Storage, T>(
               w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
 
-  // The decode kernel accumulates in fp32: not for double signals.
-  const bool decode =
-      (path == PlanPath::Decode || (path == PlanPath::Auto && X.cols <= kDecodeAutoBatch)) &&
-      !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
+  // The decode kernel accumulates in fp32: not for double signals. Auto takes the one-launch
+  // kernels for the host time they save, which a CUDA graph saves anyway: while the stream
+  // is captured, cuBLAS's calls replay faster (bench/NOTES-blr.md, sessions 17 and 19).
+  const bool one_launch = path == PlanPath::Auto && !ctx.capturing();
+  const bool decode = (path == PlanPath::Decode || (one_launch && X.cols <= kDecodeAutoBatch)) &&
+                      !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
   require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
                        ": the decode path needs at most ", kDecodeMaxBatch,
                        " float, half or bfloat16 signals and A (not A^T)");
@@ -215,6 +218,17 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
     }
     return;
   }
+  if constexpr (is_reduced_precision_v<Storage>) {
+    const bool fused = path == PlanPath::Fused || (one_launch && blr_fused_preferred(plan));
+    if (fused) {
+      require<DeviceError>(blr_fused_takes(plan), Operator::type_name,
+                           ": the fused path runs plans of at most three GEMM steps");
+      blr_fused_run<Storage>(plan, base, float(alpha), float(beta), ctx);
+      return;
+    }
+  }
+  require<DeviceError>(path != PlanPath::Fused, Operator::type_name,
+                       ": the fused path needs half or bfloat16 signals");
   Buffer<Storage> z1(plan.z1_size, MemorySpace::Device, ctx),
       z2(plan.z2_size, MemorySpace::Device, ctx);
   set(PlanArray::Z1, z1.data());

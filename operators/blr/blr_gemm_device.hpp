@@ -21,10 +21,14 @@ template <class Storage>
 bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 
 // How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
-// double) for up to kDecodeAutoBatch signals, one cuBLAS call per stage otherwise. Gemm:
-// cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals), DeviceError where
-// it does not apply. (Benchmarks and tests pick.)
-enum class PlanPath { Auto, Gemm, Decode };
+// double) for up to kDecodeAutoBatch signals; for more, with half or bfloat16 signals, the
+// fused kernel (blr_fused.hpp: one launch on tensor cores) for the plans where it measured
+// faster per call (blr_fused_preferred); one cuBLAS call per stage otherwise, and always while
+// the context's stream is captured into a CUDA graph (cuBLAS replays faster). Gemm: cuBLAS
+// always. Decode: the decode kernel (up to kDecodeMaxBatch signals), Fused: the fused kernel
+// (half or bfloat16 signals), DeviceError where they do not apply. (Benchmarks and tests
+// pick.)
+enum class PlanPath { Auto, Gemm, Decode, Fused };
 inline constexpr Index kDecodeMaxBatch = 8;
 // On an H100 (bench/NOTES-blr.md, session 15) the decode kernel beat the cuBLAS plans by a
 // median 1.2-1.5x at 1 and 2 signals, tied at 4 and lost at 8 (CUDA-core sums).

@@ -108,6 +108,13 @@ void Context::synchronize() {
   detail::check_cuda(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize");
 }
 
+bool Context::capturing() {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  detail::check_cuda(cudaStreamIsCapturing(static_cast<cudaStream_t>(stream()), &status),
+                     "cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
+
 void* Context::persistent_workspace(const std::string& key, std::size_t bytes) {
   cudaStream_t s = static_cast<cudaStream_t>(stream());
   if (auto found = impl_->workspaces.find(key); found != impl_->workspaces.end()) {
@@ -115,9 +122,7 @@ void* Context::persistent_workspace(const std::string& key, std::size_t bytes) {
                          found->second.bytes, " bytes, ", bytes, " requested");
     return found->second.data;
   }
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  detail::check_cuda(cudaStreamIsCapturing(s, &capturing), "cudaStreamIsCapturing");
-  if (capturing != cudaStreamCaptureStatusNone) return nullptr;
+  if (capturing()) return nullptr;
   // cudaMalloc, not the stream-ordered pool: the block outlives every stream operation.
   void* data = nullptr;
   const cudaError_t allocated = cudaMalloc(&data, bytes);
@@ -177,6 +182,9 @@ void* Context::cusolver() {
   no_cuda_build("Context::cusolver");
 }
 void Context::synchronize() {}
+bool Context::capturing() {
+  return false;
+}
 void* Context::persistent_workspace(const std::string&, std::size_t) {
   no_cuda_build("Context::persistent_workspace");
 }

@@ -73,4 +73,27 @@ __device__ __forceinline__ void load_matrices_x4_trans(uint32_t (&r)[4], const v
                : "r"(address));
 }
 
+// cp.async of one unit (8 or 16 bytes) from global to shared memory, bypassing registers;
+// zeros where `fill` is false (src not read). The tensor-core kernels stage their operand
+// chunks with it, several chunks in flight.
+template <int Bytes>
+__device__ __forceinline__ void copy_async(void* shared_dst, const void* global_src, bool fill) {
+  const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(shared_dst));
+  const int src_bytes = fill ? Bytes : 0;
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src),
+                 "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(global_src),
+                 "n"(Bytes), "r"(src_bytes));
+}
+__device__ __forceinline__ void commit_copies() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+// Waits until at most `Pending` of this thread's committed groups are still in flight.
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+
 }  // namespace strop::detail

@@ -57,6 +57,30 @@ std::vector<double> median_device_seconds_each(Context& ctx,
   return medians;
 }
 
+std::vector<double> median_enqueue_seconds_each(Context& ctx,
+                                                const std::vector<std::function<void()>>& works,
+                                                int repeats, int warmup) {
+  for (int i = 0; i < warmup; ++i)
+    for (const auto& work : works)
+      work();
+  std::vector<std::vector<double>> times(works.size());
+  for (int i = 0; i < repeats; ++i)
+    for (std::size_t w = 0; w < works.size(); ++w) {
+      ctx.synchronize();
+      const auto start = std::chrono::steady_clock::now();
+      works[w]();
+      times[w].push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  ctx.synchronize();
+  std::vector<double> medians;
+  for (auto& t : times) {
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    medians.push_back(t[t.size() / 2]);
+  }
+  return medians;
+}
+
 namespace {
 
 // The graph of `calls` consecutive calls of `work` on `stream`, or null if capturing fails
@@ -134,6 +158,10 @@ double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
 std::vector<double> median_device_seconds_each(Context&, const std::vector<std::function<void()>>&,
                                                int, int) {
   throw DeviceError("median_device_seconds: strop was built without CUDA");
+}
+std::vector<double> median_enqueue_seconds_each(Context&, const std::vector<std::function<void()>>&,
+                                                int, int) {
+  throw DeviceError("median_enqueue_seconds: strop was built without CUDA");
 }
 std::vector<double> median_graph_seconds_each(Context&, const std::vector<std::function<void()>>&,
                                               int, int, int) {

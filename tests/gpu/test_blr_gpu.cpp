@@ -230,6 +230,78 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
       DeviceError);
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(fused_path_matches_cpu, S, HalfTypes) {
+  // The one-launch tensor-core kernel (operators/blr/blr_fused.cu), forced, against the float
+  // CPU application to the same (representable) values: every grid shape and two larger ones
+  // (several 64 x 64 tiles and k chunks; k up to 2048, which the kernel splits into parts
+  // added by the tile's last block, whose counters every call leaves zeroed for the next
+  // one), A and A^T, both layouts, 1, 37 and 130 tokens
+  // (partial tiles), views padded by 3 (single-value loads) or 8 (16-byte loads where the
+  // sizes allow), alpha = 0.5 and beta = -2, or beta = 0 on a Y of NaN (never read).
+  std::mt19937 gen(59);
+  std::vector<Shape> shapes = kShapes;
+  shapes.push_back({512, 384, 4, 3, 40});
+  shapes.push_back({96, 2048, 2, 4, 24});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Shape& s : shapes)
+    for (Op op : {Op::NoTrans, Op::Trans})
+      for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
+        for (Index batch : {1, 37, 130}) {
+          const auto M =
+              Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+          const auto B =
+              Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+          const auto L = LowRank<float>::random(s.rows, s.cols, s.rank, gen);
+          const Index in = op == Op::NoTrans ? s.cols : s.rows;
+          const Index out = op == Op::NoTrans ? s.rows : s.cols;
+          const Index pad = batch == 37 ? 3 : 8;
+          const float beta = batch == 130 ? 0.0f : -2.0f;
+          const HostMatrix<S> xs = random_matrix<float>(in + pad, batch + pad).cast<S>();
+          HostMatrix<S> y0s = random_matrix<float>(out + pad, batch + pad).cast<S>();
+          if (beta == 0.0f) y0s.topLeftCorner(out, batch).setConstant(S(nan));
+          auto check = [&](const auto& A, const char* name) {
+            HostMatrix<float> expected =
+                beta == 0.0f
+                    ? HostMatrix<float>(HostMatrix<float>::Zero(out, batch))
+                    : HostMatrix<float>(y0s.topLeftCorner(out, batch).template cast<float>());
+            A.apply(op, view(HostMatrix<float>(xs.topLeftCorner(in, batch).template cast<float>())),
+                    view(expected), 0.5f, beta);
+            const DeviceMatrix<S> xd = to_device(xs, layout);
+            DeviceMatrix<S> yd = to_device(y0s, layout);
+            detail::blr_plan_apply_device<S>(A, op, xd.view().row_block(0, in).col_block(0, batch),
+                                             yd.view().row_block(0, out).col_block(0, batch), 0.5f,
+                                             beta, default_context(), detail::PlanPath::Fused);
+            const HostMatrix<float> got = yd.to_host().template cast<float>();
+            BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
+                                    << "x" << s.col_blocks << " rank " << s.rank << ", "
+                                    << to_string(op) << ", " << to_string(layout)
+                                    << ", B = " << batch) {
+              // The values, the intermediates and the output rounded to 16 bits.
+              BOOST_TEST(relative_error(HostMatrix<float>(got.topLeftCorner(out, batch)),
+                                        expected) <= 8 * unit_roundoff_v<S>);
+              // The padding is untouched.
+              BOOST_TEST(relative_error(
+                             HostMatrix<float>(got.bottomRows(pad)),
+                             HostMatrix<float>(y0s.bottomRows(pad).template cast<float>())) == 0);
+              BOOST_TEST(relative_error(
+                             HostMatrix<float>(got.rightCols(pad)),
+                             HostMatrix<float>(y0s.rightCols(pad).template cast<float>())) == 0);
+            }
+          };
+          check(M, "monarch");
+          check(B, "blast");
+          check(L, "lowrank");
+        }
+  // Float signals have no fused path: a DeviceError (the default path runs cuBLAS).
+  const auto A = Blast<float>::random(64, 64, 4, 4, 3, gen);
+  const DeviceMatrix<float> x = to_device(HostMatrix<float>(random_matrix<float>(64, 20)));
+  DeviceMatrix<float> y = to_device(HostMatrix<float>(random_matrix<float>(64, 20)));
+  BOOST_CHECK_THROW(
+      detail::blr_plan_apply_device<float>(A, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f,
+                                           default_context(), detail::PlanPath::Fused),
+      DeviceError);
+}
+
 BOOST_AUTO_TEST_CASE(decode_calls_in_a_row_leave_their_workspace_clean) {
   // The decode kernel keeps its fp32 accumulators in a workspace of the context (one per
   // layout) that every call leaves zeroed: Z1 and Z2 in two copies used in turn, Y's zeroed
@@ -292,45 +364,54 @@ BOOST_AUTO_TEST_CASE(decode_calls_in_a_row_leave_their_workspace_clean) {
 BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
   // The bf16 plan paths captured in a CUDA graph (median_graph_seconds_each without warm-up
   // runs, so only the graph's replays write Y, poisoned with NaN before): the cooperative
-  // decode kernel (B = 1), cuBLAS with the streamed coupling on CUDA cores (BLAST 4 x 4) and
-  // on tensor cores (BLAST 12 x 12, B = 40: leading dimensions multiples of 8), Monarch's
-  // pointer-array stage; alpha = 0.5, beta = 0. An operator's first call uploads its values
-  // (a synchronous copy, which a capture cannot hold), so one call runs before, into another
-  // Y; a capture that fails gives NaN seconds and leaves the context usable.
+  // decode kernel (B = 1), the cooperative fused kernel (its workspace a stream-ordered
+  // allocation inside the graph, its split counters made by the earlier calls), cuBLAS with
+  // the streamed coupling on CUDA cores (BLAST 4 x 4) and on tensor cores (BLAST 12 x 12,
+  // B = 40: leading dimensions multiples of 8), Monarch's pointer-array stage, and Auto (which
+  // takes cuBLAS while capturing); alpha = 0.5, beta = 0. An operator's first call uploads
+  // its values (a synchronous copy, which a capture cannot hold), so one call runs before,
+  // into another Y; a capture that fails gives NaN seconds and leaves the context usable.
   Context& ctx = default_context();
   std::mt19937 gen(53);
   const auto blast4 = Blast<float>::random(96, 64, 4, 4, 8, gen);
   const auto blast12 = Blast<float>::random(96, 96, 12, 12, 8, gen);
   const auto monarch = Monarch<float>::random(96, 64, 4, 4, 5, gen);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (Index batch : {1, 40}) {
-    auto check = [&](const auto& A, const char* name) {
-      const HostMatrix<bfloat16> xs =
-          random_matrix<float>(A.cols(), batch).template cast<bfloat16>();
-      HostMatrix<float> expected = HostMatrix<float>::Zero(A.rows(), batch);
-      A.apply(Op::NoTrans, view(HostMatrix<float>(xs.cast<float>())), view(expected), 0.5f, 0.0f);
-      const DeviceMatrix<bfloat16> xd = to_device(xs);
-      DeviceMatrix<bfloat16> yd = to_device(HostMatrix<bfloat16>(
-          HostMatrix<float>::Constant(A.rows(), batch, nan).template cast<bfloat16>()));
-      DeviceMatrix<bfloat16> first(A.rows(), batch, Layout::ColMajor, ctx);
-      detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, xd.view(), first.view(), 0.5f, 0.0f,
-                                              ctx);
-      const std::vector<double> seconds =
-          median_graph_seconds_each(ctx, {[&] {
-                                      detail::blr_plan_apply_device<bfloat16>(
-                                          A, Op::NoTrans, xd.view(), yd.view(), 0.5f, 0.0f, ctx);
-                                    }},
-                                    1, 1, 0);
-      BOOST_TEST_CONTEXT(name << ", B = " << batch) {
-        BOOST_TEST(std::isfinite(seconds[0]));  // NaN: the calls could not be captured
-        BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
-                                  expected) <= 8 * unit_roundoff_v<bfloat16>);
-      }
-    };
-    check(blast4, "blast 4 x 4");
-    check(blast12, "blast 12 x 12");
-    check(monarch, "monarch 4 x 4");
-  }
+  using detail::PlanPath;
+  for (PlanPath path : {PlanPath::Auto, PlanPath::Gemm, PlanPath::Fused, PlanPath::Decode})
+    for (Index batch : {1, 40}) {
+      if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
+      const char* path_name = path == PlanPath::Auto    ? "auto"
+                              : path == PlanPath::Gemm  ? "cuBLAS"
+                              : path == PlanPath::Fused ? "fused"
+                                                        : "decode";
+      auto check = [&](const auto& A, const char* name) {
+        const HostMatrix<bfloat16> xs =
+            random_matrix<float>(A.cols(), batch).template cast<bfloat16>();
+        HostMatrix<float> expected = HostMatrix<float>::Zero(A.rows(), batch);
+        A.apply(Op::NoTrans, view(HostMatrix<float>(xs.cast<float>())), view(expected), 0.5f, 0.0f);
+        const DeviceMatrix<bfloat16> xd = to_device(xs);
+        DeviceMatrix<bfloat16> yd = to_device(HostMatrix<bfloat16>(
+            HostMatrix<float>::Constant(A.rows(), batch, nan).template cast<bfloat16>()));
+        DeviceMatrix<bfloat16> first(A.rows(), batch, Layout::ColMajor, ctx);
+        detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, xd.view(), first.view(), 0.5f, 0.0f,
+                                                ctx, path);
+        const std::vector<double> seconds = median_graph_seconds_each(
+            ctx, {[&] {
+              detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, xd.view(), yd.view(), 0.5f,
+                                                      0.0f, ctx, path);
+            }},
+            1, 1, 0);
+        BOOST_TEST_CONTEXT(name << ", B = " << batch << ", " << path_name) {
+          BOOST_TEST(std::isfinite(seconds[0]));  // NaN: the calls could not be captured
+          BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                    expected) <= 8 * unit_roundoff_v<bfloat16>);
+        }
+      };
+      check(blast4, "blast 4 x 4");
+      check(blast12, "blast 12 x 12");
+      check(monarch, "monarch 4 x 4");
+    }
 }
 
 using CopyTypes = boost::mpl::list<float, double, half, bfloat16>;

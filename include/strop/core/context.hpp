@@ -27,6 +27,9 @@ class Context {
   void* cusolver();
   // Waits for all work queued on stream().
   void synchronize();
+  // Whether stream() is being captured into a CUDA graph (what is queued now is recorded,
+  // not run); paths that replay faster from a graph can be chosen then.
+  bool capturing();
   // Device memory kept under `key` between calls, for kernels that carry state from one call
   // to the next (the BLR decode kernel keeps its accumulators there and leaves them zero, so
   // that a call needs no allocation or memset). All zero when first made, at least `bytes`

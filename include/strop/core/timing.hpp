@@ -32,6 +32,14 @@ std::vector<double> median_graph_seconds_each(Context& ctx,
                                               int repeats = 20, int calls_per_graph = 10,
                                               int warmup = 3);
 
+// Median host seconds each work takes to return when the device is idle before it (its
+// enqueue cost: argument checks, planning, allocations, launches), works in alternation as
+// above. The device time of a short call is this plus what its kernels take, since the GPU
+// waits for the first launch. DeviceError without CUDA.
+std::vector<double> median_enqueue_seconds_each(Context& ctx,
+                                                const std::vector<std::function<void()>>& works,
+                                                int repeats = 20, int warmup = 3);
+
 // Median wall-clock seconds of `repeats` runs of `work` after `warmup` unmeasured runs (host
 // work, or device work that synchronises itself).
 double median_host_seconds(const std::function<void()>& work, int repeats = 7, int warmup = 2);
