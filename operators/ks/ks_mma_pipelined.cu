@@ -106,26 +106,6 @@ __device__ __forceinline__ void store_unit(uint16_t* first, const uint32_t (&wor
     *reinterpret_cast<uint32_t*>(first) = words[0];
 }
 
-// cp.async of one unit (8 or 16 bytes); zeros where `fill` is false (src not read).
-template <int Bytes>
-__device__ __forceinline__ void copy_async(void* shared_dst, const void* global_src, bool fill) {
-  const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(shared_dst));
-  const int src_bytes = fill ? Bytes : 0;
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src),
-                 "r"(src_bytes));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(global_src),
-                 "n"(Bytes), "r"(src_bytes));
-}
-__device__ __forceinline__ void commit_copies() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-template <int Pending>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
-}
-
 // A thread's share of every chunk's copies: X units (n_first + 8 r, l) and W vectors
 // (jx, k_first + 64 r, 8 l) for r = 0, 1, ...; only l0 moves from chunk to chunk, so the
 // addresses are worked out once (kThreads is a multiple of the units per X row and of the
