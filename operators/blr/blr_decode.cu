@@ -287,14 +287,8 @@ template <class DS, int TOK, int RPT>
 void launch(DecodeArgs& a, Context& ctx) {
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   auto kernel = blr_decode_kernel<DS, TOK, RPT>;
-  // Co-resident blocks only (grid.sync): the occupancy of this instance, queried once.
-  static const int per_sm = [&] {
-    int blocks = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0),
-               "blr decode: occupancy");
-    return std::max(blocks, 1);
-  }();
-  const long long resident = (long long)per_sm * multiprocessors();
+  const long long resident =
+      resident_blocks<blr_decode_kernel<DS, TOK, RPT>>(kThreads);  // grid.sync: co-resident
   long long most_items = 1;
   for (int st = 0; st < a.count; ++st) {
     DecodeStage& s = a.stages[st];

@@ -340,14 +340,8 @@ template <class DS>
 void launch(FusedArgs& a, Context& ctx) {
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   auto kernel = blr_fused_kernel<DS>;
-  // Co-resident blocks only (grid.sync): the occupancy of this instance, queried once.
-  static const int per_sm = [&] {
-    int blocks = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0),
-               "blr fused: occupancy");
-    return std::max(blocks, 1);
-  }();
-  const long long resident = (long long)per_sm * multiprocessors();
+  const long long resident =
+      resident_blocks<blr_fused_kernel<DS>>(kThreads);  // grid.sync: co-resident
 
   // Split tiles need the counters, which a graph being captured cannot create.
   a.counters = static_cast<int*>(

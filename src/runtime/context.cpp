@@ -43,8 +43,13 @@ struct Context::Impl {
     std::size_t bytes = 0;
   };
   std::map<std::string, Block> workspaces;
+  bool visible = false;  // the device was found once
 
-  void activate() const {
+  // Makes the device current for this thread. Every stream() use passes here, several times
+  // per operator call, so the common case (already current) costs one cudaGetDevice.
+  void activate() {
+    int current = -1;
+    if (visible && cudaGetDevice(&current) == cudaSuccess && current == device) return;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
       cudaGetLastError();  // clear the sticky "no device" error
@@ -53,6 +58,7 @@ struct Context::Impl {
     require<DeviceError>(device < count, "CUDA device ", device, " requested but only ", count,
                          " visible");
     detail::check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    visible = true;
   }
   ~Impl() {
     if (!workspaces.empty()) {

@@ -1,6 +1,8 @@
 #pragma once
 // Turns CUDA runtime, cuBLAS and cuSOLVER status codes into DeviceError (internal header).
 #if STROP_HAVE_CUDA
+#include <algorithm>
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -40,6 +42,21 @@ inline int multiprocessors() {
   check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(MultiProcessorCount)");
   return count;
+}
+
+// Blocks of Kernel (with `threads` threads, static shared memory only) that the current
+// device holds at once: the largest grid a cooperative launch (grid.sync) may have. The
+// occupancy per multiprocessor is queried once per kernel (a template argument, so that
+// kernels of one signature keep their own).
+template <auto Kernel>
+long long resident_blocks(int threads) {
+  static const int per_sm = [&] {
+    int blocks = 0;
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Kernel, threads, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return std::max(blocks, 1);
+  }();
+  return (long long)per_sm * multiprocessors();
 }
 
 }  // namespace strop::detail
