@@ -19,6 +19,7 @@
 #include <string>
 #include <type_traits>
 
+#include "operators/blr/blr_batch_entry.cuh"
 #include "operators/blr/blr_decode_kernel.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "runtime/cuda_check.hpp"
@@ -33,12 +34,6 @@ namespace cg = cooperative_groups;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-
-__device__ __forceinline__ long long entry_offset(const DecodeOperand& o, long long e,
-                                                  long long inner) {
-  return inner ? o.offset + (e / inner) * o.outer + (e % inner) * o.stride
-               : o.offset + e * o.stride;
-}
 
 // RPT consecutive weights, kept as loaded (words of 32 bits) until used, so that many
 // loads can be in flight: one or two 16-byte (or one 8-byte) loads when aligned, else one

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 
+#include "operators/blr/blr_batch_entry.cuh"
 #include "operators/blr/blr_fused_kernel.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
@@ -48,12 +49,6 @@ static_assert(kTile * kDepth / 8 == 2 * kThreads, "two 16-byte pieces per thread
 // block reads them all).
 constexpr int kMinChunksPerSplit = 4;
 constexpr int kMaxSplits = 16;
-
-__device__ __forceinline__ long long entry_offset(const FusedOperand& o, long long e,
-                                                  long long inner) {
-  return inner ? o.offset + (e / inner) * o.outer + (e % inner) * o.stride
-               : o.offset + e * o.stride;
-}
 
 // An operand chunk as a grid of (outer, contiguous) positions: value (o, c) at
 // base[c + o ld] for o < outer_extent and c < contiguous_extent, zero past them.

@@ -220,9 +220,7 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   }
   if constexpr (is_reduced_precision_v<Storage>) {
     const bool fused = path == PlanPath::Fused || (one_launch && blr_fused_preferred(plan));
-    if (fused) {
-      require<DeviceError>(blr_fused_takes(plan), Operator::type_name,
-                           ": the fused path runs plans of at most three GEMM steps");
+    if (fused) {  // (blr_fused_run checks that the kernel takes the plan)
       blr_fused_run<Storage>(plan, base, float(alpha), float(beta), ctx);
       return;
     }

@@ -11,44 +11,21 @@
 
 namespace strop {
 
-double median_host_seconds(const std::function<void()>& work, int repeats, int warmup) {
-  for (int i = 0; i < warmup; ++i)
-    work();
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    work();
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
+namespace {
 
-#if STROP_HAVE_CUDA
-std::vector<double> median_device_seconds_each(Context& ctx,
-                                               const std::vector<std::function<void()>>& works,
-                                               int repeats, int warmup) {
-  auto stream = static_cast<cudaStream_t>(ctx.stream());
+using Work = std::function<void()>;
+
+// Each work's median of `seconds_of` (one timed run) over `repeats` rounds that run the works
+// in alternation, after `warmup` untimed rounds.
+std::vector<double> medians_in_alternation(const std::vector<Work>& works, int repeats, int warmup,
+                                           const std::function<double(const Work&)>& seconds_of) {
   for (int i = 0; i < warmup; ++i)
     for (const auto& work : works)
       work();
-  cudaEvent_t start, stop;
-  detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
   std::vector<std::vector<double>> times(works.size());
   for (int i = 0; i < repeats; ++i)
-    for (std::size_t w = 0; w < works.size(); ++w) {
-      detail::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-      works[w]();
-      detail::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-      detail::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-      float ms = 0;
-      detail::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-      times[w].push_back(ms * 1e-3);
-    }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+    for (std::size_t w = 0; w < works.size(); ++w)
+      times[w].push_back(seconds_of(works[w]));
   std::vector<double> medians;
   for (auto& t : times) {
     std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
@@ -57,27 +34,50 @@ std::vector<double> median_device_seconds_each(Context& ctx,
   return medians;
 }
 
+double wall_seconds(const Work& work) {
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+double median_host_seconds(const std::function<void()>& work, int repeats, int warmup) {
+  return medians_in_alternation({work}, repeats, warmup, wall_seconds)[0];
+}
+
+#if STROP_HAVE_CUDA
+std::vector<double> median_device_seconds_each(Context& ctx,
+                                               const std::vector<std::function<void()>>& works,
+                                               int repeats, int warmup) {
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  cudaEvent_t start, stop;
+  detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  const std::vector<double> medians =
+      medians_in_alternation(works, repeats, warmup, [&](const Work& work) {
+        detail::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+        work();
+        detail::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+        detail::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        float ms = 0;
+        detail::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        return ms * 1e-3;
+      });
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return medians;
+}
+
 std::vector<double> median_enqueue_seconds_each(Context& ctx,
                                                 const std::vector<std::function<void()>>& works,
                                                 int repeats, int warmup) {
-  for (int i = 0; i < warmup; ++i)
-    for (const auto& work : works)
-      work();
-  std::vector<std::vector<double>> times(works.size());
-  for (int i = 0; i < repeats; ++i)
-    for (std::size_t w = 0; w < works.size(); ++w) {
-      ctx.synchronize();
-      const auto start = std::chrono::steady_clock::now();
-      works[w]();
-      times[w].push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
+  const std::vector<double> medians =
+      medians_in_alternation(works, repeats, warmup, [&](const Work& work) {
+        ctx.synchronize();  // the device idle before the call
+        return wall_seconds(work);
+      });
   ctx.synchronize();
-  std::vector<double> medians;
-  for (auto& t : times) {
-    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-    medians.push_back(t[t.size() / 2]);
-  }
   return medians;
 }
 
