@@ -3,7 +3,7 @@
 // r = 16 ... 49), all in one run on one GPU.
 //
 //   stl_bench [--sizes 4096,8192] [--ranks 16,32] [--dtypes half,bf16] [--reps 20]
-//             [--layout col|row] [--csv FILE] [--json FILE]
+//             [--layout col|row] [--batches 1,4,16] [--csv FILE] [--json FILE]
 //
 // Columns (milliseconds, medians after 3 warm-ups):
 //   t_dense      cublasGemmEx, 16-bit in/out, fp32 accumulation (the baseline);
@@ -14,15 +14,24 @@
 //   t_colours    the colour GEMMs alone (what a kernel fusing encode and decode into the GEMM
 //                could reach at best);
 //   t_bound      max(bytes of the layer path / copy bandwidth, flops / dense GEMM rate).
+//
+// With --batches (default 1,2,4,8,16,32: a few signals, where the weights are read once), a
+// second CSV (the --csv name with "-small" before ".csv") has, per (n, r, dtype, B), timed in
+// alternation: dense cuBLAS, the three-step path (StlPath::Steps), the fused kernel
+// (StlPath::Fused: colour GEMMs and decode in one kernel after the encode; B <= 16) and Auto,
+// with the bound of reading the encoded weights once at the copy bandwidth.
 // The weights are synthetic (r random colours of the rank-49 Strassen encoders and random
 // encoded weights): the time does not depend on their values.
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "operators/stl/stl_steps.hpp"  // kStlFusedMaxSignalTiles
 #include "strop/strop.hpp"
 
 #if STROP_BENCH_HAVE_CUBLAS  // bench/CMakeLists.txt: CUDA builds
@@ -42,6 +51,7 @@ struct Options {
   std::string csv = "stl-bench.csv";
   std::string json = "stl-summary.json";
   Layout layout = Layout::ColMajor;  // of X and Y (the dense baseline is square: either way)
+  std::vector<Index> batches = {1, 2, 4, 8, 16, 32};  // the small-batch rows
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -82,18 +92,74 @@ struct Row {
   double t_dense, t_layer, t_chain_step, t_colours, t_bound;
 };
 
+// A few signals: dense, the three steps, the fused kernel (NaN where it does not apply) and
+// Auto, timed in alternation; the bound of reading the encoded weights once.
+struct SmallRow {
+  Index n, r, batch;
+  std::string dtype;
+  double t_dense, t_steps, t_fused, t_auto, t_bound;
+};
+
+template <class Storage>
+SmallRow run_small(const Options& opt, const StrassenTile<float>& layer, Index batch,
+                   const std::string& dtype, double bandwidth, const Storage* w_dense,
+                   Context& ctx) {
+  const Index n = layer.rows();
+  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+  const float one = 1, zero = 0;
+  DeviceMatrix<Storage> x(n, batch, opt.layout, ctx), y(n, batch, opt.layout, ctx);
+  fill_random_device(x.view(), 5, ctx);
+  auto with_path = [&](StlPath path) {
+    return [&, path] {
+      StlPathGuard guard(path);
+      apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
+    };
+  };
+  const bool fused = batch <= 4 * detail::kStlFusedMaxSignalTiles;
+  std::vector<std::function<void()>> works = {
+      [&] {
+        // Dense on ColMajor operands of the same shape (the layout does not matter here).
+        check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(batch), int(n), &one,
+                           w_dense, data_type<Storage>(), int(n), x.data(), data_type<Storage>(),
+                           int(n), &zero, y.data(), data_type<Storage>(), int(n),
+                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+              "dense cublasGemmEx");
+      },
+      with_path(StlPath::Steps), with_path(StlPath::Auto)};
+  if (fused) works.push_back(with_path(StlPath::Fused));
+  const std::vector<double> t = median_device_seconds_each(ctx, works, opt.reps, 3);
+  const double weight_bytes = 2.0 * double(layer.encoded_weight().size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SmallRow row{n,
+               layer.rank(),
+               batch,
+               dtype,
+               t[0],
+               t[1],
+               fused ? t[3] : nan,
+               t[2],
+               weight_bytes / bandwidth};
+  std::printf(
+      "%s n=%lld r=%lld B=%lld: dense %.1f us, steps %.1f us, fused %.1f us, auto %.1f us, "
+      "weights-once bound %.1f us\n",
+      dtype.c_str(), (long long)n, (long long)row.r, (long long)batch, 1e6 * row.t_dense,
+      1e6 * row.t_steps, 1e6 * row.t_fused, 1e6 * row.t_auto, 1e6 * row.t_bound);
+  std::fflush(stdout);
+  return row;
+}
+
 template <class Storage>
 std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, double bandwidth,
-                     Context& ctx) {
+                     std::vector<SmallRow>& small, Context& ctx) {
   const Index batch = n, t = 4, tiles = n / t;
   auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const float one = 1, zero = 0;
   DeviceMatrix<Storage> x(n, batch, opt.layout, ctx), y(n, batch, opt.layout, ctx);
   fill_random_device(x.view(), 1, ctx);
   double t_dense = 0;
+  DeviceMatrix<Storage> w(n, n, Layout::ColMajor, ctx);
+  fill_random_device(w.view(), 2, ctx);
   {
-    DeviceMatrix<Storage> w(n, n, Layout::ColMajor, ctx);
-    fill_random_device(w.view(), 2, ctx);
     const int ni = int(n);
     t_dense = median_device_seconds(
         ctx,
@@ -113,6 +179,8 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
     const Index count = r * tiles * tiles;
     const StrassenTile<float> layer(stl::rank49_subset(r, gen), n, n,
                                     synthetic_weights(count, unsigned(r)));
+    for (Index batch : opt.batches)
+      small.push_back(run_small<Storage>(opt, layer, batch, dtype, bandwidth, w.data(), ctx));
     const StrassenTileChain<float> chain({layer, layer, layer, layer});
     const double t_layer = median_device_seconds(
         ctx,
@@ -189,6 +257,10 @@ int main(int argc, char** argv) {
       opt.dtypes = split(next());
     } else if (arg == "--layout") {
       opt.layout = next() == "row" ? Layout::RowMajor : Layout::ColMajor;
+    } else if (arg == "--batches") {
+      opt.batches.clear();
+      for (const auto& s : split(next()))
+        opt.batches.push_back(std::stoll(s));
     } else if (arg == "--reps") {
       opt.reps = std::stoi(next());
     } else if (arg == "--csv") {
@@ -209,12 +281,40 @@ int main(int argc, char** argv) {
   const double bandwidth = measure_copy_bandwidth(ctx);
   std::printf("# device %s, copy bandwidth %.0f GB/s\n", device_name(0), bandwidth * 1e-9);
   std::vector<Row> rows;
+  std::vector<SmallRow> small;
   for (Index n : opt.sizes) {
     for (const std::string& dtype : opt.dtypes) {
-      const auto part = dtype == "half" ? run<strop::half>(opt, n, dtype, bandwidth, ctx)
-                                        : run<strop::bfloat16>(opt, n, dtype, bandwidth, ctx);
+      const auto part = dtype == "half"
+                            ? run<strop::half>(opt, n, dtype, bandwidth, small, ctx)
+                            : run<strop::bfloat16>(opt, n, dtype, bandwidth, small, ctx);
       rows.insert(rows.end(), part.begin(), part.end());
     }
+  }
+  // The small-batch rows, and the fused kernel's speedup over the steps where Auto takes it.
+  std::map<std::string, double> fused_kernel_over_steps;
+  if (!small.empty()) {
+    const std::string small_csv = opt.csv.substr(0, opt.csv.rfind(".csv")) + "-small.csv";
+    std::ofstream out(small_csv);
+    out << "# device=" << device_name(0) << " copy_bandwidth_Bps=" << bandwidth
+        << " reps=" << opt.reps << " t=4 layout=" << to_string(opt.layout) << "\n";
+    out << "n,r,dtype,batch,t_dense,t_steps,t_fused,t_auto,t_bound,fused_over_steps,"
+           "auto_over_steps,auto_speedup_over_dense,auto_over_bound\n";
+    for (const SmallRow& r : small) {
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "%lld,%lld,%s,%lld,%.6e,%.6e,%.6e,%.6e,%.6e,%.3f,%.3f,%.3f,%.3f\n",
+                    (long long)r.n, (long long)r.r, r.dtype.c_str(), (long long)r.batch, r.t_dense,
+                    r.t_steps, r.t_fused, r.t_auto, r.t_bound, r.t_steps / r.t_fused,
+                    r.t_steps / r.t_auto, r.t_dense / r.t_auto, r.t_auto / r.t_bound);
+      out << line;
+      if (r.dtype == "half" && r.t_fused == r.t_fused) {
+        char key[96];
+        std::snprintf(key, sizeof key, "n=%lld,r=%lld,B=%lld", (long long)r.n, (long long)r.r,
+                      (long long)r.batch);
+        fused_kernel_over_steps[key] = r.t_steps / r.t_fused;
+      }
+    }
+    std::printf("wrote %s\n", small_csv.c_str());
   }
   std::ofstream csv(opt.csv);
   csv << "# device=" << device_name(0) << " copy_bandwidth_Bps=" << bandwidth
@@ -247,7 +347,8 @@ int main(int argc, char** argv) {
        << "\", \"dtype\": \"half\", \"copy_bandwidth_GBps\": " << bandwidth * 1e-9
        << ",\n \"speedup_over_dense\": " << dict(layer_speedup)
        << ",\n \"speedup_over_dense_chained\": " << dict(chain_speedup)
-       << ",\n \"fused_over_unfused\": " << dict(fused_over_unfused);
+       << ",\n \"fused_over_unfused\": " << dict(fused_over_unfused)
+       << ",\n \"fused_kernel_over_steps\": " << dict(fused_kernel_over_steps);
   // Flat keys for the README's table (scripts/perf_table.py) at the issue's target shapes.
   // (snprintf rather than string concatenation: GCC 12's -Wrestrict misfires on the latter.)
   for (const long long n : {8192LL, 16384LL}) {
@@ -262,7 +363,9 @@ int main(int argc, char** argv) {
   json << ",\n \"notes\": \"speedup_over_dense: one layer, default path (encode, strided-batched "
           "colour GEMMs, decode); speedup_over_dense_chained: one layer inside a 4-layer chain "
           "(colour GEMMs + fused decode-encode); fused_over_unfused: that chained step against "
-          "the unfused layer\"}\n";
+          "the unfused layer; fused_kernel_over_steps: the one-kernel colour GEMMs + decode "
+          "(StlPath::Fused) "
+          "against the three steps, a few signals (B)\"}\n";
   std::printf("wrote %s and %s\n", opt.csv.c_str(), opt.json.c_str());
 #else
   std::printf("stl_bench: built without cuBLAS, nothing to measure\n");

@@ -74,6 +74,9 @@ ROWS = {
         ("half_chain_step_speedup_n8192_r32", "Strassen-Tile layer in a chain, half, n = 8192, r = 32: speedup vs dense", "x"),
         ("half_layer_speedup_n16384_r32", "Strassen-Tile layer, half, n = 16384, r = 32: speedup vs dense cuBLAS", "x"),
         ("half_chain_step_speedup_n16384_r32", "Strassen-Tile layer in a chain, half, n = 16384, r = 32: speedup vs dense", "x"),
+        ("fused_kernel_over_steps/n=4096,r=32,B=1", "Strassen-Tile fused kernel (colour GEMMs + decode), half, n = 4096, r = 32, B = 1: speedup vs the three steps", "x"),
+        ("fused_kernel_over_steps/n=4096,r=32,B=16", "Strassen-Tile fused kernel, half, n = 4096, r = 32, B = 16: speedup vs the three steps", "x"),
+        ("fused_kernel_over_steps/n=16384,r=32,B=1", "Strassen-Tile fused kernel, half, n = 16384, r = 32, B = 1: speedup vs the three steps", "x"),
     ],
     "transform-summary.json": [
         ("hadamard_half_over_memcpy/256", "Hadamard (tensor cores), half, n = 256, B = 4096: time / cudaMemcpy of the data", "x"),

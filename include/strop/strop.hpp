@@ -30,5 +30,6 @@
 #include "strop/operators/monarch.hpp"
 #include "strop/operators/permutation.hpp"
 #include "strop/operators/stl_encoders.hpp"
+#include "strop/operators/stl_path.hpp"
 #include "strop/operators/strassen_tile.hpp"
 #include "strop/operators/transforms.hpp"

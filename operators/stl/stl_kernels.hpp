@@ -43,4 +43,15 @@ void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder, const S
                 const StlColourLayout& layout, MatrixView<Storage> Y, StlCompute<Storage> alpha,
                 StlCompute<Storage> beta, Context& ctx);
 
+// Y = alpha decode(the colour GEMMs of `encoded`) + beta Y in one kernel (stl_fused.cu): t = 4,
+// op(A) = A, real values, at most 4 signal tiles and rank 64, in_tiles a multiple of 8.
+// encoded: r x in_tiles x signal_tiles, signal tiles fastest (stl_encode with signal_fast);
+// weight: Ŵ colour-major (in_tiles x out_tiles column-major blocks); decoder: r x 16
+// row-major. Both 16-byte aligned.
+template <class Storage>
+void stl_colours_decode(Index rank, Index in_tiles, Index out_tiles, Index signal_tiles,
+                        const Storage* encoded, const Storage* weight,
+                        const StlCoef<Storage>* decoder, MatrixView<Storage> Y,
+                        StlCompute<Storage> alpha, StlCompute<Storage> beta, Context& ctx);
+
 }  // namespace strop::detail

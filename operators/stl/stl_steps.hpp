@@ -43,6 +43,26 @@ inline StlSteps stl_steps(const stl::Encoders& enc, Index rows, Index cols, Op o
   return s;
 }
 
+// The fused GPU path (StlPath::Fused, stl_fused.cu): the colour GEMMs and the decode in one
+// kernel for a few signals. Its kernel keeps a warp's sums for all signal tiles of eight
+// output tiles in registers (hence the signal-tile limit), a block's colours and the decoder
+// in shared memory (the rank limit), and reads each weight column in runs of eight input
+// tiles. With 5-8 signal tiles it measured slower than the steps (session 20: 0.5-0.9x at
+// B = 32, one block per SM), so it stops at 4.
+inline constexpr Index kStlFusedMaxSignalTiles = 4;
+inline constexpr Index kStlFusedMaxRank = 64;
+
+// Why the fused path cannot run these steps, or nullptr when it can.
+inline const char* stl_fused_refusal(const StlSteps& s, bool complex_values) {
+  if (complex_values) return "complex values (the steps handle them)";
+  if (s.tile != 4) return "a tile size other than t = 4";
+  if (s.weight_op != Op::NoTrans) return "op(A) = A^T or A^H (the kernel reads A's weight columns)";
+  if (s.signal_tiles > kStlFusedMaxSignalTiles) return "more than 4 signal tiles (B > 16)";
+  if (s.rank > kStlFusedMaxRank) return "a rank above 64";
+  if (s.in_tiles % 8 != 0) return "input features not a multiple of 32";
+  return nullptr;
+}
+
 // Between two stages of a chain, the decode of one and the encode of the next fuse into one
 // r_next x r mixing of each pair's colours (the paper's fused decode-encode, E_X D^T):
 // x̂_next = encoder_next (decoder^T ŷ).

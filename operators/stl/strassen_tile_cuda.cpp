@@ -13,6 +13,7 @@
 #include "runtime/cuda_types.hpp"
 #include "runtime/rounded_words.hpp"
 #include "strop/core/buffer.hpp"
+#include "strop/operators/stl_path.hpp"
 
 namespace strop::detail {
 template <class Storage>
@@ -132,7 +133,24 @@ template <class Storage>
 void stl_apply_device(const StrassenTile<StlCompute<Storage>>& A, const StlSteps& steps,
                       ConstView<Storage> X, MatrixView<Storage> Y, StlCompute<Storage> alpha,
                       StlCompute<Storage> beta, Context& ctx) {
+  const StlPath path = stl_path();
+  const char* refusal = stl_fused_refusal(steps, is_complex_v<Storage>);
+  require<DeviceError>(path != StlPath::Fused || refusal == nullptr,
+                       "strassen_tile: the fused path does not take ", refusal ? refusal : "",
+                       " (StlPath::Steps or Auto does)");
   const StlOperands<Storage> w = stl_operands<Storage>(A, steps, ctx);
+  if constexpr (!is_complex_v<Storage>) {
+    if (path != StlPath::Steps && refusal == nullptr) {
+      // Encode with the signal tiles fastest (the fused kernel reads a run of input tiles'
+      // colours as one block), then the colour GEMMs and the decode in one kernel.
+      const StlColourLayout in{steps.signal_tiles, steps.in_tiles, true};
+      Buffer<Storage> encoded(steps.rank * in.pairs(), MemorySpace::Device, ctx);
+      stl_encode<Storage>(steps.tile, steps.rank, w.encoder, X, encoded.data(), in, ctx);
+      stl_colours_decode<Storage>(steps.rank, steps.in_tiles, steps.out_tiles, steps.signal_tiles,
+                                  encoded.data(), w.weight, w.decoder, Y, alpha, beta, ctx);
+      return;
+    }
+  }
   stl_run_device<Storage>({{steps, w, nullptr}}, X, Y, alpha, beta, ctx);
 }
 

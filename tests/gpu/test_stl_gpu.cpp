@@ -1,6 +1,9 @@
 // Strassen-Tile operators on the GPU (encode kernel, strided-batched colour GEMMs, decode
-// kernel) against the CPU application, itself tested against a naive tile loop and the
-// dense product in tests/unit/test_stl.cpp; half/bfloat16 signals against the float result.
+// kernel; for a few signals the fused colour GEMMs + decode kernel) against the CPU application,
+// itself tested against a naive tile loop and the dense product in tests/unit/test_stl.cpp;
+// half/bfloat16 signals against the float result.
+#include <cmath>
+
 #include "gpu_reference.hpp"
 
 using namespace strop;
@@ -142,6 +145,98 @@ BOOST_AUTO_TEST_CASE(half_chain_matches_the_float_chain) {
     apply_reduced_precision(chain, Op::NoTrans, xd.view(), yd.view());
     BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected) <= 2e-2);
   }
+}
+
+// The fused path (colour GEMMs + decode in one kernel, a few signals) forced, against the CPU:
+// ragged output blocks (9 and 36 output tiles for blocks of 4), ranks up to its limit,
+// every signal-tile count 1-4 with partial last tiles, both layouts of X and Y, alpha and beta.
+BOOST_AUTO_TEST_CASE_TEMPLATE(fused_path_matches_cpu, T, RealTypes) {
+  std::mt19937 gen(67);
+  struct Case {
+    Index r, rows, cols;
+  };
+  StlPathGuard fused(StlPath::Fused);
+  for (const Case c : {Case{32, 36, 64}, Case{49, 144, 32}, Case{64, 32, 256}, Case{5, 64, 96}}) {
+    const auto A = random_stl<T>(4, c.r, c.rows, c.cols, gen);
+    for (Index batch : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16}) {
+      for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
+        for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+          BOOST_TEST_CONTEXT("r=" << c.r << " " << c.rows << "x" << c.cols << " B=" << batch
+                                  << " X " << to_string(lx) << " Y " << to_string(ly)) {
+            const HostMatrix<T> x = random_matrix<T>(c.cols, batch);
+            const HostMatrix<T> y0 = random_matrix<T>(c.rows, batch);
+            HostMatrix<T> expected = y0;
+            A.apply(Op::NoTrans, view(x), view(expected), T(0.5), T(-2));
+            const DeviceMatrix<T> xd = to_device(x, lx);
+            DeviceMatrix<T> yd = to_device(y0, ly);
+            A.apply(Op::NoTrans, xd.view(), yd.view(), T(0.5), T(-2));
+            BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<T>(c.r * c.cols));
+            // beta = 0 overwrites: NaNs already in Y must not reach the result.
+            HostMatrix<T> nans = HostMatrix<T>::Constant(c.rows, batch, T(std::nan("")));
+            DeviceMatrix<T> yn = to_device(nans, ly);
+            A.apply(Op::NoTrans, xd.view(), yn.view());
+            HostMatrix<T> plain(c.rows, batch);
+            A.apply(Op::NoTrans, view(x), view(plain));
+            BOOST_TEST(relative_error(yn.to_host(), plain) <= tolerance<T>(c.r * c.cols));
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fused_path_takes_half_and_bfloat16_signals) {
+  std::mt19937 gen(71);
+  const auto learned = random_stl<float>(4, 32, 128, 256, gen);
+  const auto exact =
+      StrassenTile<float>::encode(random_matrix<float>(128, 256), stl::strassen_4x4());
+  StlPathGuard fused(StlPath::Fused);
+  for (const StrassenTile<float>* A : {&learned, &exact}) {
+    for (Index batch : {1, 6, 16}) {
+      for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
+        for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+          BOOST_TEST_CONTEXT((A == &exact ? "exact" : "learned")
+                             << " B=" << batch << " X " << to_string(lx) << " Y "
+                             << to_string(ly)) {
+            // X̂ is stored in 16 bits, the colours stay in fp32 registers (one rounding fewer
+            // than the steps, whose bounds are the same).
+            BOOST_TEST(reduced_error_vs_float<half>(*A, Op::NoTrans, batch, lx, ly) <= 1e-2);
+            BOOST_TEST(reduced_error_vs_float<bfloat16>(*A, Op::NoTrans, batch, lx, ly) <= 6e-2);
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fused_path_refuses_what_it_does_not_take) {
+  std::mt19937 gen(73);
+  StlPathGuard fused(StlPath::Fused);
+  const auto A = random_stl<float>(4, 16, 64, 64, gen);
+  const DeviceMatrix<float> x(64, 17);
+  DeviceMatrix<float> y(64, 17);
+  // 17 signals are 5 tiles; A^T reads the weights the other way.
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, x.view(), y.view()), DeviceError);
+  BOOST_CHECK_THROW(A.apply(Op::Trans, x.view().col_block(0, 8), y.view().col_block(0, 8)),
+                    DeviceError);
+  // 36 input features are 9 input tiles (runs of 8); t = 2; complex values; rank 65.
+  const auto odd = random_stl<float>(4, 16, 64, 36, gen);
+  const DeviceMatrix<float> x36(36, 8);
+  BOOST_CHECK_THROW(odd.apply(Op::NoTrans, x36.view(), y.view().col_block(0, 8)), DeviceError);
+  const auto t2 = random_stl<float>(2, 7, 64, 64, gen);
+  BOOST_CHECK_THROW(t2.apply(Op::NoTrans, x.view().col_block(0, 8), y.view().col_block(0, 8)),
+                    DeviceError);
+  const auto c = random_stl<std::complex<float>>(4, 16, 64, 64, gen);
+  const DeviceMatrix<std::complex<float>> xc(64, 8);
+  DeviceMatrix<std::complex<float>> yc(64, 8);
+  BOOST_CHECK_THROW(c.apply(Op::NoTrans, xc.view(), yc.view()), DeviceError);
+  const auto wide = random_stl<float>(4, 65, 64, 64, gen);
+  BOOST_CHECK_THROW(wide.apply(Op::NoTrans, x.view().col_block(0, 8), y.view().col_block(0, 8)),
+                    DeviceError);
+  // The steps take all of them.
+  StlPathGuard steps(StlPath::Steps);
+  A.apply(Op::NoTrans, x.view(), y.view());
+  wide.apply(Op::NoTrans, x.view().col_block(0, 8), y.view().col_block(0, 8));
 }
 
 BOOST_AUTO_TEST_CASE(tiles_beyond_the_kernels_are_refused_clearly) {

@@ -1,6 +1,7 @@
 // Strassen-Tile operators against a naive tile loop (the paper's Definition 3.1 written out
 // entry by entry, in double), against the dense product for exact encoders, and the adjoint
 // against the inner-product identity <A X, G> = <X, A^H G>.
+#include "operators/stl/stl_steps.hpp"
 #include "reference.hpp"
 
 using namespace strop;
@@ -294,6 +295,27 @@ BOOST_AUTO_TEST_CASE(a_chain_of_exact_layers_is_the_product_of_their_matrices) {
                                  StrassenTile<double>::encode(a, stl::strassen_4x4())}),
       ShapeError);
   BOOST_CHECK_THROW(StrassenTileChain<double>(std::vector<StrassenTile<double>>{}), ShapeError);
+}
+
+// Which applications the fused GPU path takes (StlPath::Fused; its kernel is tested against
+// the CPU in tests/gpu/test_stl_gpu.cpp): the limits of its registers, shared memory and runs.
+BOOST_AUTO_TEST_CASE(the_fused_gpu_path_takes_few_signals_of_t4_forward_layers) {
+  using detail::stl_fused_refusal;
+  using detail::stl_steps;
+  std::mt19937 gen(5);
+  const stl::Encoders r32 = stl::rank49_subset(32, gen), r49 = stl::strassen_4x4();
+  BOOST_TEST(!stl_fused_refusal(stl_steps(r32, 64, 128, Op::NoTrans, 1), false));
+  BOOST_TEST(!stl_fused_refusal(stl_steps(r49, 64, 128, Op::NoTrans, 16), false));
+  BOOST_TEST(stl_fused_refusal(stl_steps(r32, 64, 128, Op::NoTrans, 17), false));  // 5 tiles
+  BOOST_TEST(stl_fused_refusal(stl_steps(r32, 64, 128, Op::Trans, 8), false));
+  BOOST_TEST(stl_fused_refusal(stl_steps(r32, 64, 128, Op::Adjoint, 8), false));
+  BOOST_TEST(stl_fused_refusal(stl_steps(r32, 64, 128, Op::NoTrans, 8), true));  // complex
+  BOOST_TEST(stl_fused_refusal(stl_steps(r32, 64, 36, Op::NoTrans, 8), false));  // 9 input tiles
+  BOOST_TEST(stl_fused_refusal(stl_steps(stl::strassen_2x2(), 64, 128, Op::NoTrans, 8), false));
+  stl::Encoders wide = r49;
+  for (Eigen::MatrixXd* m : {&wide.encode_signal, &wide.encode_weight, &wide.decode})
+    m->conservativeResize(65, 16);
+  BOOST_TEST(stl_fused_refusal(stl_steps(wide, 64, 128, Op::NoTrans, 8), false));  // r = 65
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_is_rejected) {
