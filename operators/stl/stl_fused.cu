@@ -4,15 +4,15 @@
 // three-step path adds what this kernel removes: a cuBLAS call shaped for large GEMMs, the
 // colours written to and read back from global memory, and a third launch.
 //
-// A block owns kBlockTiles (4) output tiles J and every colour p of them. Warp w takes colours
-// w, w + 8, ...; for one colour, lane l streams runs of 8 input tiles L (one 16-byte load of
-// 16-bit weights per output tile) through the warp's chunks of 256, several chunks' loads in
-// flight at once, with the encoded signals X̂^(p)(L, I) of the run in registers, reused by the
-// block's output tiles. The lanes' partial
-// sums are then added with shuffles and the colours Ŷ^(p)(J, I) parked in shared memory. After
-// a barrier every thread decodes the 4 outputs of one (output tile, signal tile, feature) and
-// writes them with alpha and beta. X̂ (r x in_tiles x S, at most a few MB, from L2) comes from
-// the encode kernel, run before in signal-fast order so that a run's values are contiguous.
+// A block owns kBlockTiles (4) output tiles J and every colour p of them. Warp w takes
+// colours w, w + 8, ...; for one colour, lane l streams runs of 8 input tiles L of each weight
+// column (16-byte loads) through the warp's chunks of 256, several chunks' loads in flight at
+// once, with the encoded signals X̂^(p)(L, I) of the run in registers, reused by the block's
+// output tiles. The lanes' partial sums are then added with shuffles and the colours
+// Ŷ^(p)(J, I) parked in shared memory. After a barrier every thread decodes the 4 outputs of
+// one (output tile, signal tile, feature) and writes them with alpha and beta. X̂ (r x in_tiles
+// x S, at most a few MB, read from L2) comes from the encode kernel, run before in signal-fast
+// order so that a run's values are contiguous.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
