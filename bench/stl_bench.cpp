@@ -19,7 +19,8 @@
 // second CSV (the --csv name with "-small" before ".csv") has, per (n, r, dtype, B), timed in
 // alternation: dense cuBLAS, the three-step path (StlPath::Steps), the fused kernel
 // (StlPath::Fused: colour GEMMs and decode in one kernel after the encode; B <= 16) and Auto,
-// with the bound of reading the encoded weights once at the copy bandwidth.
+// with the bound of reading the encoded weights once at the copy bandwidth; and a chain of 4
+// such layers on the steps and the fused path (the fused kernel mixing into the next layer).
 // The weights are synthetic (r random colours of the rank-49 Strassen encoders and random
 // encoded weights): the time does not depend on their values.
 #include <cstdio>
@@ -98,6 +99,7 @@ struct SmallRow {
   Index n, r, batch;
   std::string dtype;
   double t_dense, t_steps, t_fused, t_auto, t_bound;
+  double t_chain_steps, t_chain_fused;  // a chain of 4 such layers
 };
 
 template <class Storage>
@@ -109,10 +111,14 @@ SmallRow run_small(const Options& opt, const StrassenTile<float>& layer, Index b
   const float one = 1, zero = 0;
   DeviceMatrix<Storage> x(n, batch, opt.layout, ctx), y(n, batch, opt.layout, ctx);
   fill_random_device(x.view(), 5, ctx);
-  auto with_path = [&](StlPath path) {
-    return [&, path] {
+  const StrassenTileChain<float> chain({layer, layer, layer, layer});
+  auto with_path = [&](StlPath path, bool whole_chain = false) {
+    return [&, path, whole_chain] {
       StlPathGuard guard(path);
-      apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
+      if (whole_chain)
+        apply_reduced_precision<Storage>(chain, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
+      else
+        apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
     };
   };
   const bool fused = batch <= 4 * detail::kStlFusedMaxSignalTiles;
@@ -125,8 +131,11 @@ SmallRow run_small(const Options& opt, const StrassenTile<float>& layer, Index b
                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "dense cublasGemmEx");
       },
-      with_path(StlPath::Steps), with_path(StlPath::Auto)};
-  if (fused) works.push_back(with_path(StlPath::Fused));
+      with_path(StlPath::Steps), with_path(StlPath::Auto), with_path(StlPath::Steps, true)};
+  if (fused) {
+    works.push_back(with_path(StlPath::Fused));
+    works.push_back(with_path(StlPath::Fused, true));
+  }
   const std::vector<double> t = median_device_seconds_each(ctx, works, opt.reps, 3);
   const double weight_bytes = 2.0 * double(layer.encoded_weight().size());
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -136,14 +145,17 @@ SmallRow run_small(const Options& opt, const StrassenTile<float>& layer, Index b
                dtype,
                t[0],
                t[1],
-               fused ? t[3] : nan,
+               fused ? t[4] : nan,
                t[2],
-               weight_bytes / bandwidth};
+               weight_bytes / bandwidth,
+               t[3],
+               fused ? t[5] : nan};
   std::printf(
       "%s n=%lld r=%lld B=%lld: dense %.1f us, steps %.1f us, fused %.1f us, auto %.1f us, "
-      "weights-once bound %.1f us\n",
+      "weights-once bound %.1f us; chain of 4: steps %.1f us, fused %.1f us\n",
       dtype.c_str(), (long long)n, (long long)row.r, (long long)batch, 1e6 * row.t_dense,
-      1e6 * row.t_steps, 1e6 * row.t_fused, 1e6 * row.t_auto, 1e6 * row.t_bound);
+      1e6 * row.t_steps, 1e6 * row.t_fused, 1e6 * row.t_auto, 1e6 * row.t_bound,
+      1e6 * row.t_chain_steps, 1e6 * row.t_chain_fused);
   std::fflush(stdout);
   return row;
 }
@@ -298,14 +310,17 @@ int main(int argc, char** argv) {
     out << "# device=" << device_name(0) << " copy_bandwidth_Bps=" << bandwidth
         << " reps=" << opt.reps << " t=4 layout=" << to_string(opt.layout) << "\n";
     out << "n,r,dtype,batch,t_dense,t_steps,t_fused,t_auto,t_bound,fused_over_steps,"
-           "auto_over_steps,auto_speedup_over_dense,auto_over_bound\n";
+           "auto_over_steps,auto_speedup_over_dense,auto_over_bound,t_chain4_steps,"
+           "t_chain4_fused,chain4_fused_over_steps\n";
     for (const SmallRow& r : small) {
       char line[512];
       std::snprintf(line, sizeof line,
-                    "%lld,%lld,%s,%lld,%.6e,%.6e,%.6e,%.6e,%.6e,%.3f,%.3f,%.3f,%.3f\n",
+                    "%lld,%lld,%s,%lld,%.6e,%.6e,%.6e,%.6e,%.6e,%.3f,%.3f,%.3f,%.3f,%.6e,%.6e,"
+                    "%.3f\n",
                     (long long)r.n, (long long)r.r, r.dtype.c_str(), (long long)r.batch, r.t_dense,
                     r.t_steps, r.t_fused, r.t_auto, r.t_bound, r.t_steps / r.t_fused,
-                    r.t_steps / r.t_auto, r.t_dense / r.t_auto, r.t_auto / r.t_bound);
+                    r.t_steps / r.t_auto, r.t_dense / r.t_auto, r.t_auto / r.t_bound,
+                    r.t_chain_steps, r.t_chain_fused, r.t_chain_steps / r.t_chain_fused);
       out << line;
       if (r.dtype == "half" && r.t_fused == r.t_fused) {
         char key[96];

@@ -63,18 +63,40 @@ __host__ __device__ constexpr int chunks_in_flight(int element_bytes, int sp) {
   return chunks > 0 ? chunks : 1;
 }
 
+// What the kernel does with a block's colours: decode them into Y (the last layer), or mix
+// them into the next layer's encoded signals (inside a chain, the fused decode-encode).
+template <class D, class Acc, class Coef>
+struct StlEpilogue {
+  // Decode (mix == nullptr): Y = alpha decode + beta Y, decoder r x 16 row-major.
+  const Coef* decoder = nullptr;
+  D* y = nullptr;
+  Index y_rs = 0, y_cs = 0, batch = 0;
+  Acc alpha = 0, beta = 0;
+  // Mix: next(q, J, I) = sum_p M(q, p) Ŷ^(p)(J, I) (M r_next x r column-major, leading
+  // dimension mix_ld), next r_next x out_tiles x S with S fastest.
+  const D* mix = nullptr;
+  int mix_ld = 0, next_rank = 0;
+  D* next = nullptr;
+};
+
 // SP: the signal tiles rounded up to 1, 2 or 4 (registers per output tile).
-template <class D, class Acc, class Coef, int SP>
+template <class D, class Acc, class Coef, int SP, bool MIX>
 __global__ void __launch_bounds__(kThreads, 2)
-    stl_colours_decode_kernel(int rank, int in_tiles, int out_tiles, int signal_tiles,
-                              const D* __restrict__ xhat, const D* __restrict__ weight,
-                              const Coef* __restrict__ decoder, D* y, Index y_rs, Index y_cs,
-                              Index batch, Acc alpha, Acc beta) {
+    stl_fused_kernel(int rank, int in_tiles, int out_tiles, int signal_tiles,
+                     const D* __restrict__ xhat, const D* __restrict__ weight,
+                     StlEpilogue<D, Acc, Coef> epi) {
   extern __shared__ unsigned char shared_bytes[];
   Acc* colours = reinterpret_cast<Acc*>(shared_bytes);  // [rank][kBlockTiles][SP]
-  Coef* dec = reinterpret_cast<Coef*>(colours + rank * kBlockTiles * SP);  // [rank][16]
-  for (int i = threadIdx.x; i < rank * 16; i += kThreads)
-    dec[i] = decoder[i];
+  // The epilogue's coefficients: the decoder [rank][16], or the mixing as [rank][r_next].
+  Coef* dec = reinterpret_cast<Coef*>(colours + rank * kBlockTiles * SP);
+  Acc* mix = reinterpret_cast<Acc*>(colours + rank * kBlockTiles * SP);
+  if constexpr (MIX) {
+    for (int i = threadIdx.x; i < rank * epi.next_rank; i += kThreads)
+      mix[i] = Acc(load_value(epi.mix + (i / epi.next_rank) * epi.mix_ld + i % epi.next_rank));
+  } else {
+    for (int i = threadIdx.x; i < rank * 16; i += kThreads)
+      dec[i] = epi.decoder[i];
+  }
   constexpr int kChunks = chunks_in_flight(int(sizeof(D)), SP);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int first_tile = blockIdx.x * kBlockTiles;
@@ -150,30 +172,86 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
   }
   __syncthreads();
-  // Output tile j, signal tile i, feature g of the tile: its signals s = 0..3 are the decoded
-  // entries s + 4 g.
-  for (int item = threadIdx.x; item < kBlockTiles * SP * 4; item += kThreads) {
-    const int g = item % 4, i = item / 4 % SP, j = item / (4 * SP);
-    if (j >= tiles_here || i >= signal_tiles) continue;
-    Acc out[4] = {};
-    for (int p = 0; p < rank; ++p) {
-      const Acc c = colours[(p * kBlockTiles + j) * SP + i];
-#pragma unroll
-      for (int s = 0; s < 4; ++s)
-        out[s] = fma(Acc(dec[p * 16 + s + 4 * g]), c, out[s]);
+  if constexpr (MIX) {
+    // Colour q of (output tile j, signal tile i): consecutive items, consecutive addresses.
+    for (int item = threadIdx.x; item < epi.next_rank * kBlockTiles * SP; item += kThreads) {
+      const int i = item % SP, j = item / SP % kBlockTiles, q = item / (SP * kBlockTiles);
+      if (j >= tiles_here || i >= signal_tiles) continue;
+      Acc value = 0;
+      for (int p = 0; p < rank; ++p)
+        value = fma(mix[p * epi.next_rank + q], colours[(p * kBlockTiles + j) * SP + i], value);
+      store_value(epi.next + (Index(q) * out_tiles + first_tile + j) * signal_tiles + i, value);
     }
-    const Index feature = Index(first_tile + j) * 4 + g;
+  } else {
+    // Output tile j, signal tile i, feature g of the tile: its signals s = 0..3 are the decoded
+    // entries s + 4 g.
+    for (int item = threadIdx.x; item < kBlockTiles * SP * 4; item += kThreads) {
+      const int g = item % 4, i = item / 4 % SP, j = item / (4 * SP);
+      if (j >= tiles_here || i >= signal_tiles) continue;
+      Acc out[4] = {};
+      for (int p = 0; p < rank; ++p) {
+        const Acc c = colours[(p * kBlockTiles + j) * SP + i];
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
-      const Index signal = Index(i) * 4 + s;
-      if (signal >= batch) break;
-      D* target = y + feature * y_rs + signal * y_cs;
-      // beta == 0 overwrites, so NaNs in Y do not propagate.
-      Acc value = alpha * out[s];
-      if (beta != Acc(0)) value += beta * Acc(load_value(target));
-      store_value(target, value);
+        for (int s = 0; s < 4; ++s)
+          out[s] = fma(Acc(dec[p * 16 + s + 4 * g]), c, out[s]);
+      }
+      const Index feature = Index(first_tile + j) * 4 + g;
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        const Index signal = Index(i) * 4 + s;
+        if (signal >= epi.batch) break;
+        D* target = epi.y + feature * epi.y_rs + signal * epi.y_cs;
+        // beta == 0 overwrites, so NaNs in Y do not propagate.
+        Acc value = epi.alpha * out[s];
+        if (epi.beta != Acc(0)) value += epi.beta * Acc(load_value(target));
+        store_value(target, value);
+      }
     }
   }
+}
+
+// One launch of the kernel for a layer's colours, with the given epilogue.
+template <class Storage, bool MIX>
+void launch_fused(
+    Index rank, Index in_tiles, Index out_tiles, Index signal_tiles, const Storage* encoded,
+    const Storage* weight,
+    const StlEpilogue<DeviceScalar<Storage>, StlCompute<Storage>, StlCoef<Storage>>& epi,
+    Context& ctx) {
+  static_assert(!is_complex_v<Storage>, "the fused STL kernel takes real values");
+  using D = DeviceScalar<Storage>;
+  using Acc = StlCompute<Storage>;
+  using Coef = StlCoef<Storage>;
+  require<DeviceError>(
+      rank <= 64 && epi.next_rank <= 64 && signal_tiles <= 4 && in_tiles % kRun == 0,
+      "stl fused kernel: rank ", rank, " (next ", epi.next_rank, "), ", signal_tiles,
+      " signal tiles and ", in_tiles, " input tiles are outside the kernel");
+  for (const void* p : {static_cast<const void*>(encoded), static_cast<const void*>(weight)})
+    require<DeviceError>(reinterpret_cast<std::uintptr_t>(p) % 16 == 0,
+                         "stl fused kernel: operands must be 16-byte aligned");
+  if (out_tiles == 0 || signal_tiles == 0) return;
+  const int sp = signal_tiles <= 1 ? 1 : signal_tiles <= 2 ? 2 : 4;
+  const std::size_t coefficients =
+      MIX ? sizeof(Acc) * std::size_t(rank * epi.next_rank) : sizeof(Coef) * std::size_t(rank * 16);
+  const std::size_t shared = sizeof(Acc) * std::size_t(rank * kBlockTiles * sp) + coefficients;
+  const dim3 grid(static_cast<unsigned>((out_tiles + kBlockTiles - 1) / kBlockTiles));
+  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, kThreads, shared, stream>>>(
+        int(rank), int(in_tiles), int(out_tiles), int(signal_tiles),
+        reinterpret_cast<const D*>(encoded), reinterpret_cast<const D*>(weight), epi);
+  };
+  switch (sp) {
+    case 1:
+      launch(stl_fused_kernel<D, Acc, Coef, 1, MIX>);
+      break;
+    case 2:
+      launch(stl_fused_kernel<D, Acc, Coef, 2, MIX>);
+      break;
+    default:
+      launch(stl_fused_kernel<D, Acc, Coef, 4, MIX>);
+      break;
+  }
+  check_launch("stl_fused_kernel");
 }
 
 }  // namespace
@@ -183,46 +261,37 @@ void stl_colours_decode(Index rank, Index in_tiles, Index out_tiles, Index signa
                         const Storage* encoded, const Storage* weight,
                         const StlCoef<Storage>* decoder, MatrixView<Storage> Y,
                         StlCompute<Storage> alpha, StlCompute<Storage> beta, Context& ctx) {
-  static_assert(!is_complex_v<Storage>, "the fused STL kernel takes real values");
   using D = DeviceScalar<Storage>;
-  using Acc = StlCompute<Storage>;
-  using Coef = StlCoef<Storage>;
-  require<DeviceError>(rank <= 64 && signal_tiles <= 4 && in_tiles % kRun == 0,
-                       "stl_colours_decode: rank ", rank, ", ", signal_tiles, " signal tiles and ",
-                       in_tiles, " input tiles are outside the kernel");
-  for (const void* p : {static_cast<const void*>(encoded), static_cast<const void*>(weight)})
-    require<DeviceError>(reinterpret_cast<std::uintptr_t>(p) % 16 == 0,
-                         "stl_colours_decode: operands must be 16-byte aligned");
-  if (out_tiles == 0 || signal_tiles == 0) return;
-  const int sp = signal_tiles <= 1 ? 1 : signal_tiles <= 2 ? 2 : 4;
-  const std::size_t shared =
-      sizeof(Acc) * std::size_t(rank * kBlockTiles * sp) + sizeof(Coef) * std::size_t(rank * 16);
-  const dim3 grid(static_cast<unsigned>((out_tiles + kBlockTiles - 1) / kBlockTiles));
-  auto stream = static_cast<cudaStream_t>(ctx.stream());
-  auto launch = [&](auto kernel) {
-    kernel<<<grid, kThreads, shared, stream>>>(
-        int(rank), int(in_tiles), int(out_tiles), int(signal_tiles),
-        reinterpret_cast<const D*>(encoded), reinterpret_cast<const D*>(weight), decoder,
-        reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.cols, Acc(alpha), Acc(beta));
-  };
-  switch (sp) {
-    case 1:
-      launch(stl_colours_decode_kernel<D, Acc, Coef, 1>);
-      break;
-    case 2:
-      launch(stl_colours_decode_kernel<D, Acc, Coef, 2>);
-      break;
-    default:
-      launch(stl_colours_decode_kernel<D, Acc, Coef, 4>);
-      break;
-  }
-  check_launch("stl_colours_decode_kernel");
+  StlEpilogue<D, StlCompute<Storage>, StlCoef<Storage>> epi;
+  epi.decoder = decoder;
+  epi.y = reinterpret_cast<D*>(Y.data);
+  epi.y_rs = Y.row_stride;
+  epi.y_cs = Y.col_stride;
+  epi.batch = Y.cols;
+  epi.alpha = alpha;
+  epi.beta = beta;
+  launch_fused<Storage, false>(rank, in_tiles, out_tiles, signal_tiles, encoded, weight, epi, ctx);
 }
 
-#define STROP_INSTANTIATE(S)                                                           \
-  template void stl_colours_decode<S>(Index, Index, Index, Index, const S*, const S*,  \
-                                      const StlCoef<S>*, MatrixView<S>, StlCompute<S>, \
-                                      StlCompute<S>, Context&);
+template <class Storage>
+void stl_colours_mix(Index rank, Index in_tiles, Index out_tiles, Index signal_tiles,
+                     const Storage* encoded, const Storage* weight, const Storage* mix,
+                     Index mix_ld, Index next_rank, Storage* next, Context& ctx) {
+  using D = DeviceScalar<Storage>;
+  StlEpilogue<D, StlCompute<Storage>, StlCoef<Storage>> epi;
+  epi.mix = reinterpret_cast<const D*>(mix);
+  epi.mix_ld = int(mix_ld);
+  epi.next_rank = int(next_rank);
+  epi.next = reinterpret_cast<D*>(next);
+  launch_fused<Storage, true>(rank, in_tiles, out_tiles, signal_tiles, encoded, weight, epi, ctx);
+}
+
+#define STROP_INSTANTIATE(S)                                                                 \
+  template void stl_colours_decode<S>(Index, Index, Index, Index, const S*, const S*,        \
+                                      const StlCoef<S>*, MatrixView<S>, StlCompute<S>,       \
+                                      StlCompute<S>, Context&);                              \
+  template void stl_colours_mix<S>(Index, Index, Index, Index, const S*, const S*, const S*, \
+                                   Index, Index, S*, Context&);
 STROP_INSTANTIATE(float)
 STROP_INSTANTIATE(double)
 STROP_INSTANTIATE(half)

@@ -53,5 +53,13 @@ void stl_colours_decode(Index rank, Index in_tiles, Index out_tiles, Index signa
                         const Storage* encoded, const Storage* weight,
                         const StlCoef<Storage>* decoder, MatrixView<Storage> Y,
                         StlCompute<Storage> alpha, StlCompute<Storage> beta, Context& ctx);
+// The same kernel inside a chain: the colours mixed into the next layer's encoded signals
+// (the fused decode-encode), next(q, J, I) = sum_p mix(q, p) Ŷ^(p)(J, I) with mix r_next x r
+// column-major (leading dimension mix_ld, r_next <= 64), next r_next x out_tiles x
+// signal_tiles with the signal tiles fastest (the layout the kernel reads).
+template <class Storage>
+void stl_colours_mix(Index rank, Index in_tiles, Index out_tiles, Index signal_tiles,
+                     const Storage* encoded, const Storage* weight, const Storage* mix,
+                     Index mix_ld, Index next_rank, Storage* next, Context& ctx);
 
 }  // namespace strop::detail

@@ -63,6 +63,18 @@ inline const char* stl_fused_refusal(const StlSteps& s, bool complex_values) {
   return nullptr;
 }
 
+// Auto's choice among the applications the fused path takes, from stl_bench's -small.csv on
+// an H100 and an H200 (session 20). With one signal tile (B <= 4) the fused kernel won
+// everywhere (1.1-2x). With more it wins while the encoded weights are small (launches
+// dominate) and loses up to 15 % on the H200 once they are large, where cuBLAS streams them
+// faster: this rule stays within 11 % (single layers) and 10 % (chains) of the faster path on
+// both GPUs in the worst case, 0.6 % on average.
+inline bool stl_fused_preferred(const StlSteps& s) {
+  if (s.signal_tiles <= 1) return true;
+  const Index weights = s.rank * s.in_tiles * s.out_tiles;  // values of Ŵ, r (N/t)(M/t)
+  return weights <= (s.signal_tiles == 2 ? Index(1) << 28 : Index(1) << 26);
+}
+
 // Between two stages of a chain, the decode of one and the encode of the next fuse into one
 // r_next x r mixing of each pair's colours (the paper's fused decode-encode, E_X D^T):
 // x̂_next = encoder_next (decoder^T ŷ).

@@ -4,6 +4,7 @@
 // both kernels stay coalesced, and the GEMM's operand flags absorb the difference.
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "operators/stl/stl_device.hpp"
@@ -16,10 +17,63 @@
 #include "strop/operators/stl_path.hpp"
 
 namespace strop::detail {
+namespace {
+
+// Why the fused path cannot run these stages (the first stage's reason), or nullptr.
+template <class Storage>
+const char* fused_refusal(const std::vector<StlDeviceStage<Storage>>& stages) {
+  for (const auto& stage : stages)
+    if (const char* why = stl_fused_refusal(stage.steps, is_complex_v<Storage>)) return why;
+  return nullptr;
+}
+
+// The fused path (StlPath::Fused, stl_fused.cu): the encode kernel with the signal tiles
+// fastest, then per stage one kernel for the colour GEMMs and the mixing into the next
+// stage's encoded signals, or the decode into Y for the last.
+template <class Storage>
+void run_fused(const std::vector<StlDeviceStage<Storage>>& stages, ConstView<Storage> X,
+               MatrixView<Storage> Y, StlCompute<Storage> alpha, StlCompute<Storage> beta,
+               Context& ctx) {
+  const StlSteps& first = stages.front().steps;
+  const StlColourLayout in{first.signal_tiles, first.in_tiles, true};
+  Buffer<Storage> encoded(first.rank * in.pairs(), MemorySpace::Device, ctx);
+  stl_encode<Storage>(first.tile, first.rank, stages.front().operands.encoder, X, encoded.data(),
+                      in, ctx);
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    const StlSteps& s = stages[k].steps;
+    const StlOperands<Storage>& w = stages[k].operands;
+    if (k + 1 == stages.size()) {
+      stl_colours_decode<Storage>(s.rank, s.in_tiles, s.out_tiles, s.signal_tiles, encoded.data(),
+                                  w.weight, w.decoder, Y, alpha, beta, ctx);
+      return;
+    }
+    const Index next_rank = stages[k + 1].steps.rank;
+    Buffer<Storage> next(next_rank * s.out_tiles * s.signal_tiles, MemorySpace::Device, ctx);
+    stl_colours_mix<Storage>(s.rank, s.in_tiles, s.out_tiles, s.signal_tiles, encoded.data(),
+                             w.weight, stages[k].mix_to_next, stages[k].mix_ld, next_rank,
+                             next.data(), ctx);
+    encoded = std::move(next);
+  }
+}
+
+}  // namespace
+
 template <class Storage>
 void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstView<Storage> X,
                     MatrixView<Storage> Y, StlCompute<Storage> alpha, StlCompute<Storage> beta,
                     Context& ctx) {
+  const StlPath path = stl_path();
+  const char* refusal = fused_refusal(stages);
+  require<DeviceError>(path != StlPath::Fused || refusal == nullptr,
+                       "strassen_tile: the fused path does not take ", refusal ? refusal : "",
+                       " (StlPath::Steps or Auto does)");
+  if constexpr (!is_complex_v<Storage>) {
+    const bool preferred = std::all_of(stages.begin(), stages.end(), [](const auto& stage) {
+      return stl_fused_preferred(stage.steps);
+    });
+    if (refusal == nullptr && (path == StlPath::Fused || (path == StlPath::Auto && preferred)))
+      return run_fused<Storage>(stages, X, Y, alpha, beta, ctx);
+  }
   using Compute = StlCompute<Storage>;
   const Compute one(1), zero(0);
   const cudaDataType_t type = cuda_data_type<Storage>();
@@ -133,24 +187,7 @@ template <class Storage>
 void stl_apply_device(const StrassenTile<StlCompute<Storage>>& A, const StlSteps& steps,
                       ConstView<Storage> X, MatrixView<Storage> Y, StlCompute<Storage> alpha,
                       StlCompute<Storage> beta, Context& ctx) {
-  const StlPath path = stl_path();
-  const char* refusal = stl_fused_refusal(steps, is_complex_v<Storage>);
-  require<DeviceError>(path != StlPath::Fused || refusal == nullptr,
-                       "strassen_tile: the fused path does not take ", refusal ? refusal : "",
-                       " (StlPath::Steps or Auto does)");
   const StlOperands<Storage> w = stl_operands<Storage>(A, steps, ctx);
-  if constexpr (!is_complex_v<Storage>) {
-    if (path != StlPath::Steps && refusal == nullptr) {
-      // Encode with the signal tiles fastest (the fused kernel reads a run of input tiles'
-      // colours as one block), then the colour GEMMs and the decode in one kernel.
-      const StlColourLayout in{steps.signal_tiles, steps.in_tiles, true};
-      Buffer<Storage> encoded(steps.rank * in.pairs(), MemorySpace::Device, ctx);
-      stl_encode<Storage>(steps.tile, steps.rank, w.encoder, X, encoded.data(), in, ctx);
-      stl_colours_decode<Storage>(steps.rank, steps.in_tiles, steps.out_tiles, steps.signal_tiles,
-                                  encoded.data(), w.weight, w.decoder, Y, alpha, beta, ctx);
-      return;
-    }
-  }
   stl_run_device<Storage>({{steps, w, nullptr}}, X, Y, alpha, beta, ctx);
 }
 

@@ -209,6 +209,55 @@ BOOST_AUTO_TEST_CASE(fused_path_takes_half_and_bfloat16_signals) {
   }
 }
 
+// Chains on the fused path: each layer's kernel mixes its colours into the next layer's
+// encoded signals (ranks 16 -> 32 -> 9 -> 64, rectangular layers), against the CPU chain.
+BOOST_AUTO_TEST_CASE_TEMPLATE(fused_chains_match_cpu, T, RealTypes) {
+  std::mt19937 gen(79);
+  const StrassenTileChain<T> chain(
+      {random_stl<T>(4, 16, 64, 96, gen), random_stl<T>(4, 32, 96, 32, gen),
+       random_stl<T>(4, 9, 32, 128, gen), random_stl<T>(4, 64, 128, 64, gen)});
+  StlPathGuard fused(StlPath::Fused);
+  for (Index batch : {4, 8, 12, 16}) {
+    for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
+      for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+        BOOST_TEST_CONTEXT("B=" << batch << " X " << to_string(lx) << " Y " << to_string(ly)) {
+          const HostMatrix<T> x = random_matrix<T>(64, batch);
+          const HostMatrix<T> y0 = random_matrix<T>(64, batch);
+          HostMatrix<T> expected = y0;
+          chain.apply(Op::NoTrans, view(x), view(expected), T(2), T(0.5));
+          const DeviceMatrix<T> xd = to_device(x, lx);
+          DeviceMatrix<T> yd = to_device(y0, ly);
+          chain.apply(Op::NoTrans, xd.view(), yd.view(), T(2), T(0.5));
+          BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<T>(64 * 128 * 4));
+        }
+      }
+    }
+  }
+  // A chain's adjoint is outside the fused path.
+  const DeviceMatrix<T> x(64, 8);
+  DeviceMatrix<T> y(64, 8);
+  BOOST_CHECK_THROW(chain.apply(Op::Trans, x.view(), y.view()), DeviceError);
+}
+
+BOOST_AUTO_TEST_CASE(fused_half_chain_matches_the_float_chain) {
+  std::mt19937 gen(83);
+  const StrassenTileChain<float> chain(
+      {random_stl<float>(4, 24, 128, 128, gen), random_stl<float>(4, 32, 128, 128, gen)});
+  StlPathGuard fused(StlPath::Fused);
+  for (Index batch : {4, 16}) {
+    const HostMatrix<half> xs = (0.1f * random_matrix<float>(128, batch)).cast<half>();
+    const HostMatrix<float> x = xs.cast<float>();
+    HostMatrix<float> expected(128, batch);
+    chain.apply(Op::NoTrans, view(x), view(expected));
+    for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+      const DeviceMatrix<half> xd = to_device(xs, layout);
+      DeviceMatrix<half> yd(128, batch, layout);
+      apply_reduced_precision(chain, Op::NoTrans, xd.view(), yd.view());
+      BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected) <= 2e-2);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(fused_path_refuses_what_it_does_not_take) {
   std::mt19937 gen(73);
   StlPathGuard fused(StlPath::Fused);

@@ -316,6 +316,13 @@ BOOST_AUTO_TEST_CASE(the_fused_gpu_path_takes_few_signals_of_t4_forward_layers) 
   for (Eigen::MatrixXd* m : {&wide.encode_signal, &wide.encode_weight, &wide.decode})
     m->conservativeResize(65, 16);
   BOOST_TEST(stl_fused_refusal(stl_steps(wide, 64, 128, Op::NoTrans, 8), false));  // r = 65
+  // Auto: always for one signal tile, for more only while the weights are small enough.
+  using detail::stl_fused_preferred;
+  BOOST_TEST(stl_fused_preferred(stl_steps(r32, 16384, 16384, Op::NoTrans, 4)));
+  BOOST_TEST(!stl_fused_preferred(stl_steps(r32, 16384, 16384, Op::NoTrans, 5)));
+  BOOST_TEST(stl_fused_preferred(stl_steps(r32, 8192, 8192, Op::NoTrans, 8)));
+  BOOST_TEST(!stl_fused_preferred(stl_steps(r32, 8192, 8192, Op::NoTrans, 9)));
+  BOOST_TEST(stl_fused_preferred(stl_steps(r32, 4096, 4096, Op::NoTrans, 16)));
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_is_rejected) {

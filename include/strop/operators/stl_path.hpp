@@ -7,9 +7,12 @@
 //          r <= 64, input features a multiple of 32): the
 //          weights are read once, the colours never reach global memory, and two launches
 //          replace three. A DeviceError names the reason when an application is outside it.
-//   Auto   Fused wherever it applies (measured faster there on the H100, 1.0-1.95x, session
-//          20), Steps otherwise.
-// A chain of layers (StrassenTileChain) always runs the steps with its encoded activations.
+//   Auto   Fused where it applies and measured faster on an H100 and an H200: one signal
+//          tile (B <= 4), two with encoded weights of at most 2^28 values, three or four with
+//          at most 2^26 (stl_fused_preferred); Steps otherwise.
+// A chain of layers (StrassenTileChain) whose layers all qualify runs the fused kernel per
+// layer with the fused decode-encode (mixing) in its epilogue instead of the decode; the
+// steps path mixes with one cuBLAS GEMM per layer boundary.
 #include <string_view>
 
 namespace strop {
