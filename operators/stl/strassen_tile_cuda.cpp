@@ -27,6 +27,16 @@ const char* fused_refusal(const std::vector<StlDeviceStage<Storage>>& stages) {
   return nullptr;
 }
 
+// The first stage's encode of X into a new buffer of colours laid out as `in` says.
+template <class Storage>
+Buffer<Storage> encode_input(const StlDeviceStage<Storage>& first, ConstView<Storage> X,
+                             const StlColourLayout& in, Context& ctx) {
+  Buffer<Storage> encoded(first.steps.rank * in.pairs(), MemorySpace::Device, ctx);
+  stl_encode<Storage>(first.steps.tile, first.steps.rank, first.operands.encoder, X, encoded.data(),
+                      in, ctx);
+  return encoded;
+}
+
 // The fused path (StlPath::Fused, stl_fused.cu): the encode kernel with the signal tiles
 // fastest, then per stage one kernel for the colour GEMMs and the mixing into the next
 // stage's encoded signals, or the decode into Y for the last.
@@ -35,10 +45,8 @@ void run_fused(const std::vector<StlDeviceStage<Storage>>& stages, ConstView<Sto
                MatrixView<Storage> Y, StlCompute<Storage> alpha, StlCompute<Storage> beta,
                Context& ctx) {
   const StlSteps& first = stages.front().steps;
-  const StlColourLayout in{first.signal_tiles, first.in_tiles, true};
-  Buffer<Storage> encoded(first.rank * in.pairs(), MemorySpace::Device, ctx);
-  stl_encode<Storage>(first.tile, first.rank, stages.front().operands.encoder, X, encoded.data(),
-                      in, ctx);
+  Buffer<Storage> encoded =
+      encode_input(stages.front(), X, {first.signal_tiles, first.in_tiles, true}, ctx);
   for (std::size_t k = 0; k < stages.size(); ++k) {
     const StlSteps& s = stages[k].steps;
     const StlOperands<Storage>& w = stages[k].operands;
@@ -84,9 +92,7 @@ void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstVie
 
   const StlSteps& first = stages.front().steps;
   StlColourLayout in{first.signal_tiles, first.in_tiles, x_signal_fast};
-  Buffer<Storage> encoded(first.rank * in.pairs(), MemorySpace::Device, ctx);
-  stl_encode<Storage>(first.tile, first.rank, stages.front().operands.encoder, X, encoded.data(),
-                      in, ctx);
+  Buffer<Storage> encoded = encode_input(stages.front(), X, in, ctx);
   for (std::size_t k = 0; k < stages.size(); ++k) {
     const StlSteps& s = stages[k].steps;
     const StlOperands<Storage>& w = stages[k].operands;
