@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "operators/stl/stl_steps.hpp"  // kStlFusedMaxSignalTiles
+#include "operators/stl/stl_steps.hpp"  // stl_fused_refusal
 #include "strop/strop.hpp"
 
 #if STROP_BENCH_HAVE_CUBLAS  // bench/CMakeLists.txt: CUDA builds
@@ -121,7 +121,8 @@ SmallRow run_small(const Options& opt, const StrassenTile<float>& layer, Index b
         apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
     };
   };
-  const bool fused = batch <= 4 * detail::kStlFusedMaxSignalTiles;
+  const bool fused = !detail::stl_fused_refusal(
+      detail::stl_steps(layer.encoders(), n, n, Op::NoTrans, batch), false);
   std::vector<std::function<void()>> works = {
       [&] {
         // Dense on ColMajor operands of the same shape (the layout does not matter here).

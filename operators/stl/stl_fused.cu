@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "operators/stl/stl_fused_limits.hpp"
 #include "operators/stl/stl_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
@@ -27,8 +28,8 @@ namespace strop::detail {
 namespace {
 
 constexpr int kThreads = 256, kWarps = kThreads / 32;
-constexpr int kBlockTiles = 4;  // output tiles per block
-constexpr int kRun = 8;         // input tiles per lane and chunk
+constexpr int kBlockTiles = 4;                // output tiles per block
+constexpr int kRun = int(kStlFusedRunTiles);  // input tiles per lane and chunk
 
 // kRun values of D travel as 16-byte words (uint4), kept packed in registers until used.
 template <class D>
@@ -221,10 +222,11 @@ void launch_fused(
   using D = DeviceScalar<Storage>;
   using Acc = StlCompute<Storage>;
   using Coef = StlCoef<Storage>;
-  require<DeviceError>(
-      rank <= 64 && epi.next_rank <= 64 && signal_tiles <= 4 && in_tiles % kRun == 0,
-      "stl fused kernel: rank ", rank, " (next ", epi.next_rank, "), ", signal_tiles,
-      " signal tiles and ", in_tiles, " input tiles are outside the kernel");
+  require<DeviceError>(rank <= kStlFusedMaxRank && epi.next_rank <= kStlFusedMaxRank &&
+                           signal_tiles <= kStlFusedMaxSignalTiles && in_tiles % kRun == 0,
+                       "stl fused kernel: rank ", rank, " (next ", epi.next_rank, "), ",
+                       signal_tiles, " signal tiles and ", in_tiles,
+                       " input tiles are outside the kernel");
   for (const void* p : {static_cast<const void*>(encoded), static_cast<const void*>(weight)})
     require<DeviceError>(reinterpret_cast<std::uintptr_t>(p) % 16 == 0,
                          "stl fused kernel: operands must be 16-byte aligned");

@@ -10,6 +10,7 @@
 // implementation serves all three ops.
 #include <Eigen/Core>
 
+#include "operators/stl/stl_fused_limits.hpp"
 #include "strop/core/op.hpp"
 #include "strop/core/scalar.hpp"
 #include "strop/operators/stl_encoders.hpp"
@@ -43,15 +44,6 @@ inline StlSteps stl_steps(const stl::Encoders& enc, Index rows, Index cols, Op o
   return s;
 }
 
-// The fused GPU path (StlPath::Fused, stl_fused.cu): the colour GEMMs and the decode in one
-// kernel for a few signals. Its kernel keeps a warp's sums for all signal tiles of eight
-// output tiles in registers (hence the signal-tile limit), a block's colours and the decoder
-// in shared memory (the rank limit), and reads each weight column in runs of eight input
-// tiles. With 5-8 signal tiles it measured slower than the steps (session 20: 0.5-0.9x at
-// B = 32, one block per SM), so it stops at 4.
-inline constexpr Index kStlFusedMaxSignalTiles = 4;
-inline constexpr Index kStlFusedMaxRank = 64;
-
 // Why the fused path cannot run these steps, or nullptr when it can.
 inline const char* stl_fused_refusal(const StlSteps& s, bool complex_values) {
   if (complex_values) return "complex values (the steps handle them)";
@@ -59,7 +51,7 @@ inline const char* stl_fused_refusal(const StlSteps& s, bool complex_values) {
   if (s.weight_op != Op::NoTrans) return "op(A) = A^T or A^H (the kernel reads A's weight columns)";
   if (s.signal_tiles > kStlFusedMaxSignalTiles) return "more than 4 signal tiles (B > 16)";
   if (s.rank > kStlFusedMaxRank) return "a rank above 64";
-  if (s.in_tiles % 8 != 0) return "input features not a multiple of 32";
+  if (s.in_tiles % kStlFusedRunTiles != 0) return "input features not a multiple of 32";
   return nullptr;
 }
 
