@@ -42,15 +42,10 @@ __device__ void load_coefficients(const Coef* global, Coef* shared, int count) {
 }
 
 // Four consecutive values of a batch, read or written by one vector access (t = 4 tiles
-// along the contiguous dimension of an aligned batch: StlContiguity).
+// along the contiguous dimension of an aligned batch: StlContiguity, stl_kernels.hpp).
 template <class D>
 struct alignas(4 * sizeof(D)) Quad {
   D v[4];
-};
-enum StlContiguity : int {
-  kStrided = 0,             // element by element
-  kFeaturesContiguous = 1,  // row stride 1 (ColMajor): a tile's 4 features are one Quad
-  kSignalsContiguous = 2,   // column stride 1 (RowMajor): a tile's 4 signals are one Quad
 };
 
 // TILE > 0: the tile size known at compile time (registers); TILE == 0: any t <= 8.
@@ -222,6 +217,12 @@ void require_device_tile(Index tile, Index rank) {
                        "^2 coefficients exceed the GPU kernels' 48 KB of shared memory");
 }
 
+// Whether the tensor-core kernels take a 16-bit encode or decode (stl_coding_mma.cu).
+bool tensor_core_coding(Index tile, Index rank, int contiguity) {
+  return stl_coding() == StlCoding::TensorCores && tile == 4 && rank <= kStlCodingMaxRank &&
+         contiguity != kStrided;
+}
+
 }  // namespace
 
 template <class Storage>
@@ -233,6 +234,11 @@ void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder, ConstVi
   using Coef = StlCoef<Storage>;
   const Index pairs = layout.pairs();
   if (pairs == 0 || rank == 0) return;
+  const int contiguity = contiguity_of<D>(X, tile);
+  if constexpr (is_reduced_precision_v<Storage>) {
+    if (tensor_core_coding(tile, rank, contiguity))
+      return stl_encode_mma<Storage>(rank, encoder, X, colours, layout, contiguity, ctx);
+  }
   constexpr int threads = 256;
   const std::size_t shared = sizeof(Coef) * std::size_t(rank * tile * tile);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
@@ -240,7 +246,7 @@ void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder, ConstVi
     kernel<<<grid_for(pairs, threads), threads, shared, stream>>>(
         int(tile), int(rank), encoder, reinterpret_cast<const D*>(X.data), X.row_stride,
         X.col_stride, X.cols, layout.signal_tiles, layout.feature_tiles, layout.signal_fast,
-        contiguity_of<D>(X, tile), reinterpret_cast<D*>(colours));
+        contiguity, reinterpret_cast<D*>(colours));
   };
   if (tile == 4) {
     launch(stl_encode_kernel<4, D, Acc, Coef>);
@@ -262,6 +268,12 @@ void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder, const S
   using Coef = StlCoef<Storage>;
   const Index pairs = layout.pairs();
   if (pairs == 0) return;
+  const int contiguity = contiguity_of<D>(Y, tile);
+  if constexpr (is_reduced_precision_v<Storage>) {
+    if (tensor_core_coding(tile, rank, contiguity))
+      return stl_decode_mma<Storage>(rank, decoder, colours, layout, Y, alpha, beta, contiguity,
+                                     ctx);
+  }
   constexpr int threads = 256;
   const std::size_t shared = sizeof(Coef) * std::size_t(rank * tile * tile);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
@@ -276,8 +288,8 @@ void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder, const S
   auto launch = [&](auto kernel) {
     kernel<<<grid_for(pairs, threads), threads, shared, stream>>>(
         int(tile), int(rank), decoder, reinterpret_cast<const D*>(colours), layout.signal_tiles,
-        layout.feature_tiles, layout.signal_fast, contiguity_of<D>(Y, tile),
-        reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.cols, a, b);
+        layout.feature_tiles, layout.signal_fast, contiguity, reinterpret_cast<D*>(Y.data),
+        Y.row_stride, Y.col_stride, Y.cols, a, b);
   };
   if (tile == 4) {
     launch(stl_decode_kernel<4, D, Acc, Coef>);
