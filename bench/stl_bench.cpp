@@ -14,12 +14,11 @@
 //   t_colours    the colour GEMMs alone (what a kernel fusing encode and decode into the GEMM
 //                could reach at best);
 //   t_bound      max(bytes of the layer path / copy bandwidth, flops / dense GEMM rate);
-//   t_layer_scalar, t_chain_step_scalar  the same with the scalar encode/decode kernels and
-//                the cuBLAS mixing GEMM (StlCoding::Scalar: the path before the tensor-core
-//                coding kernels), timed in alternation with the default;
-//   t_coding, t_coding_scalar  the encode and decode kernels alone (tensor-core and scalar),
-//                against t_coding_bound = their bytes (X, Y, and the colours twice each way) at
-//                the copy bandwidth.
+//   t_coding, t_coding_shared  the encode and decode kernels alone, the coefficients as a
+//                kernel parameter (the default for t = 4, r <= 64) and read from shared
+//                memory (the kernels before session 21), timed in alternation, against
+//                t_coding_bound = their bytes (X, Y, and the colours written and read) at the
+//                copy bandwidth.
 //
 // With --batches (default 1,2,4,8,16,32: a few signals, where the weights are read once), a
 // second CSV (the --csv name with "-small" before ".csv") has, per (n, r, dtype, B), timed in
@@ -38,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "operators/stl/stl_kernels.hpp"  // stl_encode, stl_decode, StlCoding
+#include "operators/stl/stl_kernels.hpp"  // stl_encode, stl_decode
 #include "operators/stl/stl_steps.hpp"    // stl_fused_refusal
 #include "strop/strop.hpp"
 
@@ -98,19 +97,7 @@ struct Row {
   Index n, r;
   std::string dtype;
   double t_dense, t_layer, t_chain_step, t_colours, t_bound;
-  double t_layer_scalar, t_chain_step_scalar, t_coding, t_coding_scalar, t_coding_bound;
-};
-
-// Sets the encode/decode/mixing kernels for the lifetime of the guard.
-class CodingGuard {
- public:
-  explicit CodingGuard(detail::StlCoding coding) : previous_(detail::stl_coding()) {
-    detail::set_stl_coding(coding);
-  }
-  ~CodingGuard() { detail::set_stl_coding(previous_); }
-
- private:
-  detail::StlCoding previous_;
+  double t_coding, t_coding_shared, t_coding_bound;
 };
 
 // A few signals: dense, the three steps, the fused kernel (NaN where it does not apply) and
@@ -215,42 +202,18 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
     for (Index batch : opt.batches)
       small.push_back(run_small<Storage>(opt, layer, batch, dtype, bandwidth, w.data(), ctx));
     const StrassenTileChain<float> chain({layer, layer, layer, layer});
-    // The layer and the chain with the default coding kernels and with the scalar ones, in
-    // alternation.
-    auto apply = [&](const auto& op, detail::StlCoding coding) {
-      return [&, coding] {
-        CodingGuard guard(coding);
-        apply_reduced_precision<Storage>(op, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
-      };
-    };
-    const std::vector<double> t_apply = median_device_seconds_each(
+    const double t_layer = median_device_seconds(
         ctx,
-        {apply(layer, detail::StlCoding::TensorCores), apply(chain, detail::StlCoding::TensorCores),
-         apply(layer, detail::StlCoding::Scalar), apply(chain, detail::StlCoding::Scalar)},
+        [&] {
+          apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
+        },
         opt.reps, 3);
-    const double t_layer = t_apply[0], t_chain4 = t_apply[1];
-    // Encode and decode alone, on the layer path's buffers.
-    std::vector<double> t_coding(2);
-    {
-      const detail::StlColourLayout pairs{tiles, tiles, opt.layout == Layout::RowMajor};
-      Buffer<Storage> colours(r * pairs.pairs(), MemorySpace::Device, ctx);
-      Buffer<float> coefficients(r * 16, MemorySpace::Device, ctx);
-      const std::vector<float> values = synthetic_weights(r * 16, 9);
-      detail::copy_bytes(coefficients.data(), MemorySpace::Device, values.data(), MemorySpace::Host,
-                         sizeof(float) * values.size(), ctx);
-      auto coding = [&](detail::StlCoding kernels) {
-        return [&, kernels] {
-          CodingGuard guard(kernels);
-          detail::stl_encode<Storage>(t, r, coefficients.data(), x.view(), colours.data(), pairs,
-                                      ctx);
-          detail::stl_decode<Storage>(t, r, coefficients.data(), colours.data(), pairs, y.view(),
-                                      1.0f, 0.0f, ctx);
-        };
-      };
-      t_coding = median_device_seconds_each(
-          ctx, {coding(detail::StlCoding::TensorCores), coding(detail::StlCoding::Scalar)},
-          opt.reps, 3);
-    }
+    const double t_chain4 = median_device_seconds(
+        ctx,
+        [&] {
+          apply_reduced_precision<Storage>(chain, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
+        },
+        opt.reps, 3);
     // The colour GEMMs alone, on buffers of the layer path's shapes.
     double t_colours = 0;
     {
@@ -275,6 +238,27 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
           },
           opt.reps, 3);
     }
+    // Encode and decode alone on the layer path's buffers, with the coefficients as a kernel
+    // parameter and from shared memory.
+    std::vector<double> t_coding(2);
+    {
+      const detail::StlColourLayout pairs{tiles, tiles, opt.layout == Layout::RowMajor};
+      Buffer<Storage> colours(r * pairs.pairs(), MemorySpace::Device, ctx);
+      const std::vector<float> coefficients = synthetic_weights(r * 16, 9);
+      Buffer<float> device(r * 16, MemorySpace::Device, ctx);
+      detail::copy_bytes(device.data(), MemorySpace::Device, coefficients.data(), MemorySpace::Host,
+                         sizeof(float) * coefficients.size(), ctx);
+      auto coding = [&](const float* host) {
+        return [&, host] {
+          detail::stl_encode<Storage>(t, r, device.data(), host, x.view(), colours.data(), pairs,
+                                      ctx);
+          detail::stl_decode<Storage>(t, r, device.data(), host, colours.data(), pairs, y.view(),
+                                      1.0f, 0.0f, ctx);
+        };
+      };
+      t_coding = median_device_seconds_each(ctx, {coding(coefficients.data()), coding(nullptr)},
+                                            opt.reps, 3);
+    }
     // Bytes of the layer path: X, Y; encoded X̂ and colours Ŷ (r/t^2 |X| each) written and
     // read; the encoded weights once.
     const double elems = double(n) * double(batch), colour_elems = double(r) * tiles * tiles;
@@ -283,8 +267,7 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
     const double t_bound = std::max(bytes / bandwidth, flops / gemm_rate);
     const double coding_bytes = 2.0 * (2 * elems + 2 * colour_elems);
     rows.push_back({n, r, dtype, t_dense, t_layer, (t_chain4 - t_layer) / 3, t_colours, t_bound,
-                    t_apply[2], (t_apply[3] - t_apply[2]) / 3, t_coding[0], t_coding[1],
-                    coding_bytes / bandwidth});
+                    t_coding[0], t_coding[1], coding_bytes / bandwidth});
     const Row& row = rows.back();
     std::printf(
         "%s n=%lld r=%lld: dense %.3f ms, layer %.3f ms (%.2fx), chain step %.3f ms (%.2fx), "
@@ -293,10 +276,8 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
         t_dense / row.t_layer, 1e3 * row.t_chain_step, t_dense / row.t_chain_step, 1e3 * t_colours,
         t_dense / t_colours, 1e3 * t_bound);
     std::printf(
-        "   scalar coding: layer %.3f ms, chain step %.3f ms; encode + decode %.3f ms (scalar "
-        "%.3f ms, bound %.3f ms)\n",
-        1e3 * row.t_layer_scalar, 1e3 * row.t_chain_step_scalar, 1e3 * row.t_coding,
-        1e3 * row.t_coding_scalar, 1e3 * row.t_coding_bound);
+        "   encode + decode %.3f ms (coefficients in shared memory %.3f ms, bound %.3f ms)\n",
+        1e3 * row.t_coding, 1e3 * row.t_coding_shared, 1e3 * row.t_coding_bound);
     std::fflush(stdout);
   }
   return rows;
@@ -388,19 +369,17 @@ int main(int argc, char** argv) {
   csv << "# device=" << device_name(0) << " copy_bandwidth_Bps=" << bandwidth
       << " reps=" << opt.reps << " t=4 batch=n layout=" << to_string(opt.layout) << "\n";
   csv << "n,r,dtype,t_dense,t_layer,t_chain_step,t_colours,t_bound,layer_speedup,"
-         "chain_step_speedup,colours_speedup,layer_over_bound,t_layer_scalar,t_chain_step_scalar,"
-         "t_coding,t_coding_scalar,t_coding_bound\n";
+         "chain_step_speedup,colours_speedup,layer_over_bound,t_coding,t_coding_shared,"
+         "t_coding_bound\n";
   std::map<std::string, double> layer_speedup, chain_speedup, fused_over_unfused;
   for (const Row& r : rows) {
     char line[640];
     std::snprintf(line, sizeof line,
-                  "%lld,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.3f,%.3f,%.3f,%.3f,%.6e,%.6e,%.6e,%.6e,"
-                  "%.6e\n",
+                  "%lld,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.3f,%.3f,%.3f,%.3f,%.6e,%.6e,%.6e\n",
                   (long long)r.n, (long long)r.r, r.dtype.c_str(), r.t_dense, r.t_layer,
                   r.t_chain_step, r.t_colours, r.t_bound, r.t_dense / r.t_layer,
                   r.t_dense / r.t_chain_step, r.t_dense / r.t_colours, r.t_layer / r.t_bound,
-                  r.t_layer_scalar, r.t_chain_step_scalar, r.t_coding, r.t_coding_scalar,
-                  r.t_coding_bound);
+                  r.t_coding, r.t_coding_shared, r.t_coding_bound);
     csv << line;
     if (r.dtype == "half") {
       const std::string key = "n=" + std::to_string(r.n) + ",r=" + std::to_string(r.r);

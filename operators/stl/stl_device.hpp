@@ -11,17 +11,39 @@
 
 namespace strop {
 
+namespace detail {
+
+// E_X then D, each r x t^2 row-major, as the coefficient type.
+template <class Coef>
+std::vector<Coef> stl_coder_values(const stl::Encoders& enc) {
+  const Index r = enc.rank(), t2 = enc.tile * enc.tile;
+  std::vector<Coef> values(static_cast<std::size_t>(2 * r * t2));
+  for (Index p = 0; p < r; ++p)
+    for (Index k = 0; k < t2; ++k) {
+      values[p * t2 + k] = Coef(enc.encode_signal(p, k));
+      values[r * t2 + p * t2 + k] = Coef(enc.decode(p, k));
+    }
+  return values;
+}
+
+}  // namespace detail
+
 template <class T>
 struct StrassenTile<T>::DeviceForm {
   DeviceCache<T> weight;                   // Ŵ, colour-major as on the host (and conjugated)
-  DeviceCache<RealOf<T>> coders;           // E_X then D, each r x t^2 row-major
+  std::vector<RealOf<T>> coders_host;      // E_X then D, each r x t^2 row-major
+  DeviceCache<RealOf<T>> coders;           // their device copy
   DeviceCache<std::uint16_t> weight_half;  // Ŵ as half (float operators only)
   DeviceCache<std::uint16_t> weight_bf16;  // Ŵ as bfloat16 (float operators only)
 };
 
 template <class T>
 const typename StrassenTile<T>::DeviceForm& StrassenTile<T>::device_form(Context&) const {
-  return *device_->get([] { return std::make_shared<DeviceForm>(); });
+  return *device_->get([this] {
+    auto form = std::make_shared<DeviceForm>();
+    form->coders_host = detail::stl_coder_values<RealOf<T>>(encoders());
+    return form;
+  });
 }
 
 template <class T>
@@ -45,6 +67,8 @@ struct StlOperands {
   using Coef = StlCoef<Storage>;
   const Coef* encoder = nullptr;  // r x t^2 row-major
   const Coef* decoder = nullptr;
+  const Coef* encoder_host = nullptr;  // the same on the host (kernel parameters)
+  const Coef* decoder_host = nullptr;
   const Storage* weight = nullptr;       // Ŵ colour-major
   const Storage* weight_conj = nullptr;  // conj(Ŵ), only for A^H into a feature-fast Y
 };

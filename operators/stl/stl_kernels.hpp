@@ -32,50 +32,24 @@ struct StlColourLayout {
 // The largest tile the kernels take (t^2 values per thread in registers).
 inline constexpr Index kStlMaxDeviceTile = 8;
 
-// How a batch's t = 4 tiles can move along one dimension: element by element, or as aligned
-// words along its features (row stride 1, ColMajor) or its signals (column stride 1, RowMajor).
-enum StlContiguity : int {
-  kStrided = 0,
-  kFeaturesContiguous = 1,
-  kSignalsContiguous = 2,
-};
-
-// Which kernels encode, decode and mix 16-bit signals with t = 4 tiles: the tensor-core
-// kernels (stl_coding_mma.cu) where they apply (ranks up to kStlCodingMaxRank, X and Y
-// contiguous along one dimension), or always the scalar kernels and the cuBLAS mixing GEMM
-// (the earlier path, which tests and stl_bench compare them with). Per thread; default
-// TensorCores.
-enum class StlCoding { TensorCores, Scalar };
-StlCoding stl_coding();
-void set_stl_coding(StlCoding coding);
-inline constexpr Index kStlCodingMaxRank = 64;
+// Coefficients of one encode or decode (r x t^2 values) that the kernels take as a launch
+// parameter instead of reading them from memory (t = 4: ranks up to 64).
+inline constexpr Index kStlParamCoefficients = 1024;
 
 // colours = encoder (r x t^2, row-major, device) applied to every input tile of X (t signals
-// x t features, entry i + t f; signals beyond X.cols are zero).
+// x t features, entry i + t f; signals beyond X.cols are zero). encoder_host: the same values
+// on the host, or null; with them and r t^2 <= kStlParamCoefficients they travel as a kernel
+// parameter (faster: stl_kernels.cu).
 template <class Storage>
-void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder, ConstView<Storage> X,
-                Storage* colours, const StlColourLayout& layout, Context& ctx);
+void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder,
+                const StlCoef<Storage>* encoder_host, ConstView<Storage> X, Storage* colours,
+                const StlColourLayout& layout, Context& ctx);
 // Y = alpha decode(colours) + beta Y for the signals of Y (a final partial tile is cut).
 template <class Storage>
-void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder, const Storage* colours,
+void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder,
+                const StlCoef<Storage>* decoder_host, const Storage* colours,
                 const StlColourLayout& layout, MatrixView<Storage> Y, StlCompute<Storage> alpha,
                 StlCompute<Storage> beta, Context& ctx);
-
-// The tensor-core forms of stl_encode, stl_decode and the chain's mixing (stl_coding_mma.cu):
-// half/bfloat16, t = 4, ranks up to kStlCodingMaxRank; X and Y contiguous as `contiguity` says
-// (16-byte aligned data and even strides), colours in the StlColourLayout order. Mixing:
-// next (next_rank x pairs) = mix (next_rank x rank, column-major, leading dimension mix_ld)
-// colours (rank x pairs), both colour-major.
-template <class Storage>
-void stl_encode_mma(Index rank, const float* encoder, ConstView<Storage> X, Storage* colours,
-                    const StlColourLayout& layout, int contiguity, Context& ctx);
-template <class Storage>
-void stl_decode_mma(Index rank, const float* decoder, const Storage* colours,
-                    const StlColourLayout& layout, MatrixView<Storage> Y, float alpha, float beta,
-                    int contiguity, Context& ctx);
-template <class Storage>
-void stl_mix_mma(Index rank, const Storage* colours, Index pairs, const Storage* mix, Index mix_ld,
-                 Index next_rank, Storage* next, Context& ctx);
 
 // Y = alpha decode(the colour GEMMs of `encoded`) + beta Y in one kernel (stl_fused.cu): t = 4,
 // op(A) = A, real values, at most 4 signal tiles and rank 64, in_tiles a multiple of 8.

@@ -1,12 +1,9 @@
 #include "strop/operators/stl_path.hpp"
 
-#include "operators/stl/stl_kernels.hpp"
-
 namespace strop {
 namespace {
 thread_local StlPath current_path = StlPath::Auto;
-thread_local detail::StlCoding current_coding = detail::StlCoding::TensorCores;
-}  // namespace
+}
 
 std::string_view to_string(StlPath path) {
   switch (path) {
@@ -27,14 +24,4 @@ void set_stl_path(StlPath path) {
   current_path = path;
 }
 
-namespace detail {
-
-StlCoding stl_coding() {
-  return current_coding;
-}
-void set_stl_coding(StlCoding coding) {
-  current_coding = coding;
-}
-
-}  // namespace detail
 }  // namespace strop

@@ -32,8 +32,8 @@ template <class Storage>
 Buffer<Storage> encode_input(const StlDeviceStage<Storage>& first, ConstView<Storage> X,
                              const StlColourLayout& in, Context& ctx) {
   Buffer<Storage> encoded(first.steps.rank * in.pairs(), MemorySpace::Device, ctx);
-  stl_encode<Storage>(first.steps.tile, first.steps.rank, first.operands.encoder, X, encoded.data(),
-                      in, ctx);
+  stl_encode<Storage>(first.steps.tile, first.steps.rank, first.operands.encoder,
+                      first.operands.encoder_host, X, encoded.data(), in, ctx);
   return encoded;
 }
 
@@ -130,23 +130,14 @@ void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstVie
     }
     check_cublas(status, "strassen_tile colour GEMMs (cublasGemmStridedBatchedEx)");
     if (last) {
-      stl_decode<Storage>(s.tile, s.rank, w.decoder, colours.data(), out, Y, alpha, beta, ctx);
+      stl_decode<Storage>(s.tile, s.rank, w.decoder, w.decoder_host, colours.data(), out, Y, alpha,
+                          beta, ctx);
       return;
     }
-    // Fused decode-encode into the next stage: next (pairs x r_next) = colours M^T, on tensor
-    // cores by our kernel for 16-bit signals (it reaches nearer the copy rate than cuBLAS's
-    // GEMM with k = r), else by cuBLAS.
+    // Fused decode-encode into the next stage: next (pairs x r_next) = colours M^T.
     const Index next_rank = stages[k + 1].steps.rank;
     in = out;
     encoded = Buffer<Storage>(next_rank * in.pairs(), MemorySpace::Device, ctx);
-    if constexpr (is_reduced_precision_v<Storage>) {
-      if (stl_coding() == StlCoding::TensorCores && s.rank <= kStlCodingMaxRank &&
-          next_rank <= kStlCodingMaxRank) {
-        stl_mix_mma<Storage>(s.rank, colours.data(), in.pairs(), stages[k].mix_to_next,
-                             stages[k].mix_ld, next_rank, encoded.data(), ctx);
-        continue;
-      }
-    }
     const int pairs = cuda_int(in.pairs(), "strassen_tile tile pairs");
     const int r_next = cuda_int(next_rank, "strassen_tile rank");
     status = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, pairs, r_next, rank, &one,
@@ -156,23 +147,6 @@ void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstVie
     check_cublas(status, "strassen_tile fused decode-encode (cublasGemmEx)");
   }
 }
-
-namespace {
-
-// E_X then D, each r x t^2 row-major, as the coefficient type.
-template <class Coef>
-std::vector<Coef> coder_values(const stl::Encoders& enc) {
-  const Index r = enc.rank(), t2 = enc.tile * enc.tile;
-  std::vector<Coef> values(static_cast<std::size_t>(2 * r * t2));
-  for (Index p = 0; p < r; ++p)
-    for (Index k = 0; k < t2; ++k) {
-      values[p * t2 + k] = Coef(enc.encode_signal(p, k));
-      values[r * t2 + p * t2 + k] = Coef(enc.decode(p, k));
-    }
-  return values;
-}
-
-}  // namespace
 
 template <class Storage>
 StlOperands<Storage> stl_operands(const StrassenTile<StlCompute<Storage>>& A, const StlSteps& steps,
@@ -192,10 +166,14 @@ StlOperands<Storage> stl_operands(const StrassenTile<StlCompute<Storage>>& A, co
       w.weight_conj = form.weight.get(host.data(), count, ctx, true);
   }
   const Index block = A.rank() * A.tile() * A.tile();
-  const Coef* coders =
-      form.coders.get_or_make(2 * block, ctx, [&] { return coder_values<Coef>(A.encoders()); });
-  w.encoder = steps.adjoint_roles() ? coders + block : coders;  // A^T, A^H encode with D
-  w.decoder = steps.adjoint_roles() ? coders : coders + block;
+  const Coef* coders = form.coders.get_or_make(2 * block, ctx, [&] { return form.coders_host; });
+  const Coef* coders_host = form.coders_host.data();
+  const Index encoder = steps.adjoint_roles() ? block : 0;  // A^T, A^H encode with D
+  const Index decoder = block - encoder;
+  w.encoder = coders + encoder;
+  w.decoder = coders + decoder;
+  w.encoder_host = coders_host + encoder;
+  w.decoder_host = coders_host + decoder;
   return w;
 }
 
