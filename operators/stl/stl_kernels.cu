@@ -86,8 +86,52 @@ enum StlContiguity : int {
   kSignalsContiguous = 2,   // column stride 1 (RowMajor): a tile's 4 signals are one Quad
 };
 
+// The t^2 values of input tile pair e (entry i + t f; signals beyond the batch are zero).
+template <int TILE, class D, class Acc>
+__device__ __forceinline__ void load_input_tile(Index e, int t, const D* x, Index x_rs, Index x_cs,
+                                                Index batch, Index signal_tiles,
+                                                Index feature_tiles, bool signal_fast,
+                                                int contiguity, Acc* v) {
+  const TilePair tp = pair_of(e, signal_tiles, feature_tiles, signal_fast);
+  const Index first_signal = tp.signal_tile * t;
+  const D* base = x + tp.feature_tile * t * x_rs + first_signal * x_cs;
+  if (TILE == 4 && contiguity == kFeaturesContiguous) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      Quad<D> q{};
+      if (first_signal + i < batch) q = *reinterpret_cast<const Quad<D>*>(base + i * x_cs);
+#pragma unroll
+      for (int f = 0; f < 4; ++f)
+        v[i + 4 * f] = Acc(load_value(&q.v[f]));
+    }
+  } else if (TILE == 4 && contiguity == kSignalsContiguous && first_signal + 3 < batch) {
+#pragma unroll
+    for (int f = 0; f < 4; ++f) {
+      const Quad<D> q = *reinterpret_cast<const Quad<D>*>(base + f * x_rs);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        v[i + 4 * f] = Acc(load_value(&q.v[i]));
+    }
+  } else {
+#pragma unroll
+    for (int f = 0; f < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++f) {
+      if (f >= t) break;
+#pragma unroll
+      for (int i = 0; i < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++i) {
+        if (i >= t) break;
+        v[i + t * f] =
+            first_signal + i < batch ? Acc(load_value(base + f * x_rs + i * x_cs)) : Acc{};
+      }
+    }
+  }
+}
+
 // TILE > 0: the tile size known at compile time (registers); TILE == 0: any t <= 8.
-// Source: SharedCoefficients or (TILE > 0) ParamCoefficients.
+// Source: SharedCoefficients or (TILE > 0) ParamCoefficients. A thread's pairs are a grid
+// stride apart, and the next pair's values are loaded before this pair's colours are computed:
+// with one pair per thread and a grid of many waves, a block's loads, multiply-adds and stores
+// ran one after the other (on the H100 the encode + decode took about the sum of their
+// memory and arithmetic times), where the loads of the next pair now overlap the arithmetic.
 template <int TILE, class D, class Acc, class Source>
 __global__ void stl_encode_kernel(int t_runtime, int rank, const Source encoder, const D* x,
                                   Index x_rs, Index x_cs, Index batch, Index signal_tiles,
@@ -98,42 +142,20 @@ __global__ void stl_encode_kernel(int t_runtime, int rank, const Source encoder,
   const int t2 = t * t;
   const auto* coef = block_coefficients(encoder, shared_bytes, rank * t2);
   constexpr int kValues = TILE > 0 ? TILE * TILE : kStlMaxDeviceTile * kStlMaxDeviceTile;
-  const Index pairs = signal_tiles * feature_tiles;
-  for (Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x; e < pairs;
-       e += Index(gridDim.x) * blockDim.x) {
-    const TilePair tp = pair_of(e, signal_tiles, feature_tiles, signal_fast);
+  const Index pairs = signal_tiles * feature_tiles, stride = Index(gridDim.x) * blockDim.x;
+  auto load = [&](Index e, Acc* v) {
+    load_input_tile<TILE, D, Acc>(e, t, x, x_rs, x_cs, batch, signal_tiles, feature_tiles,
+                                  signal_fast, contiguity, v);
+  };
+  Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x;
+  Acc next[kValues];
+  if (e < pairs) load(e, next);
+  for (; e < pairs; e += stride) {
     Acc v[kValues];
-    const Index first_signal = tp.signal_tile * t;
-    const D* base = x + tp.feature_tile * t * x_rs + first_signal * x_cs;
-    if (TILE == 4 && contiguity == kFeaturesContiguous) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        Quad<D> q{};
-        if (first_signal + i < batch) q = *reinterpret_cast<const Quad<D>*>(base + i * x_cs);
-#pragma unroll
-        for (int f = 0; f < 4; ++f)
-          v[i + 4 * f] = Acc(load_value(&q.v[f]));
-      }
-    } else if (TILE == 4 && contiguity == kSignalsContiguous && first_signal + 3 < batch) {
-#pragma unroll
-      for (int f = 0; f < 4; ++f) {
-        const Quad<D> q = *reinterpret_cast<const Quad<D>*>(base + f * x_rs);
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          v[i + 4 * f] = Acc(load_value(&q.v[i]));
-      }
-    } else {
-#pragma unroll
-      for (int f = 0; f < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++f) {
-        if (f >= t) break;
-#pragma unroll
-        for (int i = 0; i < (TILE > 0 ? TILE : kStlMaxDeviceTile); ++i) {
-          if (i >= t) break;
-          v[i + t * f] =
-              first_signal + i < batch ? Acc(load_value(base + f * x_rs + i * x_cs)) : Acc{};
-        }
-      }
-    }
+    for (int k = 0; k < kValues; ++k)
+      v[k] = next[k];
+    if (e + stride < pairs) load(e + stride, next);
 #pragma unroll
     for (int p = 0; p < kColourLoopBound<TILE, Source>; ++p) {
       if (p >= rank) break;
@@ -158,25 +180,38 @@ __global__ void stl_decode_kernel(int t_runtime, int rank, const Source decoder,
   const int t2 = t * t;
   const auto* coef = block_coefficients(decoder, shared_bytes, rank * t2);
   constexpr int kValues = TILE > 0 ? TILE * TILE : kStlMaxDeviceTile * kStlMaxDeviceTile;
-  const Index pairs = signal_tiles * feature_tiles;
-  for (Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x; e < pairs;
-       e += Index(gridDim.x) * blockDim.x) {
+  const Index pairs = signal_tiles * feature_tiles, stride = Index(gridDim.x) * blockDim.x;
+  // The colours are read kColoursInFlight at a time: one 2-8 byte load per colour and
+  // thread, so the loop is bound by load latency unless several are in flight (measured on
+  // the H100: 0.28 ms for the decode at n = 8192, r = 32 with one or two in flight). The next
+  // group (of this pair, or the first of the thread's next pair) is loaded before this one is
+  // used, as in the encode.
+  constexpr int kColoursInFlight = 8;
+  auto load_group = [&](Index e, int p0, Acc* c) {
+#pragma unroll
+    for (int j = 0; j < kColoursInFlight; ++j)
+      c[j] = p0 + j < rank ? Acc(load_value(colours + (p0 + j) * pairs + e)) : Acc{};
+  };
+  Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x;
+  Acc next[kColoursInFlight];
+  if (e < pairs) load_group(e, 0, next);
+  for (; e < pairs; e += stride) {
     const TilePair tp = pair_of(e, signal_tiles, feature_tiles, signal_fast);
     Acc out[kValues];
 #pragma unroll
     for (int k = 0; k < kValues; ++k)
       out[k] = Acc{};
-    // The colours are read kColoursInFlight at a time: one 2-8 byte load per colour and
-    // thread, so the loop is bound by load latency unless several are in flight (measured on
-    // the H100: 0.28 ms for the decode at n = 8192, r = 32 with one or two in flight).
-    constexpr int kColoursInFlight = 8;
 #pragma unroll
     for (int p0 = 0; p0 < kColourLoopBound<TILE, Source>; p0 += kColoursInFlight) {
       if (p0 >= rank) break;
       Acc c[kColoursInFlight];
 #pragma unroll
       for (int j = 0; j < kColoursInFlight; ++j)
-        c[j] = p0 + j < rank ? Acc(load_value(colours + (p0 + j) * pairs + e)) : Acc{};
+        c[j] = next[j];
+      if (p0 + kColoursInFlight < rank)
+        load_group(e, p0 + kColoursInFlight, next);
+      else if (e + stride < pairs)
+        load_group(e + stride, 0, next);
 #pragma unroll
       for (int j = 0; j < kColoursInFlight; ++j) {
         const int p = p0 + j;
@@ -244,8 +279,22 @@ int contiguity_of(const V& view, Index tile) {
   return kStrided;
 }
 
-dim3 grid_for(Index pairs, int threads) {
-  return dim3(static_cast<unsigned>(std::min<Index>((pairs + threads - 1) / threads, 65535 * 4)));
+// One thread per pair, or (Resident > 0) at most Resident blocks: the blocks the device holds
+// at once, each thread then taking several pairs with the next one's loads in flight.
+dim3 grid_for(Index pairs, int threads, long long resident = 0) {
+  Index blocks = std::min<Index>((pairs + threads - 1) / threads, 65535 * 4);
+  if (resident > 0) blocks = std::min<Index>(blocks, resident);
+  return dim3(static_cast<unsigned>(blocks));
+}
+
+// The blocks of a coding kernel the device holds at once where its coefficients are
+// parameters (no dynamic shared memory), else 0 (one thread per pair).
+template <auto Kernel, class Source>
+long long coding_grid_limit(int threads) {
+  if constexpr (Source::kParam)
+    return resident_blocks<Kernel>(threads);
+  else
+    return 0;
 }
 
 template <class Storage>
@@ -305,11 +354,12 @@ void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder,
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   with_coefficients(tile, rank, encoder, encoder_host, [&](auto tile_constant, const auto& source) {
     using Source = std::decay_t<decltype(source)>;
-    stl_encode_kernel<decltype(tile_constant)::value, D, Acc, Source>
-        <<<grid_for(pairs, threads), threads, coefficient_bytes<Source, Coef>(rank * tile * tile),
-           stream>>>(int(tile), int(rank), source, reinterpret_cast<const D*>(X.data), X.row_stride,
-                     X.col_stride, X.cols, layout.signal_tiles, layout.feature_tiles,
-                     layout.signal_fast, contiguity_of<D>(X, tile), reinterpret_cast<D*>(colours));
+    constexpr auto kernel = stl_encode_kernel<decltype(tile_constant)::value, D, Acc, Source>;
+    kernel<<<grid_for(pairs, threads, coding_grid_limit<kernel, Source>(threads)), threads,
+             coefficient_bytes<Source, Coef>(rank * tile * tile), stream>>>(
+        int(tile), int(rank), source, reinterpret_cast<const D*>(X.data), X.row_stride,
+        X.col_stride, X.cols, layout.signal_tiles, layout.feature_tiles, layout.signal_fast,
+        contiguity_of<D>(X, tile), reinterpret_cast<D*>(colours));
   });
   check_launch("stl_encode_kernel");
 }
@@ -337,12 +387,12 @@ void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder,
   }
   with_coefficients(tile, rank, decoder, decoder_host, [&](auto tile_constant, const auto& source) {
     using Source = std::decay_t<decltype(source)>;
-    stl_decode_kernel<decltype(tile_constant)::value, D, Acc, Source>
-        <<<grid_for(pairs, threads), threads, coefficient_bytes<Source, Coef>(rank * tile * tile),
-           stream>>>(int(tile), int(rank), source, reinterpret_cast<const D*>(colours),
-                     layout.signal_tiles, layout.feature_tiles, layout.signal_fast,
-                     contiguity_of<D>(Y, tile), reinterpret_cast<D*>(Y.data), Y.row_stride,
-                     Y.col_stride, Y.cols, a, b);
+    constexpr auto kernel = stl_decode_kernel<decltype(tile_constant)::value, D, Acc, Source>;
+    kernel<<<grid_for(pairs, threads, coding_grid_limit<kernel, Source>(threads)), threads,
+             coefficient_bytes<Source, Coef>(rank * tile * tile), stream>>>(
+        int(tile), int(rank), source, reinterpret_cast<const D*>(colours), layout.signal_tiles,
+        layout.feature_tiles, layout.signal_fast, contiguity_of<D>(Y, tile),
+        reinterpret_cast<D*>(Y.data), Y.row_stride, Y.col_stride, Y.cols, a, b);
   });
   check_launch("stl_decode_kernel");
 }
