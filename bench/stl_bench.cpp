@@ -14,9 +14,10 @@
 //   t_colours    the colour GEMMs alone (what a kernel fusing encode and decode into the GEMM
 //                could reach at best);
 //   t_bound      max(bytes of the layer path / copy bandwidth, flops / dense GEMM rate);
-//   t_coding, t_coding_shared  the encode and decode kernels alone, the coefficients as a
-//                kernel parameter (the default for t = 4, r <= 64) and read from shared
-//                memory (the kernels before session 21), timed in alternation, against
+//   t_coding, t_coding_scalar, t_coding_shared  the encode and decode kernels alone, timed in
+//                alternation: the default (tensor cores where stl_coding_mma_takes: ColMajor),
+//                the scalar kernels with the coefficients as a kernel parameter, and with them
+//                read from shared memory (the kernels before session 21); against
 //                t_coding_bound = their bytes (X, Y, and the colours written and read) at the
 //                copy bandwidth.
 //
@@ -97,7 +98,7 @@ struct Row {
   Index n, r;
   std::string dtype;
   double t_dense, t_layer, t_chain_step, t_colours, t_bound;
-  double t_coding, t_coding_shared, t_coding_bound;
+  double t_coding, t_coding_scalar, t_coding_shared, t_coding_bound;
 };
 
 // A few signals: dense, the three steps, the fused kernel (NaN where it does not apply) and
@@ -240,7 +241,7 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
     }
     // Encode and decode alone on the layer path's buffers, with the coefficients as a kernel
     // parameter and from shared memory.
-    std::vector<double> t_coding(2);
+    std::vector<double> t_coding(3);
     {
       const detail::StlColourLayout pairs{tiles, tiles, opt.layout == Layout::RowMajor};
       Buffer<Storage> colours(r * pairs.pairs(), MemorySpace::Device, ctx);
@@ -248,16 +249,19 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
       Buffer<float> device(r * 16, MemorySpace::Device, ctx);
       detail::copy_bytes(device.data(), MemorySpace::Device, coefficients.data(), MemorySpace::Host,
                          sizeof(float) * coefficients.size(), ctx);
-      auto coding = [&](const float* host) {
-        return [&, host] {
+      auto coding = [&](const float* host, bool tensor_cores) {
+        return [&, host, tensor_cores] {
           detail::stl_encode<Storage>(t, r, device.data(), host, x.view(), colours.data(), pairs,
-                                      ctx);
+                                      ctx, tensor_cores);
           detail::stl_decode<Storage>(t, r, device.data(), host, colours.data(), pairs, y.view(),
-                                      1.0f, 0.0f, ctx);
+                                      1.0f, 0.0f, ctx, tensor_cores);
         };
       };
-      t_coding = median_device_seconds_each(ctx, {coding(coefficients.data()), coding(nullptr)},
-                                            opt.reps, 3);
+      t_coding =
+          median_device_seconds_each(ctx,
+                                     {coding(coefficients.data(), true),
+                                      coding(coefficients.data(), false), coding(nullptr, false)},
+                                     opt.reps, 3);
     }
     // Bytes of the layer path: X, Y; encoded X̂ and colours Ŷ (r/t^2 |X| each) written and
     // read; the encoded weights once.
@@ -267,7 +271,7 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
     const double t_bound = std::max(bytes / bandwidth, flops / gemm_rate);
     const double coding_bytes = 2.0 * (2 * elems + 2 * colour_elems);
     rows.push_back({n, r, dtype, t_dense, t_layer, (t_chain4 - t_layer) / 3, t_colours, t_bound,
-                    t_coding[0], t_coding[1], coding_bytes / bandwidth});
+                    t_coding[0], t_coding[1], t_coding[2], coding_bytes / bandwidth});
     const Row& row = rows.back();
     std::printf(
         "%s n=%lld r=%lld: dense %.3f ms, layer %.3f ms (%.2fx), chain step %.3f ms (%.2fx), "
@@ -276,8 +280,10 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
         t_dense / row.t_layer, 1e3 * row.t_chain_step, t_dense / row.t_chain_step, 1e3 * t_colours,
         t_dense / t_colours, 1e3 * t_bound);
     std::printf(
-        "   encode + decode %.3f ms (coefficients in shared memory %.3f ms, bound %.3f ms)\n",
-        1e3 * row.t_coding, 1e3 * row.t_coding_shared, 1e3 * row.t_coding_bound);
+        "   encode + decode %.3f ms (scalar kernels %.3f ms, with coefficients in shared memory "
+        "%.3f ms; bound %.3f ms)\n",
+        1e3 * row.t_coding, 1e3 * row.t_coding_scalar, 1e3 * row.t_coding_shared,
+        1e3 * row.t_coding_bound);
     std::fflush(stdout);
   }
   return rows;
@@ -369,17 +375,17 @@ int main(int argc, char** argv) {
   csv << "# device=" << device_name(0) << " copy_bandwidth_Bps=" << bandwidth
       << " reps=" << opt.reps << " t=4 batch=n layout=" << to_string(opt.layout) << "\n";
   csv << "n,r,dtype,t_dense,t_layer,t_chain_step,t_colours,t_bound,layer_speedup,"
-         "chain_step_speedup,colours_speedup,layer_over_bound,t_coding,t_coding_shared,"
-         "t_coding_bound\n";
+         "chain_step_speedup,colours_speedup,layer_over_bound,t_coding,t_coding_scalar,"
+         "t_coding_shared,t_coding_bound\n";
   std::map<std::string, double> layer_speedup, chain_speedup, fused_over_unfused;
   for (const Row& r : rows) {
     char line[640];
     std::snprintf(line, sizeof line,
-                  "%lld,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.3f,%.3f,%.3f,%.3f,%.6e,%.6e,%.6e\n",
+                  "%lld,%lld,%s,%.6e,%.6e,%.6e,%.6e,%.6e,%.3f,%.3f,%.3f,%.3f,%.6e,%.6e,%.6e,%.6e\n",
                   (long long)r.n, (long long)r.r, r.dtype.c_str(), r.t_dense, r.t_layer,
                   r.t_chain_step, r.t_colours, r.t_bound, r.t_dense / r.t_layer,
                   r.t_dense / r.t_chain_step, r.t_dense / r.t_colours, r.t_layer / r.t_bound,
-                  r.t_coding, r.t_coding_shared, r.t_coding_bound);
+                  r.t_coding, r.t_coding_scalar, r.t_coding_shared, r.t_coding_bound);
     csv << line;
     if (r.dtype == "half") {
       const std::string key = "n=" + std::to_string(r.n) + ",r=" + std::to_string(r.r);

@@ -343,13 +343,17 @@ std::size_t coefficient_bytes(Index count) {
 template <class Storage>
 void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder,
                 const StlCoef<Storage>* encoder_host, ConstView<Storage> X, Storage* colours,
-                const StlColourLayout& layout, Context& ctx) {
+                const StlColourLayout& layout, Context& ctx, bool tensor_cores) {
   require_device_tile<Storage>(tile, rank);
   using D = DeviceScalar<Storage>;
   using Acc = std::conditional_t<is_reduced_precision_v<Storage>, float, D>;
   using Coef = StlCoef<Storage>;
   const Index pairs = layout.pairs();
   if (pairs == 0 || rank == 0) return;
+  if constexpr (is_reduced_precision_v<Storage>) {
+    if (tensor_cores && stl_coding_mma_takes(tile, rank, X, layout))
+      return stl_encode_mma<Storage>(rank, encoder, X, colours, layout, ctx);
+  }
   constexpr int threads = 256;
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   with_coefficients(tile, rank, encoder, encoder_host, [&](auto tile_constant, const auto& source) {
@@ -368,13 +372,17 @@ template <class Storage>
 void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder,
                 const StlCoef<Storage>* decoder_host, const Storage* colours,
                 const StlColourLayout& layout, MatrixView<Storage> Y, StlCompute<Storage> alpha,
-                StlCompute<Storage> beta, Context& ctx) {
+                StlCompute<Storage> beta, Context& ctx, bool tensor_cores) {
   require_device_tile<Storage>(tile, rank);
   using D = DeviceScalar<Storage>;
   using Acc = std::conditional_t<is_reduced_precision_v<Storage>, float, D>;
   using Coef = StlCoef<Storage>;
   const Index pairs = layout.pairs();
   if (pairs == 0) return;
+  if constexpr (is_reduced_precision_v<Storage>) {
+    if (tensor_cores && stl_coding_mma_takes(tile, rank, Y, layout))
+      return stl_decode_mma<Storage>(rank, decoder, colours, layout, Y, alpha, beta, ctx);
+  }
   constexpr int threads = 256;
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   Acc a, b;
@@ -399,10 +407,10 @@ void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder,
 
 #define STROP_INSTANTIATE(S)                                                                       \
   template void stl_encode<S>(Index, Index, const StlCoef<S>*, const StlCoef<S>*, ConstView<S>,    \
-                              S*, const StlColourLayout&, Context&);                               \
+                              S*, const StlColourLayout&, Context&, bool);                         \
   template void stl_decode<S>(Index, Index, const StlCoef<S>*, const StlCoef<S>*, const S*,        \
                               const StlColourLayout&, MatrixView<S>, StlCompute<S>, StlCompute<S>, \
-                              Context&);
+                              Context&, bool);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 STROP_INSTANTIATE(half)
 STROP_INSTANTIATE(bfloat16)

@@ -3,6 +3,7 @@
 // kernels in stl_kernels.cu). Storage is one of the four scalar types, or half/bfloat16
 // (computed in float).
 #include <complex>
+#include <cstdint>
 #include <type_traits>
 
 #include "strop/core/context.hpp"
@@ -36,20 +37,42 @@ inline constexpr Index kStlMaxDeviceTile = 8;
 // parameter instead of reading them from memory (t = 4: ranks up to 64).
 inline constexpr Index kStlParamCoefficients = 1024;
 
+// The tensor-core encode and decode (stl_coding_mma.cu) for 16-bit signals, which stl_encode
+// and stl_decode call where they apply: t = 4, ranks up to kStlCodingMaxRank, the batch's
+// features contiguous in 16-byte aligned columns (ColMajor, column stride a multiple of 8),
+// the colours with the feature tiles fastest, and kStlCodingPairsPerWarp | feature tiles.
+inline constexpr Index kStlCodingMaxRank = 64;
+inline constexpr Index kStlCodingPairsPerWarp = 32;
+template <class V>
+bool stl_coding_mma_takes(Index tile, Index rank, const V& view, const StlColourLayout& layout) {
+  return tile == 4 && rank >= 1 && rank <= kStlCodingMaxRank && view.row_stride == 1 &&
+         view.col_stride % 8 == 0 && reinterpret_cast<std::uintptr_t>(view.data) % 16 == 0 &&
+         !layout.signal_fast && layout.feature_tiles % kStlCodingPairsPerWarp == 0;
+}
+template <class Storage>
+void stl_encode_mma(Index rank, const float* encoder, ConstView<Storage> X, Storage* colours,
+                    const StlColourLayout& layout, Context& ctx);
+template <class Storage>
+void stl_decode_mma(Index rank, const float* decoder, const Storage* colours,
+                    const StlColourLayout& layout, MatrixView<Storage> Y, float alpha, float beta,
+                    Context& ctx);
+
 // colours = encoder (r x t^2, row-major, device) applied to every input tile of X (t signals
 // x t features, entry i + t f; signals beyond X.cols are zero). encoder_host: the same values
 // on the host, or null; with them and r t^2 <= kStlParamCoefficients they travel as a kernel
 // parameter (faster: stl_kernels.cu).
+// tensor_cores = false keeps the scalar kernels where the tensor-core ones would apply (tests
+// and stl_bench compare the two).
 template <class Storage>
 void stl_encode(Index tile, Index rank, const StlCoef<Storage>* encoder,
                 const StlCoef<Storage>* encoder_host, ConstView<Storage> X, Storage* colours,
-                const StlColourLayout& layout, Context& ctx);
+                const StlColourLayout& layout, Context& ctx, bool tensor_cores = true);
 // Y = alpha decode(colours) + beta Y for the signals of Y (a final partial tile is cut).
 template <class Storage>
 void stl_decode(Index tile, Index rank, const StlCoef<Storage>* decoder,
                 const StlCoef<Storage>* decoder_host, const Storage* colours,
                 const StlColourLayout& layout, MatrixView<Storage> Y, StlCompute<Storage> alpha,
-                StlCompute<Storage> beta, Context& ctx);
+                StlCompute<Storage> beta, Context& ctx, bool tensor_cores = true);
 
 // Y = alpha decode(the colour GEMMs of `encoded`) + beta Y in one kernel (stl_fused.cu): t = 4,
 // op(A) = A, real values, at most 4 signal tiles and rank 64, in_tiles a multiple of 8.

@@ -1,10 +1,11 @@
-// The encode and decode kernels of the Strassen-Tile GPU path, with the coefficients as a
-// kernel parameter (t = 4, r t^2 <= kStlParamCoefficients, the host values given) and in shared
-// memory, against the exact sums (in double, from the same inputs and coefficients) rounded
-// once to the storage type: sums in fp32 differ from the exact ones by about 1e-7 of the sum of
-// the terms' magnitudes, so at least 99 % of the values must equal the reference and all must
-// be within one unit in the last place of it plus that fp32 error. A wrong coefficient, signal
-// or colour moves values by far more.
+// The encode and decode kernels of the Strassen-Tile GPU path for 16-bit signals: the
+// tensor-core kernels (stl_coding_mma.cu, where they apply), and the scalar kernels with the
+// coefficients as a kernel parameter and in shared memory, against the exact sums (in double,
+// from the same inputs and coefficients) rounded once to the storage type. Sums in fp32 differ
+// from the exact ones by about 1e-7 of the sum of the terms' magnitudes, so at least 99 % of the
+// values must equal the reference and all must be within one unit in the last place of it plus
+// that fp32 error. A wrong coefficient, signal or colour moves values by far more, and so would
+// coefficients rounded to 16 bits for the tensor cores (instead of split into 16-bit parts).
 #include <cmath>
 
 #include "gpu_reference.hpp"
@@ -87,17 +88,21 @@ struct Padded {
 struct Shape {
   Index features, batch;
 };
-// Odd and even pair counts, partial signal tiles, one signal.
-const Shape kShapes[] = {{36, 16}, {36, 13}, {36, 9}, {64, 1}, {128, 30}};
+// Odd and even pair counts, partial signal tiles, one signal; 128 and 256 features (32 and 64
+// feature tiles) take the tensor-core kernels in ColMajor with the feature tiles fastest.
+const Shape kShapes[] = {{36, 16}, {36, 13}, {36, 9}, {64, 1}, {128, 30}, {256, 7}, {128, 4}};
 const Index kRanks[] = {5, 16, 17, 32, 49, 64};
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(gpu_stl_kernels, *utf::precondition(HasDevice()))
 
-// Coefficients as a kernel parameter (the host values given) or read from shared memory.
-const char* source_name(bool param) {
-  return param ? "parameter" : "shared memory";
+// The kernels of one encode or decode: the default (the tensor-core kernels where they apply),
+// the scalar ones with the coefficients as a kernel parameter, or from shared memory.
+enum class Kernels { Default, ScalarParameter, ScalarShared };
+const Kernels kKernels[] = {Kernels::Default, Kernels::ScalarParameter, Kernels::ScalarShared};
+const char* kernels_name(Kernels k) {
+  return k == Kernels::Default ? "default" : k == Kernels::ScalarParameter ? "parameter" : "shared";
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(encode_rounds_the_exact_sums_once, S, ReducedTypes) {
@@ -107,17 +112,19 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(encode_rounds_the_exact_sums_once, S, ReducedTypes
     for (Index r : kRanks) {
       const HostMatrix<float> encoder = random_coefficients(r);
       const DeviceMatrix<float> encoder_d = to_device(encoder);
-      for (bool param : {true, false}) {
+      for (Kernels kernels : kKernels) {
         for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
           for (bool signal_fast : {false, true}) {
             const StlColourLayout colours{(shape.batch + 3) / 4, shape.features / 4, signal_fast};
-            BOOST_TEST_CONTEXT(source_name(param)
+            BOOST_TEST_CONTEXT(kernels_name(kernels)
                                << " " << shape.features << " x " << shape.batch << " r=" << r
                                << " X " << to_string(layout) << " signal_fast " << signal_fast) {
               Padded<S> xd(x, layout, 9.0f);  // the padding must not be read as signals
               DeviceMatrix<S> out(r * colours.pairs(), 1);
-              detail::stl_encode<S>(4, r, encoder_d.data(), param ? encoder.data() : nullptr,
-                                    xd.view(), out.data(), colours, ctx);
+              detail::stl_encode<S>(4, r, encoder_d.data(),
+                                    kernels == Kernels::ScalarShared ? nullptr : encoder.data(),
+                                    xd.view(), out.data(), colours, ctx,
+                                    kernels == Kernels::Default);
               Eigen::MatrixXd exact(r * colours.pairs(), 1), magnitude(r * colours.pairs(), 1);
               for (Index e = 0; e < colours.pairs(); ++e) {
                 const Eigen::VectorXd v = tile_values(x, colours, e);
@@ -143,12 +150,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_rounds_the_exact_sums_once, S, ReducedTypes
     for (Index r : kRanks) {
       const HostMatrix<float> decoder = random_coefficients(r);
       const DeviceMatrix<float> decoder_d = to_device(decoder);
-      for (bool param : {true, false}) {
+      for (Kernels kernels : kKernels) {
         for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
           for (bool signal_fast : {false, true}) {
             for (float beta : {0.0f, -0.5f}) {
               const StlColourLayout colours{(shape.batch + 3) / 4, shape.features / 4, signal_fast};
-              BOOST_TEST_CONTEXT(source_name(param)
+              BOOST_TEST_CONTEXT(kernels_name(kernels)
                                  << " " << shape.features << " x " << shape.batch << " r=" << r
                                  << " Y " << to_string(layout) << " signal_fast " << signal_fast
                                  << " beta " << beta) {
@@ -160,8 +167,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_rounds_the_exact_sums_once, S, ReducedTypes
                         : random_reduced<S>(shape.features, shape.batch);
                 const DeviceMatrix<S> cd = to_device(c);
                 Padded<S> yd(y0, layout, 7.0f);
-                detail::stl_decode<S>(4, r, decoder_d.data(), param ? decoder.data() : nullptr,
-                                      cd.data(), colours, yd.view(), alpha, beta, ctx);
+                detail::stl_decode<S>(4, r, decoder_d.data(),
+                                      kernels == Kernels::ScalarShared ? nullptr : decoder.data(),
+                                      cd.data(), colours, yd.view(), alpha, beta, ctx,
+                                      kernels == Kernels::Default);
                 BOOST_TEST(yd.padding_is(7.0f));
                 Eigen::MatrixXd exact(shape.features, shape.batch),
                     magnitude(shape.features, shape.batch);
