@@ -32,9 +32,14 @@ namespace {
 constexpr int kThreads = 128, kWarps = kThreads / 32;
 constexpr int kPairs = int(kStlCodingPairsPerWarp);         // pairs per warp task
 constexpr int kMaxRankTiles = int(kStlCodingMaxRank / 16);  // 16-row tiles of a rank
-constexpr int kTilePitch = 160;   // halves per signal row of the staged tile (128 + padding)
-constexpr int kColourPitch = 40;  // halves per staged colour row (32 + padding)
-constexpr int kWarpHalves = 4 * kTilePitch + int(kStlCodingMaxRank) * kColourPitch;
+// A warp's shared memory: the tile of X (16-bit) or of Y (fp32: alpha and beta are applied
+// before the one rounding), then the colours (16-bit), each row padded against bank conflicts.
+constexpr int kTilePitch = 160;    // halves per signal row of X's tile (128 + padding)
+constexpr int kOutputPitch = 132;  // floats per signal row of Y's tile (128 + padding)
+constexpr int kColourPitch = 40;   // halves per staged colour row (32 + padding)
+constexpr int kColourOffset = 4 * kOutputPitch * 4;  // bytes, after the larger tile
+constexpr int kWarpBytes = kColourOffset + int(kStlCodingMaxRank) * kColourPitch * 2;
+static_assert(4 * kTilePitch * 2 <= kColourOffset && kColourOffset % 16 == 0);
 
 template <class D>
 constexpr int kTerms = std::is_same_v<D, __half> ? 2 : 3;
@@ -81,9 +86,13 @@ struct CodingArgs {
   float alpha, beta;  // decode only
 };
 
-// This warp's staged tile (4 signal rows of 128 features) and colours (rank rows of 32 pairs).
-__device__ __forceinline__ uint16_t* warp_stage(uint16_t (&stage)[kWarps][kWarpHalves]) {
+// This warp's shared memory: the tile (4 signal rows of 128 features) and the colours (rank
+// rows of 32 pairs).
+__device__ __forceinline__ unsigned char* warp_stage(unsigned char (&stage)[kWarps][kWarpBytes]) {
   return stage[threadIdx.x / 32];
+}
+__device__ __forceinline__ uint16_t* staged_colours(unsigned char* stage) {
+  return reinterpret_cast<uint16_t*>(stage + kColourOffset);
 }
 
 // Rows [0, rows) of the staged colours to or from global memory (row p at colours + p pairs +
@@ -105,9 +114,9 @@ __device__ __forceinline__ void move_colours(uint16_t* staged, uint16_t* colours
 template <class D>
 __global__ void __launch_bounds__(kThreads) stl_encode_mma_kernel(const CodingArgs a) {
   constexpr int Terms = kTerms<D>;
-  __shared__ __align__(16) uint16_t stage[kWarps][kWarpHalves];
-  uint16_t* tile = warp_stage(stage);
-  uint16_t* staged = tile + 4 * kTilePitch;
+  __shared__ __align__(16) unsigned char stage[kWarps][kWarpBytes];
+  auto* tile = reinterpret_cast<uint16_t*>(warp_stage(stage));
+  uint16_t* staged = staged_colours(warp_stage(stage));
   const int lane = int(threadIdx.x % 32), g = lane / 4, t = lane % 4;
   const int tiles = (a.rank + 15) / 16;
   auto coef = [&](int p, int kappa) {
@@ -164,9 +173,9 @@ __global__ void __launch_bounds__(kThreads) stl_encode_mma_kernel(const CodingAr
 template <class D>
 __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingArgs a) {
   constexpr int Terms = kTerms<D>;
-  __shared__ __align__(16) uint16_t stage[kWarps][kWarpHalves];
-  uint16_t* tile = warp_stage(stage);
-  uint16_t* staged = tile + 4 * kTilePitch;
+  __shared__ __align__(16) unsigned char stage[kWarps][kWarpBytes];
+  auto* tile = reinterpret_cast<float*>(warp_stage(stage));
+  uint16_t* staged = staged_colours(warp_stage(stage));
   const int lane = int(threadIdx.x % 32), g = lane / 4, t = lane % 4;
   const int ktiles = (a.rank + 15) / 16;
   auto coef = [&](int rho, int p) {
@@ -210,9 +219,8 @@ __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingAr
         }
         // Rows g, g + 8: features f, f + 1 of signal g % 4 (f = 2 (g / 4)), pairs n, n + 1.
         const int n = 8 * (u + v) + 2 * t, i = g % 4, f = 2 * (g / 4);
-        *reinterpret_cast<uint32_t*>(tile + i * kTilePitch + 4 * n + f) = pack(D{}, d[0], d[2]);
-        *reinterpret_cast<uint32_t*>(tile + i * kTilePitch + 4 * (n + 1) + f) =
-            pack(D{}, d[1], d[3]);
+        *reinterpret_cast<float2*>(tile + i * kOutputPitch + 4 * n + f) = float2{d[0], d[2]};
+        *reinterpret_cast<float2*>(tile + i * kOutputPitch + 4 * (n + 1) + f) = float2{d[1], d[3]};
       }
     }
     __syncwarp();
@@ -222,14 +230,16 @@ __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingAr
       const int c = lane + 32 * j, i = c / 16, q = c % 16;
       const Index s = 4 * I + i;
       if (s >= a.batch) continue;
-      const uint4 w = *reinterpret_cast<const uint4*>(tile + i * kTilePitch + 8 * q);
+      const float4 lo = *reinterpret_cast<const float4*>(tile + i * kOutputPitch + 8 * q);
+      const float4 hi = *reinterpret_cast<const float4*>(tile + i * kOutputPitch + 8 * q + 4);
       uint4* target = reinterpret_cast<uint4*>(y + s * a.batch_stride + 4 * F0 + 8 * q);
       const uint4 old = read_y ? *target : uint4{0, 0, 0, 0};
-      const uint32_t in[4] = {w.x, w.y, w.z, w.w}, before[4] = {old.x, old.y, old.z, old.w};
+      const float2 in[4] = {{lo.x, lo.y}, {lo.z, lo.w}, {hi.x, hi.y}, {hi.z, hi.w}};
+      const uint32_t before[4] = {old.x, old.y, old.z, old.w};
       uint32_t result[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        float2 v = unpack(D{}, in[k]);
+        float2 v = in[k];
         v.x *= a.alpha;
         v.y *= a.alpha;
         if (read_y) {
