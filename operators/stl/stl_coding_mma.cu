@@ -1,22 +1,24 @@
 // Tensor-core encode and decode of a Strassen-Tile layer for 16-bit signals (half, bfloat16)
-// with t = 4, for the steps path's common case: X or Y with contiguous features (ColMajor),
-// the colours with the feature tiles fastest, 32 | feature tiles. Both are products with a
-// small coefficient matrix,
+// with t = 4, for the steps path's large batches: the batch contiguous along its features
+// (ColMajor, the colours with the feature tiles fastest) or along its signals (RowMajor, the
+// signal tiles fastest), 32 | the tiles of the fast order. Both are products with a small
+// coefficient matrix,
 //   encode  colours (r x pairs) = E_X (r x 16)  tiles (16 x pairs),
 //   decode  tiles (16 x pairs)  = D^T (16 x r)  colours (r x pairs),
 // and bound by memory; the scalar kernels (stl_kernels.cu) spend r x 16 fp32 multiply-adds per
 // pair, which kept the encode at 81 % of the SM's issue rate and 65 % of the copy rate on the
-// H100 (ncu, n = 8192, r = 32). Here a warp takes 32 pairs (one signal tile, 32 feature tiles:
-// 4 x 256 contiguous bytes of X or Y, and a 64-byte run of each colour), stages them through
-// its own shared memory with 16-byte coalesced loads and stores, and multiplies with
+// H100 (ncu, n = 8192, r = 32). Here a warp takes 32 consecutive pairs: 4 rows (signals, or
+// features) of 128 contiguous values of X or Y, and a 64-byte run of each colour. It stages them
+// through its own shared memory with 16-byte coalesced loads and stores and multiplies with
 // m16n8k16 products. (A first version fed the fragments straight from global memory: 2-byte
 // gathers and 16-byte partial-sector stores made it 1.5x slower than the scalar kernels.)
 //
-// The 16 values of a tile are ordered so that a 32-bit fragment register holds neighbouring
-// features: position kappa = f + 4 i for the encode's k; for the decode's m, rows rho and
-// rho + 8 are features f, f + 1 of one signal. The fp32 coefficients enter as the sum of 2
-// (half) or 3 (bfloat16) 16-bit parts, so each product carries 22-24 bits of every coefficient
-// and the fp32 sums match the scalar kernels' before the one rounding to 16 bits.
+// In a warp's tile, row r and position 4 n + c hold the value of pair n at (row r, column c)
+// of its 4 x 4 tile, rows along the slow dimension. The 16 values are ordered so that a 32-bit
+// fragment register holds neighbours in a row: k = c + 4 r for the encode; for the decode's m,
+// rows rho and rho + 8 are columns c, c + 1 of one row. The fp32 coefficients enter as the sum
+// of 2 (half) or 3 (bfloat16) 16-bit parts, so each product carries 22-24 bits of every
+// coefficient and the fp32 sums match the scalar kernels' before the one rounding to 16 bits.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -65,13 +67,21 @@ __device__ __forceinline__ void coefficient_fragment(uint32_t (&a)[Terms][4], co
   }
 }
 
-// Tile value i + 4 f (the coefficients' order) at the encode's k position kappa = f + 4 i.
-__device__ __forceinline__ int encode_value(int kappa) {
-  return kappa / 4 + 4 * (kappa % 4);
+// The coefficients' index i + 4 f (signal i, feature f) of a value at row r, column c of a warp
+// tile: rows are signals where features are contiguous, features where signals are.
+template <int Contiguity>
+__device__ __forceinline__ int tile_value(int r, int c) {
+  return Contiguity == kFeaturesContiguous ? r + 4 * c : c + 4 * r;
 }
-// Tile value at the decode's m position rho: signal rho % 4, feature 2 ((rho % 8) / 4) + rho / 8.
+// ... at the encode's k position kappa = c + 4 r, and at the decode's m position rho (row
+// rho % 4, column 2 ((rho % 8) / 4) + rho / 8: rho and rho + 8 are neighbours in a row).
+template <int Contiguity>
+__device__ __forceinline__ int encode_value(int kappa) {
+  return tile_value<Contiguity>(kappa / 4, kappa % 4);
+}
+template <int Contiguity>
 __device__ __forceinline__ int decode_value(int rho) {
-  return rho % 4 + 4 * (2 * ((rho % 8) / 4) + rho / 8);
+  return tile_value<Contiguity>(rho % 4, 2 * ((rho % 8) / 4) + rho / 8);
 }
 
 struct CodingArgs {
@@ -79,11 +89,29 @@ struct CodingArgs {
   const float* coefficients;  // r x 16 row-major (the encoder or the decoder)
   const void* in;
   void* out;
-  Index batch_stride;  // X's or Y's column stride (elements)
-  Index batch;
-  Index feature_tiles;  // a multiple of kPairs
+  Index stride;      // X's or Y's stride between rows of a warp tile (elements)
+  Index batch;       // signals
+  Index fast_tiles;  // tiles along the contiguous dimension (a multiple of kPairs)
   Index pairs;
   float alpha, beta;  // decode only
+};
+
+// Where task e0's 32 pairs live: 4 rows from `row0` (signals or features) of 128 contiguous
+// values from `column0`; `valid(r, c)` counts the values of row r from column c that are signals
+// of the batch (8: all of a 16-byte chunk).
+template <int Contiguity>
+struct WarpTile {
+  Index row0, column0, batch;
+  __device__ WarpTile(const CodingArgs& a, Index e0)
+      : row0(4 * (e0 / a.fast_tiles)), column0(4 * (e0 % a.fast_tiles)), batch(a.batch) {}
+  __device__ Index offset(int r, int c, Index stride) const {
+    return (row0 + r) * stride + column0 + c;
+  }
+  __device__ int valid(int r, int c) const {
+    const Index first = Contiguity == kFeaturesContiguous ? row0 + r : column0 + c;
+    const Index count = Contiguity == kFeaturesContiguous ? (first < batch ? 8 : 0) : batch - first;
+    return int(count < 0 ? 0 : count > 8 ? 8 : count);
+  }
 };
 
 // This warp's shared memory: the tile (4 signal rows of 128 features) and the colours (rank
@@ -111,7 +139,7 @@ __device__ __forceinline__ void move_colours(uint16_t* staged, uint16_t* colours
   }
 }
 
-template <class D>
+template <class D, int Contiguity>
 __global__ void __launch_bounds__(kThreads) stl_encode_mma_kernel(const CodingArgs a) {
   constexpr int Terms = kTerms<D>;
   __shared__ __align__(16) unsigned char stage[kWarps][kWarpBytes];
@@ -120,7 +148,7 @@ __global__ void __launch_bounds__(kThreads) stl_encode_mma_kernel(const CodingAr
   const int lane = int(threadIdx.x % 32), g = lane / 4, t = lane % 4;
   const int tiles = (a.rank + 15) / 16;
   auto coef = [&](int p, int kappa) {
-    return p < a.rank ? a.coefficients[p * 16 + encode_value(kappa)] : 0.0f;
+    return p < a.rank ? a.coefficients[p * 16 + encode_value<Contiguity>(kappa)] : 0.0f;
   };
   uint32_t frag[kMaxRankTiles][Terms][4] = {};
 #pragma unroll
@@ -130,19 +158,28 @@ __global__ void __launch_bounds__(kThreads) stl_encode_mma_kernel(const CodingAr
   auto* colours = static_cast<uint16_t*>(a.out);
   const Index tasks = a.pairs / kPairs, warps = Index(gridDim.x) * kWarps;
   for (Index task = blockIdx.x * Index(kWarps) + threadIdx.x / 32; task < tasks; task += warps) {
-    const Index e0 = task * kPairs, I = e0 / a.feature_tiles, F0 = e0 % a.feature_tiles;
-    // The tile: signals 4 I + i, features 4 F0 ... 4 F0 + 127 (zeros beyond the batch).
+    const Index e0 = task * kPairs;
+    const WarpTile<Contiguity> w(a, e0);
+    // The tile, 16 bytes per lane and chunk (zeros beyond the batch).
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      const int c = lane + 32 * j, i = c / 16, q = c % 16;
-      const Index s = 4 * I + i;
+      const int chunk = lane + 32 * j, r = chunk / 16, c = 8 * (chunk % 16);
+      const int valid = w.valid(r, c);
+      const uint16_t* from = x + w.offset(r, c, a.stride);
       uint4 v = {0, 0, 0, 0};
-      if (s < a.batch) v = *reinterpret_cast<const uint4*>(x + s * a.batch_stride + 4 * F0 + 8 * q);
-      *reinterpret_cast<uint4*>(tile + i * kTilePitch + 8 * q) = v;
+      if (valid == 8) {
+        v = *reinterpret_cast<const uint4*>(from);
+      } else {
+        uint16_t part[8] = {};
+        for (int k = 0; k < valid; ++k)
+          part[k] = from[k];
+        v = *reinterpret_cast<const uint4*>(part);
+      }
+      *reinterpret_cast<uint4*>(tile + r * kTilePitch + c) = v;
     }
     __syncwarp();
-    // B fragments: kappa = 2 t, 2 t + 1 (signal t / 2, features 2 (t % 2) and the next) and
-    // kappa + 8 (signal t / 2 + 2) of pair 8 u + g.
+    // B fragments: kappa = 2 t, 2 t + 1 (row t / 2, columns 2 (t % 2) and the next) and
+    // kappa + 8 (row t / 2 + 2) of pair 8 u + g.
     uint32_t b[4][2];
 #pragma unroll
     for (int u = 0; u < 4; ++u)
@@ -170,7 +207,7 @@ __global__ void __launch_bounds__(kThreads) stl_encode_mma_kernel(const CodingAr
   }
 }
 
-template <class D>
+template <class D, int Contiguity>
 __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingArgs a) {
   constexpr int Terms = kTerms<D>;
   __shared__ __align__(16) unsigned char stage[kWarps][kWarpBytes];
@@ -179,7 +216,7 @@ __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingAr
   const int lane = int(threadIdx.x % 32), g = lane / 4, t = lane % 4;
   const int ktiles = (a.rank + 15) / 16;
   auto coef = [&](int rho, int p) {
-    return p < a.rank ? a.coefficients[p * 16 + decode_value(rho)] : 0.0f;
+    return p < a.rank ? a.coefficients[p * 16 + decode_value<Contiguity>(rho)] : 0.0f;
   };
   uint32_t frag[kMaxRankTiles][Terms][4] = {};
 #pragma unroll
@@ -193,7 +230,8 @@ __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingAr
   const bool read_y = a.beta != 0.0f;
   const Index tasks = a.pairs / kPairs, warps = Index(gridDim.x) * kWarps;
   for (Index task = blockIdx.x * Index(kWarps) + threadIdx.x / 32; task < tasks; task += warps) {
-    const Index e0 = task * kPairs, I = e0 / a.feature_tiles, F0 = e0 % a.feature_tiles;
+    const Index e0 = task * kPairs;
+    const WarpTile<Contiguity> w(a, e0);
     move_colours<true>(staged, const_cast<uint16_t*>(colours), a.pairs, e0, a.rank);
     __syncwarp();
 #pragma unroll
@@ -217,23 +255,31 @@ __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingAr
           for (int term = 0; term < Terms; ++term)
             mma_add(D{}, d, frag[k][term], b[k][2 * v], b[k][2 * v + 1], d);
         }
-        // Rows g, g + 8: features f, f + 1 of signal g % 4 (f = 2 (g / 4)), pairs n, n + 1.
-        const int n = 8 * (u + v) + 2 * t, i = g % 4, f = 2 * (g / 4);
-        *reinterpret_cast<float2*>(tile + i * kOutputPitch + 4 * n + f) = float2{d[0], d[2]};
-        *reinterpret_cast<float2*>(tile + i * kOutputPitch + 4 * (n + 1) + f) = float2{d[1], d[3]};
+        // m rows g, g + 8: columns c, c + 1 of tile row g % 4 (c = 2 (g / 4)), pairs n, n + 1.
+        const int n = 8 * (u + v) + 2 * t, r = g % 4, c = 2 * (g / 4);
+        *reinterpret_cast<float2*>(tile + r * kOutputPitch + 4 * n + c) = float2{d[0], d[2]};
+        *reinterpret_cast<float2*>(tile + r * kOutputPitch + 4 * (n + 1) + c) = float2{d[1], d[3]};
       }
     }
     __syncwarp();
-    // Y = alpha tile + beta Y for signals 4 I + i < batch, features 4 F0 ... 4 F0 + 127.
+    // Y = alpha tile + beta Y for the values of the batch, 16 bytes per lane and chunk.
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      const int c = lane + 32 * j, i = c / 16, q = c % 16;
-      const Index s = 4 * I + i;
-      if (s >= a.batch) continue;
-      const float4 lo = *reinterpret_cast<const float4*>(tile + i * kOutputPitch + 8 * q);
-      const float4 hi = *reinterpret_cast<const float4*>(tile + i * kOutputPitch + 8 * q + 4);
-      uint4* target = reinterpret_cast<uint4*>(y + s * a.batch_stride + 4 * F0 + 8 * q);
-      const uint4 old = read_y ? *target : uint4{0, 0, 0, 0};
+      const int chunk = lane + 32 * j, r = chunk / 16, c = 8 * (chunk % 16);
+      const int valid = w.valid(r, c);
+      if (valid == 0) continue;
+      const float4 lo = *reinterpret_cast<const float4*>(tile + r * kOutputPitch + c);
+      const float4 hi = *reinterpret_cast<const float4*>(tile + r * kOutputPitch + c + 4);
+      uint16_t* to = y + w.offset(r, c, a.stride);
+      uint4 old = {0, 0, 0, 0};
+      if (read_y && valid == 8) {
+        old = *reinterpret_cast<const uint4*>(to);
+      } else if (read_y) {
+        uint16_t part[8] = {};
+        for (int k = 0; k < valid; ++k)
+          part[k] = to[k];
+        old = *reinterpret_cast<const uint4*>(part);
+      }
       const float2 in[4] = {{lo.x, lo.y}, {lo.z, lo.w}, {hi.x, hi.y}, {hi.z, hi.w}};
       const uint32_t before[4] = {old.x, old.y, old.z, old.w};
       uint32_t result[4];
@@ -249,10 +295,46 @@ __global__ void __launch_bounds__(kThreads) stl_decode_mma_kernel(const CodingAr
         }
         result[k] = pack(D{}, v.x, v.y);
       }
-      *target = uint4{result[0], result[1], result[2], result[3]};
+      const uint4 out = {result[0], result[1], result[2], result[3]};
+      if (valid == 8) {
+        *reinterpret_cast<uint4*>(to) = out;
+      } else {
+        const auto* part = reinterpret_cast<const uint16_t*>(&out);
+        for (int k = 0; k < valid; ++k)
+          to[k] = part[k];
+      }
     }
     __syncwarp();  // the stage is refilled by the next task
   }
+}
+
+// Runs the kernel for `contiguity` over the pairs: enough blocks for every warp's task, at most
+// as many as the device holds at once (the warps then stride over the tasks).
+template <auto FeaturesKernel, auto SignalsKernel>
+void launch_coding(const CodingArgs& a, int contiguity, Context& ctx) {
+  const bool features = contiguity == kFeaturesContiguous;
+  const long long resident = features ? resident_blocks<FeaturesKernel>(kThreads)
+                                      : resident_blocks<SignalsKernel>(kThreads);
+  const Index blocks = std::min<Index>((a.pairs / kPairs + kWarps - 1) / kWarps, resident);
+  const auto kernel = features ? FeaturesKernel : SignalsKernel;
+  kernel<<<unsigned(blocks), kThreads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(a);
+}
+
+// The tile stride, signals and fast tiles of a batch view with the given contiguity.
+template <class V>
+CodingArgs coding_args(Index rank, const float* coefficients, const void* in, void* out,
+                       const V& view, const StlColourLayout& layout, float alpha, float beta) {
+  const bool features = view.row_stride == 1;
+  return {int(rank),
+          coefficients,
+          in,
+          out,
+          features ? view.col_stride : view.row_stride,
+          view.cols,
+          features ? layout.feature_tiles : layout.signal_tiles,
+          layout.pairs(),
+          alpha,
+          beta};
 }
 
 }  // namespace
@@ -261,13 +343,10 @@ template <class Storage>
 void stl_encode_mma(Index rank, const float* encoder, ConstView<Storage> X, Storage* colours,
                     const StlColourLayout& layout, Context& ctx) {
   using D = DeviceScalar<Storage>;
-  const CodingArgs a{
-      int(rank),      encoder, X.data, colours, X.col_stride, X.cols, layout.feature_tiles,
-      layout.pairs(), 1.0f,    0.0f};
-  const Index blocks = std::min<Index>((a.pairs / kPairs + kWarps - 1) / kWarps,
-                                       resident_blocks<stl_encode_mma_kernel<D>>(kThreads));
-  stl_encode_mma_kernel<D>
-      <<<unsigned(blocks), kThreads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(a);
+  const CodingArgs a = coding_args(rank, encoder, X.data, colours, X, layout, 1.0f, 0.0f);
+  launch_coding<stl_encode_mma_kernel<D, kFeaturesContiguous>,
+                stl_encode_mma_kernel<D, kSignalsContiguous>>(
+      a, X.row_stride == 1 ? kFeaturesContiguous : kSignalsContiguous, ctx);
   check_launch("stl_encode_mma_kernel");
 }
 
@@ -276,13 +355,10 @@ void stl_decode_mma(Index rank, const float* decoder, const Storage* colours,
                     const StlColourLayout& layout, MatrixView<Storage> Y, float alpha, float beta,
                     Context& ctx) {
   using D = DeviceScalar<Storage>;
-  const CodingArgs a{
-      int(rank),      decoder, colours, Y.data, Y.col_stride, Y.cols, layout.feature_tiles,
-      layout.pairs(), alpha,   beta};
-  const Index blocks = std::min<Index>((a.pairs / kPairs + kWarps - 1) / kWarps,
-                                       resident_blocks<stl_decode_mma_kernel<D>>(kThreads));
-  stl_decode_mma_kernel<D>
-      <<<unsigned(blocks), kThreads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(a);
+  const CodingArgs a = coding_args(rank, decoder, colours, Y.data, Y, layout, alpha, beta);
+  launch_coding<stl_decode_mma_kernel<D, kFeaturesContiguous>,
+                stl_decode_mma_kernel<D, kSignalsContiguous>>(
+      a, Y.row_stride == 1 ? kFeaturesContiguous : kSignalsContiguous, ctx);
   check_launch("stl_decode_mma_kernel");
 }
 

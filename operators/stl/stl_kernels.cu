@@ -75,15 +75,10 @@ constexpr int kColourLoopBound = Source::kParam ? int(kStlParamCoefficients) / (
                                                 : 1 << 30;
 
 // Four consecutive values of a batch, read or written by one vector access (t = 4 tiles
-// along the contiguous dimension of an aligned batch: StlContiguity).
+// along the contiguous dimension of an aligned batch: StlContiguity, stl_kernels.hpp).
 template <class D>
 struct alignas(4 * sizeof(D)) Quad {
   D v[4];
-};
-enum StlContiguity : int {
-  kStrided = 0,             // element by element
-  kFeaturesContiguous = 1,  // row stride 1 (ColMajor): a tile's 4 features are one Quad
-  kSignalsContiguous = 2,   // column stride 1 (RowMajor): a tile's 4 signals are one Quad
 };
 
 // The t^2 values of input tile pair e (entry i + t f; signals beyond the batch are zero).

@@ -37,17 +37,30 @@ inline constexpr Index kStlMaxDeviceTile = 8;
 // parameter instead of reading them from memory (t = 4: ranks up to 64).
 inline constexpr Index kStlParamCoefficients = 1024;
 
+// How a batch's t = 4 tiles move along its contiguous dimension (the kernels' vector paths).
+enum StlContiguity : int {
+  kStrided = 0,             // element by element
+  kFeaturesContiguous = 1,  // row stride 1 (ColMajor): a tile's 4 features are neighbours
+  kSignalsContiguous = 2,   // column stride 1 (RowMajor): a tile's 4 signals are neighbours
+};
+
 // The tensor-core encode and decode (stl_coding_mma.cu) for 16-bit signals, which stl_encode
-// and stl_decode call where they apply: t = 4, ranks up to kStlCodingMaxRank, the batch's
-// features contiguous in 16-byte aligned columns (ColMajor, column stride a multiple of 8),
-// the colours with the feature tiles fastest, and kStlCodingPairsPerWarp | feature tiles.
+// and stl_decode call where they apply: t = 4, ranks up to kStlCodingMaxRank, 16-byte aligned
+// data, and either the features contiguous (ColMajor, column stride a multiple of 8) with the
+// colours' feature tiles fastest, or the signals contiguous (RowMajor, row stride a multiple of
+// 8) with the signal tiles fastest; kStlCodingPairsPerWarp divides the tiles of the fast order.
 inline constexpr Index kStlCodingMaxRank = 64;
 inline constexpr Index kStlCodingPairsPerWarp = 32;
 template <class V>
 bool stl_coding_mma_takes(Index tile, Index rank, const V& view, const StlColourLayout& layout) {
-  return tile == 4 && rank >= 1 && rank <= kStlCodingMaxRank && view.row_stride == 1 &&
-         view.col_stride % 8 == 0 && reinterpret_cast<std::uintptr_t>(view.data) % 16 == 0 &&
-         !layout.signal_fast && layout.feature_tiles % kStlCodingPairsPerWarp == 0;
+  if (tile != 4 || rank < 1 || rank > kStlCodingMaxRank ||
+      reinterpret_cast<std::uintptr_t>(view.data) % 16 != 0)
+    return false;
+  if (view.row_stride == 1 && !layout.signal_fast)
+    return view.col_stride % 8 == 0 && layout.feature_tiles % kStlCodingPairsPerWarp == 0;
+  if (view.col_stride == 1 && layout.signal_fast)
+    return view.row_stride % 8 == 0 && layout.signal_tiles % kStlCodingPairsPerWarp == 0;
+  return false;
 }
 template <class Storage>
 void stl_encode_mma(Index rank, const float* encoder, ConstView<Storage> X, Storage* colours,

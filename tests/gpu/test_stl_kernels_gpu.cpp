@@ -88,9 +88,12 @@ struct Padded {
 struct Shape {
   Index features, batch;
 };
-// Odd and even pair counts, partial signal tiles, one signal; 128 and 256 features (32 and 64
-// feature tiles) take the tensor-core kernels in ColMajor with the feature tiles fastest.
-const Shape kShapes[] = {{36, 16}, {36, 13}, {36, 9}, {64, 1}, {128, 30}, {256, 7}, {128, 4}};
+// Odd and even pair counts, partial signal tiles, one signal. The tensor-core kernels take
+// 128 and 256 features (32 and 64 feature tiles) in ColMajor with the feature tiles fastest,
+// and 125-128 or 256 signals (32 and 64 signal tiles) in RowMajor with the signal tiles fastest
+// (126: a partial last chunk of signals).
+const Shape kShapes[] = {{36, 16}, {36, 13}, {36, 9},   {64, 1},   {128, 30},
+                         {256, 7}, {128, 4}, {36, 128}, {36, 126}, {64, 256}};
 const Index kRanks[] = {5, 16, 17, 32, 49, 64};
 
 }  // namespace
