@@ -388,19 +388,19 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   constexpr bool f32 = sizeof(T) == 4;
   switch (P) {
     case 2:
-      run(kron_square_kernel < D, 2, f32 ? 16 : 8, 2 >);
+      run(kron_square_kernel < D, 2, f32 ? 32 : 16, 2 >);
       break;
     case 4:
-      run(kron_square_kernel < D, 4, f32 ? 8 : 4, 4 >);
+      run(kron_square_kernel < D, 4, f32 ? 16 : 8, 4 >);
       break;
     case 8:
-      run(kron_square_kernel < D, 8, f32 ? 4 : 2, 8 >);
+      run(kron_square_kernel < D, 8, f32 ? 8 : 4, 8 >);
       break;
     case 16:
-      run(kron_square_kernel < D, 16, 2, f32 ? 16 : 8 >);
+      run(kron_square_kernel < D, 16, 4, f32 ? 16 : 8 >);
       break;
     default:
-      run(kron_square_kernel < D, 32, 2, f32 ? 16 : 8 >);
+      run(kron_square_kernel < D, 32, 4, f32 ? 16 : 8 >);
       break;
   }
   return true;

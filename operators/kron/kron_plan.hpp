@@ -84,10 +84,10 @@ inline int kron_log2(Index v) {
 // register tile of elements (so every thread has work in every step). Returns 0 when the kernel
 // does not take the pass (other shapes, complex values, or K_in no multiple of a block's chunks).
 inline constexpr Index kKronSquareMaxChunk = 4096;
-inline constexpr int kKronSquareThreads = 512;
+inline constexpr int kKronSquareThreads = 256;
 // Multiply-adds in registers per thread: RS rows x QT outputs.
 inline int kron_square_accumulators(std::size_t element_bytes) {
-  return element_bytes == 4 ? 32 : 16;
+  return element_bytes == 4 ? 64 : 32;
 }
 Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
                                    std::size_t element_bytes, bool complex_values);
