@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
 }
 
 // Which passes the in-place kernel for equal square factors takes, and its chunks per block:
-// >= 16 bytes per output row and >= 512 x 32 (float) or 512 x 16 (double) elements.
+// >= 16 bytes per output row and >= 256 threads x 64 (float) or x 32 (double) elements.
 BOOST_AUTO_TEST_CASE(square_kernel_takes_equal_power_of_two_factors) {
   using S = std::vector<detail::KronShape>;
   auto tile = [](const S& group, Index K, std::size_t bytes, bool complex_values = false) {
