@@ -36,9 +36,9 @@ constexpr int kPairs = int(kStlCodingPairsPerWarp);         // pairs per warp ta
 constexpr int kMaxRankTiles = int(kStlCodingMaxRank / 16);  // 16-row tiles of a rank
 // A warp's shared memory: the tile of X (16-bit) or of Y (fp32: alpha and beta are applied
 // before the one rounding), then the colours (16-bit), each row padded against bank conflicts.
-constexpr int kTilePitch = 160;    // halves per signal row of X's tile (128 + padding)
-constexpr int kOutputPitch = 132;  // floats per signal row of Y's tile (128 + padding)
-constexpr int kColourPitch = 40;   // halves per staged colour row (32 + padding)
+constexpr int kTilePitch = 160;                      // halves per row of X's tile (128 + padding)
+constexpr int kOutputPitch = 132;                    // floats per row of Y's tile (128 + padding)
+constexpr int kColourPitch = 40;                     // halves per staged colour row (32 + padding)
 constexpr int kColourOffset = 4 * kOutputPitch * 4;  // bytes, after the larger tile
 constexpr int kWarpBytes = kColourOffset + int(kStlCodingMaxRank) * kColourPitch * 2;
 static_assert(4 * kTilePitch * 2 <= kColourOffset && kColourOffset % 16 == 0);

@@ -123,10 +123,10 @@ __device__ __forceinline__ void load_input_tile(Index e, int t, const D* x, Inde
 
 // TILE > 0: the tile size known at compile time (registers); TILE == 0: any t <= 8.
 // Source: SharedCoefficients or (TILE > 0) ParamCoefficients. A thread's pairs are a grid
-// stride apart, and the next pair's values are loaded before this pair's colours are computed:
-// with one pair per thread and a grid of many waves, a block's loads, multiply-adds and stores
-// ran one after the other (on the H100 the encode + decode took about the sum of their
-// memory and arithmetic times), where the loads of the next pair now overlap the arithmetic.
+// stride apart, and the next pair's values are loaded before this pair's colours are computed.
+// (That prefetch was meant to overlap loads with the arithmetic; on the H100 it measured no
+// faster, as the kernel is bound by its r x t^2 multiply-adds' issue slots, ncu in session 21.
+// It costs nothing and keeps the grid to the resident blocks.)
 template <int TILE, class D, class Acc, class Source>
 __global__ void stl_encode_kernel(int t_runtime, int rank, const Source encoder, const D* x,
                                   Index x_rs, Index x_cs, Index batch, Index signal_tiles,
