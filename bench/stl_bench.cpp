@@ -239,8 +239,9 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
           },
           opt.reps, 3);
     }
-    // Encode and decode alone on the layer path's buffers, with the coefficients as a kernel
-    // parameter and from shared memory.
+    // Encode and decode alone on the layer path's buffers: the default kernels (tensor cores
+    // where they apply), the scalar ones with the coefficients as a kernel parameter, and with
+    // them read from shared memory.
     std::vector<double> t_coding(3);
     {
       const detail::StlColourLayout pairs{tiles, tiles, opt.layout == Layout::RowMajor};
