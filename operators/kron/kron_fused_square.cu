@@ -187,13 +187,31 @@ __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int 
 }
 
 // Copies the tile of chunks [lt * tl, (lt + 1) * tl) of signal b into xs without waiting.
+// Thread t copies elements t + i kThreads, whose padded places are linear in i: where a chunk
+// holds kThreads or more elements, padded(t) + i padded(kThreads) plus one (ld's odd
+// element) per chunk passed; below that, the place of element t plus i whole chunk strides.
+// So a copy costs an address update instead of the division of its index into chunk and
+// offset (that arithmetic was 17-21 % of the kernel's instructions, ncu, session 22).
 template <class D>
 __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int elements,
                                           const SquareArgs<D>& a) {
-  const int chunk = 1 << a.log_chunk;
-  const D* xb = a.x + b * a.x_bs + (lt << a.log_tl) * chunk;
-  for (int e = threadIdx.x; e < elements; e += kThreads)
-    copy_async(xs + (e >> a.log_chunk) * a.ld + padded<D>(e & (chunk - 1)), xb + e);
+  constexpr int log_threads = log2_of(kThreads);
+  const int t = int(threadIdx.x);
+  const D* src = a.x + b * a.x_bs + ((lt << a.log_tl) << a.log_chunk) + t;
+  int first, step, log_per_chunk;
+  if (a.log_chunk >= log_threads) {
+    first = padded<D>(t);
+    step = padded<D>(kThreads);
+    log_per_chunk = a.log_chunk - log_threads;
+  } else {
+    first = (t >> a.log_chunk) * a.ld + padded<D>(t & ((1 << a.log_chunk) - 1));
+    step = (kThreads >> a.log_chunk) * a.ld;
+    log_per_chunk = 31;  // never a chunk boundary inside the step
+  }
+  const int copies = elements >> log_threads;  // elements is a multiple of kThreads (host check)
+#pragma unroll 4
+  for (int i = 0; i < copies; ++i)
+    copy_async(xs + first + i * step + (i >> log_per_chunk), src + (long long)i * kThreads);
 }
 
 // Output J of chunk L goes to row J * chunks + L. A unit's tiles (one per CTA of the
@@ -201,69 +219,82 @@ __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int 
 // of rank h writes the runs of the rows J in its share of [0, chunk), reading the values of
 // the other tiles from their CTAs' shared memory. Consecutive threads take consecutive
 // 16-byte pieces of a run, then consecutive J: whole 32-byte sectors per warp instruction.
-template <class D>
+// Clustered: the sources are in several CTAs (generic loads through the cluster's shared
+// window); otherwise all are in this CTA's shared memory (shared-memory loads).
+template <class D, bool Clustered>
 __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
                                            const SquareArgs<D>& a) {
-  namespace cg = cooperative_groups;
+  constexpr int log_threads = log2_of(kThreads);
   const long long lu = unit % a.units_per_signal, b = unit / a.units_per_signal;
   const int log_share = a.log_chunk - a.log_cluster, j0 = rank << log_share;
   D* yb = a.y + b * a.y_bs + ((lu << a.log_cluster) << a.log_tl);
   auto source = [&](int h) -> const D* {
-    return h == rank ? xs : cg::this_cluster().map_shared_rank(xs, h);
+    if constexpr (Clustered)
+      return cooperative_groups::this_cluster().map_shared_rank(xs, h);
+    else
+      return xs;
   };
+  const int t = int(threadIdx.x);
   if (a.vector_store) {
     using V = typename Vector16<D>::type;
     constexpr int n = Vector16<D>::n;
     const int log_local = a.log_tl - log2_of(n);       // pieces of one tile per row
     const int log_pieces = log_local + a.log_cluster;  // pieces per row
-    // Four pieces per thread at a time: their shared (often remote) reads are in flight
-    // together instead of one latency each.
-    constexpr int batch = 4;
-    const int total = 1 << (log_share + log_pieces);
-    for (int e0 = threadIdx.x; e0 < total; e0 += batch * kThreads) {
+    // A thread keeps one piece position for all of its rows, so its source and column are
+    // fixed and the index arithmetic is a row step (it was 23-33 % of the kernel's
+    // instructions, ncu, session 22). With fewer pieces per row than threads, the threads
+    // cover 2^log_step rows at a time; with more (small chunks, never clustered), a thread
+    // takes 2^log_sub pieces, kThreads apart, of every row.
+    const int log_step = log_pieces < log_threads ? log_threads - log_pieces : 0;
+    const int log_sub = log_pieces > log_threads ? log_pieces - log_threads : 0;
+    const int piece = t & ((1 << (log_pieces - log_sub)) - 1);
+    const int h = piece >> log_local, l0 = (piece & ((1 << log_local) - 1)) * n;
+    const D* src = source(h) + l0 * a.ld;
+    D* yc = yb + (h << a.log_tl) + l0;
+    const int items = (1 << (log_share - log_step)) << log_sub;  // (row, sub-piece) pairs
+    const int j_first = j0 + (t >> (log_pieces - log_sub));
+    auto place = [&](int k, int& J, int& q) {
+      J = j_first + ((k >> log_sub) << log_step);
+      q = k & ((1 << log_sub) - 1);
+    };
+    // Eight pieces per thread at a time: their shared (often remote) reads are in flight
+    // together instead of one latency each (ncu: the stores waited on those reads).
+    constexpr int batch = 8;
+    for (int k0 = 0; k0 < items; k0 += batch) {
       D v[batch][n];
-      D* yp[batch];
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
-        const int e = e0 + u * kThreads;
-        if (e >= total) break;
-        const int piece = e & ((1 << log_pieces) - 1), J = j0 + (e >> log_pieces);
-        const int h = piece >> log_local, l0 = (piece & ((1 << log_local) - 1)) * n;
-        const D* src = source(h);
-        yp[u] = yb + J * a.chunks + (h << a.log_tl) + l0;
+        if (k0 + u >= items) break;
+        int J, q;
+        place(k0 + u, J, q);
+        const D* s = src + q * (kThreads * n) * a.ld + padded<D>(J);
 #pragma unroll
         for (int i = 0; i < n; ++i)
-          v[u][i] = src[(l0 + i) * a.ld + padded<D>(J)];
+          v[u][i] = s[i * a.ld];
       }
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
-        if (e0 + u * kThreads >= total) break;
+        if (k0 + u >= items) break;
+        int J, q;
+        place(k0 + u, J, q);
+        D* yp = yc + (long long)J * a.chunks + q * (kThreads * n);
         D old[n] = {};
-        if (a.scale && !a.beta_zero)
-          *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp[u]);
+        if (a.scale && !a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp);
 #pragma unroll
         for (int i = 0; i < n; ++i)
           v[u][i] = epilogue(v[u][i], old + i, a.scale, a.beta_zero, a.alpha, a.beta);
-        *reinterpret_cast<V*>(yp[u]) = *reinterpret_cast<const V*>(v[u]);
+        *reinterpret_cast<V*>(yp) = *reinterpret_cast<const V*>(v[u]);
       }
     }
   } else {
     const int log_run = a.log_tl + a.log_cluster;
-    for (int e = threadIdx.x; e < (1 << (log_share + log_run)); e += kThreads) {
+    for (int e = t; e < (1 << (log_share + log_run)); e += kThreads) {
       const int m = e & ((1 << log_run) - 1), J = j0 + (e >> log_run);
       const int h = m >> a.log_tl, l = m & ((1 << a.log_tl) - 1);
       D* yp = yb + J * a.chunks + m;
       *yp = epilogue(source(h)[l * a.ld + padded<D>(J)], yp, a.scale, a.beta_zero, a.alpha, a.beta);
     }
   }
-}
-
-// Every thread of the unit's CTAs (of the block when there is no cluster).
-__device__ __forceinline__ void unit_sync(int log_cluster) {
-  if (log_cluster > 0)
-    cooperative_groups::this_cluster().sync();
-  else
-    __syncthreads();
 }
 
 // Persistent CTAs, two tile buffers each: the copies of the next tile are in flight while
@@ -296,9 +327,20 @@ __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareAr
     __pipeline_wait_prior(1);  // this tile's copies (the group before) have landed
     __syncthreads();
     square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements, a.log_chunk, a.ld);
-    if (a.log_cluster > 0) unit_sync(a.log_cluster);  // every tile of the unit is done
-    store_unit(xs, unit, rank, a);
-    unit_sync(a.log_cluster);  // read (here and remotely) before the next refill
+    if (a.log_cluster > 0) {
+      // Every tile of the unit is done, its writes visible to the cluster (release/acquire).
+      cooperative_groups::this_cluster().sync();
+      store_unit<D, true>(xs, unit, rank, a);
+      // Every read of this unit's tiles (here and remotely) is done before the next refill.
+      // Relaxed: the reads have completed (their values were stored), and a release here
+      // made each CTA wait for its global stores to drain (a GPU-wide fence; ncu, session
+      // 22: 9 % of the 16^3 pass's stall samples).
+      __cluster_barrier_arrive_relaxed();
+      __cluster_barrier_wait();
+    } else {
+      store_unit<D, false>(xs, unit, rank, a);
+      __syncthreads();  // read before the next refill
+    }
   }
 }
 
