@@ -37,6 +37,8 @@ namespace {
 
 using namespace kron_device;
 
+constexpr int kThreads = kKronSquareThreads;
+
 __host__ __device__ constexpr int log2_of(int v) {
   return v <= 1 ? 0 : 1 + log2_of(v / 2);
 }
@@ -125,14 +127,14 @@ __device__ __forceinline__ int row_of(int g) {
 }
 
 // Step S: the factor f ([p][q], q fastest) on the digit of stride c = P^S, in place.
-template <class D, int P, int RS, int QT, int S, int THREADS>
+template <class D, int P, int RS, int QT, int S>
 __device__ __forceinline__ void square_step(D* xs, const D* f, int elements, int log_chunk,
                                             int ld) {
   constexpr int team = P / QT;
   constexpr int c = power(P, S), log_c = S * log2_of(P);
   const int spread = (elements / P) / RS;  // rows between a thread's rows
-  const int items = spread * team;         // a multiple of THREADS (host check)
-  for (int i = threadIdx.x; i < items; i += THREADS) {
+  const int items = spread * team;         // a multiple of kThreads (host check)
+  for (int i = threadIdx.x; i < items; i += kThreads) {
     const int rg = i / team, part = i % team;
     int base[RS];
 #pragma unroll
@@ -172,44 +174,44 @@ __device__ __forceinline__ void square_step(D* xs, const D* f, int elements, int
 }
 
 // Steps S, S + 1, ... < count (each chunk is at most kKronSquareMaxChunk, which bounds S).
-template <class D, int P, int RS, int QT, int S, int THREADS>
+template <class D, int P, int RS, int QT, int S>
 __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int elements,
                                              int log_chunk, int ld) {
   if constexpr (power(P, S + 1) <= kKronSquareMaxChunk) {
     if (S < count) {
-      square_step<D, P, RS, QT, S, THREADS>(xs, fs + S * P * P, elements, log_chunk, ld);
+      square_step<D, P, RS, QT, S>(xs, fs + S * P * P, elements, log_chunk, ld);
       __syncthreads();
-      square_steps<D, P, RS, QT, S + 1, THREADS>(xs, fs, count, elements, log_chunk, ld);
+      square_steps<D, P, RS, QT, S + 1>(xs, fs, count, elements, log_chunk, ld);
     }
   }
 }
 
 // Copies the tile of chunks [lt * tl, (lt + 1) * tl) of signal b into xs without waiting.
-// Thread t copies elements t + i THREADS, whose padded places are linear in i: where a chunk
-// holds THREADS or more elements, padded(t) + i padded(THREADS) plus one (ld's odd
+// Thread t copies elements t + i kThreads, whose padded places are linear in i: where a chunk
+// holds kThreads or more elements, padded(t) + i padded(kThreads) plus one (ld's odd
 // element) per chunk passed; below that, the place of element t plus i whole chunk strides.
 // So a copy costs an address update instead of the division of its index into chunk and
 // offset (that arithmetic was 17-21 % of the kernel's instructions, ncu, session 22).
-template <int THREADS, class D>
+template <class D>
 __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int elements,
                                           const SquareArgs<D>& a) {
-  constexpr int log_threads = log2_of(THREADS);
+  constexpr int log_threads = log2_of(kThreads);
   const int t = int(threadIdx.x);
   const D* src = a.x + b * a.x_bs + ((lt << a.log_tl) << a.log_chunk) + t;
   int first, step, log_per_chunk;
   if (a.log_chunk >= log_threads) {
     first = padded<D>(t);
-    step = padded<D>(THREADS);
+    step = padded<D>(kThreads);
     log_per_chunk = a.log_chunk - log_threads;
   } else {
     first = (t >> a.log_chunk) * a.ld + padded<D>(t & ((1 << a.log_chunk) - 1));
-    step = (THREADS >> a.log_chunk) * a.ld;
+    step = (kThreads >> a.log_chunk) * a.ld;
     log_per_chunk = 31;  // never a chunk boundary inside the step
   }
-  const int copies = elements >> log_threads;  // elements is a multiple of THREADS (host check)
+  const int copies = elements >> log_threads;  // elements is a multiple of kThreads (host check)
 #pragma unroll 4
   for (int i = 0; i < copies; ++i)
-    copy_async(xs + first + i * step + (i >> log_per_chunk), src + (long long)i * THREADS);
+    copy_async(xs + first + i * step + (i >> log_per_chunk), src + (long long)i * kThreads);
 }
 
 // Output J of chunk L goes to row J * chunks + L. A unit's tiles (one per CTA of the
@@ -219,10 +221,10 @@ __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int 
 // 16-byte pieces of a run, then consecutive J: whole 32-byte sectors per warp instruction.
 // Clustered: the sources are in several CTAs (generic loads through the cluster's shared
 // window); otherwise all are in this CTA's shared memory (shared-memory loads).
-template <int THREADS, class D, bool Clustered>
+template <class D, bool Clustered>
 __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
                                            const SquareArgs<D>& a) {
-  constexpr int log_threads = log2_of(THREADS);
+  constexpr int log_threads = log2_of(kThreads);
   const long long lu = unit % a.units_per_signal, b = unit / a.units_per_signal;
   const int log_share = a.log_chunk - a.log_cluster, j0 = rank << log_share;
   D* yb = a.y + b * a.y_bs + ((lu << a.log_cluster) << a.log_tl);
@@ -242,7 +244,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
     // fixed and the index arithmetic is a row step (it was 23-33 % of the kernel's
     // instructions, ncu, session 22). With fewer pieces per row than threads, the threads
     // cover 2^log_step rows at a time; with more (small chunks, never clustered), a thread
-    // takes 2^log_sub pieces, THREADS apart, of every row.
+    // takes 2^log_sub pieces, kThreads apart, of every row.
     const int log_step = log_pieces < log_threads ? log_threads - log_pieces : 0;
     const int log_sub = log_pieces > log_threads ? log_pieces - log_threads : 0;
     const int piece = t & ((1 << (log_pieces - log_sub)) - 1);
@@ -265,7 +267,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
         if (k0 + u >= items) break;
         int J, q;
         place(k0 + u, J, q);
-        const D* s = src + q * (THREADS * n) * a.ld + padded<D>(J);
+        const D* s = src + q * (kThreads * n) * a.ld + padded<D>(J);
 #pragma unroll
         for (int i = 0; i < n; ++i)
           v[u][i] = s[i * a.ld];
@@ -275,7 +277,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
         if (k0 + u >= items) break;
         int J, q;
         place(k0 + u, J, q);
-        D* yp = yc + (long long)J * a.chunks + q * (THREADS * n);
+        D* yp = yc + (long long)J * a.chunks + q * (kThreads * n);
         D old[n] = {};
         if (a.scale && !a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp);
 #pragma unroll
@@ -286,7 +288,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
     }
   } else {
     const int log_run = a.log_tl + a.log_cluster;
-    for (int e = t; e < (1 << (log_share + log_run)); e += THREADS) {
+    for (int e = t; e < (1 << (log_share + log_run)); e += kThreads) {
       const int m = e & ((1 << log_run) - 1), J = j0 + (e >> log_run);
       const int h = m >> a.log_tl, l = m & ((1 << a.log_tl) - 1);
       D* yp = yb + J * a.chunks + m;
@@ -298,9 +300,8 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
 // Persistent CTAs, two tile buffers each: the copies of the next tile are in flight while
 // the CTA runs the steps on the current one and stores it, so the load latency and the
 // shared-memory work overlap (one CTA per SM).
-template <class D, int P, int RS, int QT, int THREADS>
-__global__ void __launch_bounds__(THREADS, THREADS < 256 ? 2 : 1)
-    kron_square_kernel(const SquareArgs<D> a) {
+template <class D, int P, int RS, int QT>
+__global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
   const int elements = 1 << (a.log_chunk + a.log_tl);
@@ -310,12 +311,12 @@ __global__ void __launch_bounds__(THREADS, THREADS < 256 ? 2 : 1)
   // This CTA's tile of unit u: tile index lt of signal b.
   auto load = [&](D* xs, long long u) {
     const long long lt = ((u % a.units_per_signal) << a.log_cluster) + rank;
-    load_tile<THREADS>(xs, lt, u / a.units_per_signal, elements, a);
+    load_tile(xs, lt, u / a.units_per_signal, elements, a);
   };
   long long unit = blockIdx.x >> a.log_cluster;
   if (unit < units) load(buffers, unit);
   __pipeline_commit();
-  for (int e = threadIdx.x; e < a.count * P * P; e += THREADS) {
+  for (int e = threadIdx.x; e < a.count * P * P; e += kThreads) {
     const int s = e / (P * P), p = (e / P) % P, q = e % P;
     fs[e] = factor_value(a.g[s], a.sq[s], a.sp[s], 0, q, p);
   }
@@ -325,11 +326,11 @@ __global__ void __launch_bounds__(THREADS, THREADS < 256 ? 2 : 1)
     __pipeline_commit();
     __pipeline_wait_prior(1);  // this tile's copies (the group before) have landed
     __syncthreads();
-    square_steps<D, P, RS, QT, 0, THREADS>(xs, fs, a.count, elements, a.log_chunk, a.ld);
+    square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements, a.log_chunk, a.ld);
     if (a.log_cluster > 0) {
       // Every tile of the unit is done, its writes visible to the cluster (release/acquire).
       cooperative_groups::this_cluster().sync();
-      store_unit<THREADS, D, true>(xs, unit, rank, a);
+      store_unit<D, true>(xs, unit, rank, a);
       // Every read of this unit's tiles (here and remotely) is done before the next refill.
       // Relaxed: the reads have completed (their values were stored), and a release here
       // made each CTA wait for its global stores to drain (a GPU-wide fence; ncu, session
@@ -337,7 +338,7 @@ __global__ void __launch_bounds__(THREADS, THREADS < 256 ? 2 : 1)
       __cluster_barrier_arrive_relaxed();
       __cluster_barrier_wait();
     } else {
-      store_unit<THREADS, D, false>(xs, unit, rank, a);
+      store_unit<D, false>(xs, unit, rank, a);
       __syncthreads();  // read before the next refill
     }
   }
@@ -398,7 +399,6 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   const std::size_t shared = sizeof(T) * std::size_t(a.buffer_offset + 2 * a.buffer_elements);
   const long long units = a.units_per_signal * a.B;
   const int cluster = 1 << a.log_cluster;
-  const int threads = kron_square_threads(chunk);
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   auto run = [&](auto kernel) {
     check_cuda(
@@ -410,12 +410,12 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
     attribute[0].val.clusterDim.x = unsigned(cluster);
     attribute[0].val.clusterDim.y = 1;
     attribute[0].val.clusterDim.z = 1;
-    config.blockDim = dim3(unsigned(threads));
+    config.blockDim = dim3(kThreads);
     config.dynamicSmemBytes = shared;
     config.stream = stream;
     config.attrs = attribute;
     config.numAttrs = 1;
-    // As many units in flight as the device holds clusters (CTAs: one or two per SM).
+    // As many units in flight as the device holds clusters (CTAs: one per SM).
     int resident = 0;
     config.gridDim = dim3(unsigned(cluster));
     check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config),
@@ -430,33 +430,21 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   // the rows per thread at half the threads (256) measured 0-7 % faster on the H100 than 32 / 16
   // at 512 threads (session 21): each factor load feeds more multiply-adds.
   constexpr bool f32 = sizeof(T) == 4;
-  auto run_with = [&](auto p, auto rs, auto qt) {
-    constexpr int kP = decltype(p)::value, kRS = decltype(rs)::value, kQT = decltype(qt)::value;
-    if (threads == 128)
-      run(kron_square_kernel<D, kP, kRS, kQT, 128>);
-    else
-      run(kron_square_kernel<D, kP, kRS, kQT, 256>);
-  };
-  using std::integral_constant;
   switch (P) {
     case 2:
-      run_with(integral_constant<int, 2>{}, integral_constant < int, f32 ? 32 : 16 > {},
-               integral_constant<int, 2>{});
+      run(kron_square_kernel < D, 2, f32 ? 32 : 16, 2 >);
       break;
     case 4:
-      run_with(integral_constant<int, 4>{}, integral_constant < int, f32 ? 16 : 8 > {},
-               integral_constant<int, 4>{});
+      run(kron_square_kernel < D, 4, f32 ? 16 : 8, 4 >);
       break;
     case 8:
-      run_with(integral_constant<int, 8>{}, integral_constant < int, f32 ? 8 : 4 > {},
-               integral_constant<int, 8>{});
+      run(kron_square_kernel < D, 8, f32 ? 8 : 4, 8 >);
       break;
     case 16:
-      run_with(integral_constant<int, 16>{}, integral_constant<int, 4>{}, integral_constant < int,
-               f32 ? 16 : 8 > {});
+      run(kron_square_kernel < D, 16, 4, f32 ? 16 : 8 >);
       break;
-    default:  // 32: chunks of 1024 at most, so 128 threads
-      run(kron_square_kernel < D, 32, 4, f32 ? 16 : 8, 128 >);
+    default:
+      run(kron_square_kernel < D, 32, 4, f32 ? 16 : 8 >);
       break;
   }
   return true;

@@ -54,7 +54,7 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
     if (chunk > kKronSquareMaxChunk) return 0;
   }
   const Index vector = Index(16 / element_bytes);
-  const Index least = kron_square_threads(chunk) * kron_square_accumulators(element_bytes);
+  const Index least = kKronSquareThreads * kron_square_accumulators(element_bytes);
   const Index per_block = std::max(vector, least / std::min(chunk, least));
   return K_in % (chunk * per_block) == 0 ? per_block : 0;
 }

@@ -80,17 +80,11 @@ inline int kron_log2(Index v) {
 // The fused kernel for runs of equal square factors (kron_fused_square.cu): G factors of
 // one size P x P, P a power of two up to 32, chunk P^G <= kKronSquareMaxChunk, real
 // batch-first data. A tile holds `chunks_per_block` consecutive chunks of one signal (so
-// each output row gets a run of >= 16 bytes) and at least kron_square_threads x the thread's
+// each output row gets a run of >= 16 bytes) and at least kKronSquareThreads x the thread's
 // register tile of elements (so every thread has work in every step). Returns 0 when the kernel
 // does not take the pass (other shapes, complex values, or K_in no multiple of a block's chunks).
 inline constexpr Index kKronSquareMaxChunk = 4096;
-// Threads of its CTAs: 128 where a chunk holds at most 1024 elements, whose tile (128 x the
-// accumulators) still gives each output row >= 32 bytes; two such CTAs share an SM, so that
-// one's steps (bound by instruction issue) overlap the other's loads and stores (bound by
-// latency; ncu, session 22). Larger chunks keep 256 threads and tiles twice the size.
-inline int kron_square_threads(Index chunk) {
-  return chunk <= 1024 ? 128 : 256;
-}
+inline constexpr int kKronSquareThreads = 256;
 // Multiply-adds in registers per thread: RS rows x QT outputs.
 inline int kron_square_accumulators(std::size_t element_bytes) {
   return element_bytes == 4 ? 64 : 32;

@@ -102,24 +102,21 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
 }
 
 // Which passes the in-place kernel for equal square factors takes, and its chunks per block:
-// >= 16 bytes per output row and >= threads x 64 (float) or x 32 (double) elements, with
-// 128 threads for chunks of at most 1024 elements and 256 above.
+// >= 16 bytes per output row and >= 256 threads x 64 (float) or x 32 (double) elements.
 BOOST_AUTO_TEST_CASE(square_kernel_takes_equal_power_of_two_factors) {
   using S = std::vector<detail::KronShape>;
   auto tile = [](const S& group, Index K, std::size_t bytes, bool complex_values = false) {
     return detail::kron_square_chunks_per_block(group, K, bytes, complex_values);
   };
   const S sixteen3(3, {16, 16}), thirty_two2(2, {32, 32}), two(1, {2, 2});
-  BOOST_TEST(tile(sixteen3, 1 << 20, 4) == 4);              // 4096 features: 4 chunks (16 bytes)
-  BOOST_TEST(tile(sixteen3, 1 << 20, 8) == 2);              // double: 2 chunks (16 bytes)
-  BOOST_TEST(tile(thirty_two2, 1 << 20, 4) == 8);           // 1024 features: 8192 elements per tile
-  BOOST_TEST(tile(thirty_two2, 1 << 20, 8) == 4);           // double: 4096 elements (32 bytes)
-  BOOST_TEST(tile(two, 1 << 20, 4) == 4096);                // one factor of 2: 8192 elements
-  BOOST_TEST(tile(S(11, {2, 2}), 1 << 20, 4) == 8);         // chunk 2048: 256 threads, 16384
-  BOOST_TEST(tile(sixteen3, 4096 * 2, 4) == 0);             // fewer chunks than a block holds
-  BOOST_TEST(tile(sixteen3, 1 << 20, 8, true) == 0);        // complex<float>
-  BOOST_TEST(tile(sixteen3, 1 << 20, 16) == 0);             // complex<double>
-  BOOST_TEST(tile(S{{16, 16}, {8, 8}}, 1 << 20, 4) == 0);   // unequal factors
+  BOOST_TEST(tile(sixteen3, 1 << 20, 4) == 4);             // 4096 features: 4 chunks (16 bytes)
+  BOOST_TEST(tile(sixteen3, 1 << 20, 8) == 2);             // double: 2 chunks (16 bytes)
+  BOOST_TEST(tile(thirty_two2, 1 << 20, 4) == 16);         // 1024 features: 16384 elements per tile
+  BOOST_TEST(tile(two, 1 << 20, 4) == 8192);               // one factor of 2: 16384 elements
+  BOOST_TEST(tile(sixteen3, 4096 * 2, 4) == 0);            // fewer chunks than a block holds
+  BOOST_TEST(tile(sixteen3, 1 << 20, 8, true) == 0);       // complex<float>
+  BOOST_TEST(tile(sixteen3, 1 << 20, 16) == 0);            // complex<double>
+  BOOST_TEST(tile(S{{16, 16}, {8, 8}}, 1 << 20, 4) == 0);  // unequal factors
   BOOST_TEST(tile(S{{16, 8}, {16, 16}}, 1 << 20, 4) == 0);  // rectangular
   BOOST_TEST(tile(S(1, {64, 64}), 1 << 20, 4) == 0);        // P > 32
   BOOST_TEST(tile(S(1, {12, 12}), 12 * 4096, 4) == 0);      // not a power of two
