@@ -208,28 +208,10 @@ __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int 
     step = (kThreads >> a.log_chunk) * a.ld;
     log_per_chunk = 31;  // never a chunk boundary inside the step
   }
-  // Groups of four copies (elements is a multiple of 4 kThreads, host check): the four
-  // shared offsets within a group are fixed, the global ones immediates, and the group's
-  // shared place advances by 4 steps plus the chunk boundaries it passes (one every
-  // 2^log_per_chunk copies; below 4 copies per chunk they fall inside the group). Written
-  // with i in every address, the compiler spent ~10 instructions per copy (ncu, session 22).
-  int offset[4];
-#pragma unroll
-  for (int u = 0; u < 4; ++u)
-    offset[u] = u * step + (u >> log_per_chunk);
-  const int group_step = 4 * step + (log_per_chunk <= 2 ? 4 >> log_per_chunk : 0);
-  // A chunk boundary after every 2^(log_per_chunk - 2) groups (log_per_chunk > 2); -1:
-  // none between groups.
-  const int boundary_mask = log_per_chunk > 2 ? (1 << (log_per_chunk - 2)) - 1 : -1;
-  D* dst = xs + first;
-  const int groups = elements >> (log_threads + 2);
-  for (int g = 1; g <= groups; ++g) {
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-      copy_async(dst + offset[u], src + u * kThreads);
-    src += 4 * kThreads;
-    dst += group_step + ((g & boundary_mask) == 0 ? 1 : 0);
-  }
+  const int copies = elements >> log_threads;  // elements is a multiple of kThreads (host check)
+#pragma unroll 4
+  for (int i = 0; i < copies; ++i)
+    copy_async(xs + first + i * step + (i >> log_per_chunk), src + (long long)i * kThreads);
 }
 
 // Output J of chunk L goes to row J * chunks + L. A unit's tiles (one per CTA of the
@@ -275,11 +257,9 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
       J = j_first + ((k >> log_sub) << log_step);
       q = k & ((1 << log_sub) - 1);
     };
-    // Sixteen pieces per thread at a time (all of them in the passes of 16^2 and 16^3
-    // chunks): their shared (often remote) reads are in flight together instead of one
-    // latency each (ncu: the stores waited on those reads, 10 % of the 16^3 pass's samples
-    // with eight at a time).
-    constexpr int batch = 16;
+    // Eight pieces per thread at a time: their shared (often remote) reads are in flight
+    // together instead of one latency each (ncu: the stores waited on those reads).
+    constexpr int batch = 8;
     for (int k0 = 0; k0 < items; k0 += batch) {
       D v[batch][n];
 #pragma unroll
