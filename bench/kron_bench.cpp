@@ -10,7 +10,8 @@
 // Every row: table, shape, M, dtype, layout, the median time (CUDA events, R runs after 3
 // warm-ups) of Auto (ours), Fused (fuse every small factor), Sliced (our one-factor kernel),
 // Gemm (one strided-batched cuBLAS GEMM per factor) and Shuffle; for half/bf16 rows t_auto
-// is the 16-bit path and the other columns are empty. Then TFLOP/s with FastKron's count
+// is the 16-bit path's Auto (GEMMs, merged runs, tensor-core pair passes) and t_gemm its
+// one-GEMM-per-factor plan, the other columns empty. Then TFLOP/s with FastKron's count
 // 2*M*sum_f K_f*Q_f, the roofline time max((read X + write Y) / copy bandwidth, flops /
 // GEMM rate of the dtype), and the largest error of ours and of the shuffle on sampled
 // outputs against a CPU dot product in long double (relative to sum |a_jk x_k|, so
@@ -238,7 +239,7 @@ Row run_case(const Case& c, Layout layout, double bandwidth, double peak, const 
   return row;
 }
 
-// The 16-bit path (float factors rounded to Storage, tensor-core GEMMs).
+// The 16-bit path (float factors rounded to Storage, tensor cores): Auto and one GEMM per factor.
 template <class Storage>
 Row run_reduced(const Case& c, Layout layout, double bandwidth, double peak, const Options& opt,
                 Context& ctx) {
@@ -247,7 +248,9 @@ Row run_reduced(const Case& c, Layout layout, double bandwidth, double peak, con
   const Factors<float> g(c, ctx);
   DeviceMatrix<Storage> x(p.K, c.M, layout, ctx), y(p.J, c.M, layout, ctx);
   fill_random_device(x.view(), 42, ctx);
-  const std::size_t ws = kron_matmul_workspace_bytes<Storage>(g.refs, c.M, layout);
+  const std::size_t ws =
+      std::max(kron_matmul_workspace_bytes<Storage>(g.refs, c.M, layout),
+               kron_matmul_workspace_bytes<Storage>(g.refs, c.M, layout, KronAlgorithm::Gemm));
   Buffer<char> workspace(Index(ws), MemorySpace::Device, ctx);
   Row row{c, std::is_same_v<Storage, strop::half> ? "float16" : "bfloat16",
           std::string(to_string(layout))};
@@ -258,6 +261,13 @@ Row run_reduced(const Case& c, Layout layout, double bandwidth, double peak, con
       },
       opt.reps, 3);
   row.err_auto = sampled_error(g.host, x, y, ctx, gen);
+  row.t_gemm = median_device_seconds(
+      ctx,
+      [&] {
+        kron_matmul<Storage>(g.refs, x.view(), y.view(), 1.0f, 0.0f, ctx, workspace.data(), ws,
+                             KronAlgorithm::Gemm);
+      },
+      opt.reps, 3);
   row.flops = p.flops;
   row.bytes = 2.0 * double(p.K + p.J) * double(c.M);
   row.roofline = std::max(row.bytes / bandwidth, peak > 0 ? row.flops / peak : 0.0);

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "strop/core/context.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/core/view.hpp"
 #include "strop/operators/kron_matmul.hpp"
 
@@ -30,6 +31,13 @@ template <class T>
 bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in, MatrixView<T> out,
                        T alpha, T beta, bool scale, Context& ctx);
 
+// Two 32 x 32 factors (the pair G_lo, G_hi, applied hi first) in one tensor-core pass on
+// half/bfloat16 signals (kron_fused_pair16.cu); in and out packed batch-first and 16-byte
+// aligned (kron_pair16_aligned), in.rows a multiple of 16384 (kron_pair16_fits).
+template <ReducedPrecision Storage>
+void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Storage> in,
+                       MatrixView<Storage> out, float alpha, float beta, bool scale, Context& ctx);
+
 // Shuffle baseline pieces. out[n0][c][a][e] = in[n0][a][c][e] (scaled when `scale`).
 template <class T>
 void kron_permute(const T* in, T* out, Index n0, Index a, Index c, Index e, T alpha, T beta,
@@ -47,6 +55,15 @@ bool kron_packed(const MatrixView<T>& v, Layout layout) {
   if (layout == Layout::ColMajor)
     return v.row_stride == 1 && (v.col_stride == v.rows || v.cols == 1);
   return v.col_stride == 1 && (v.row_stride == v.cols || v.rows == 1);
+}
+
+// Whether the pair kernel can read or write a view of 16-bit values with 16-byte copies:
+// packed batch-first (features contiguous, signals rows apart), a 16-byte aligned address
+// and signals a multiple of 8 values apart.
+template <class T>
+bool kron_pair16_aligned(const MatrixView<T>& v) {
+  return kron_packed(v, Layout::ColMajor) && reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0 &&
+         (v.cols == 1 || v.col_stride % 8 == 0);
 }
 
 // Carves 256-byte aligned pieces out of a caller's work space (ShapeError when it is short).

@@ -104,11 +104,11 @@ void add_into(ConstView<T> Z, F beta, MatrixView<T> Y, Context& ctx) {
 }
 
 // The plan's passes, intermediates ping-ponging through `buffers`. `refs` are the factors
-// for our own kernels (empty on the 16-bit path, which runs GEMM passes only), `gemm` the
-// factors as cuBLAS operands (for the GEMM passes).
+// for our own kernels (float factors on the 16-bit path, whose own kernel is the pair pass),
+// `gemm` the factors as cuBLAS operands (for the GEMM passes).
 template <class T, class F>
 void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> shapes,
-              std::span<const KronFactorRef<T>> refs,
+              std::span<const KronFactorRef<F>> refs,
               const std::vector<detail::KronGemmFactor<T>>& gemm, ConstView<T> X, MatrixView<T> Y,
               F alpha, F beta, T* const* buffers, Context& ctx) {
   const Layout layout = layout_of(Y);
@@ -123,33 +123,45 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
     const int out_buffer = in_buffer == 0 ? 1 : 0;
     MatrixView<T> next =
         last ? Y : make_view(buffers[out_buffer], plan.extents[i], B, layout, MemorySpace::Device);
-    if (pass.kind == detail::KronPassKind::Gemm) {
-      // cuBLAS describes packed operands only: strided X or Y go through a packed copy.
-      if (!detail::kron_packed(current, layout)) {
+    const auto group = refs.subspan(pass.lo, pass.hi - pass.lo + 1);
+    // The 16-bit pair pass reads and writes 16 bytes at a time.
+    const bool pair16 = is_reduced_precision_v<T> && pass.kind == detail::KronPassKind::Fused;
+    if (pass.kind == detail::KronPassKind::Gemm || pair16) {
+      // cuBLAS describes packed operands only, the pair kernel aligned packed ones: other X
+      // or Y go through a packed copy.
+      auto usable = [&](const auto& v) {
+        return pair16 ? detail::kron_pair16_aligned(v) : detail::kron_packed(v, layout);
+      };
+      if (!usable(current)) {
         staged_x.emplace(current.rows, B, layout, MemorySpace::Device, ctx);
         copy_view(current, staged_x->view, ctx);
         current = staged_x->view;
       }
-      const bool stage_y = last && !detail::kron_packed(next, layout);
+      const bool stage_y = last && !usable(next);
       if (stage_y) {
         staged_y.emplace(next.rows, B, layout, MemorySpace::Device, ctx);
         next = staged_y->view;
       }
-      Index P = 1, Q = 1;  // of the factor or of the merged run
-      for (int f = pass.lo; f <= pass.hi; ++f) {
-        P *= shapes[f].P;
-        Q *= shapes[f].Q;
+      const F pass_alpha = last ? alpha : F(1), pass_beta = last && !stage_y ? beta : F(0);
+      if constexpr (is_reduced_precision_v<T>) {
+        if (pair16)
+          detail::kron_fused_pair16(group, current, next, pass_alpha, pass_beta, last, ctx);
       }
-      detail::kron_gemm_step<T, F>(gemm[pass.hi], P, Q, current.data, next.data, current.rows, B,
-                                   layout, last ? alpha : F(1), last && !stage_y ? beta : F(0),
-                                   ctx);
+      if (!pair16) {
+        Index P = 1, Q = 1;  // of the factor or of the merged run
+        for (int f = pass.lo; f <= pass.hi; ++f) {
+          P *= shapes[f].P;
+          Q *= shapes[f].Q;
+        }
+        detail::kron_gemm_step<T, F>(gemm[pass.hi], P, Q, current.data, next.data, current.rows, B,
+                                     layout, pass_alpha, pass_beta, ctx);
+      }
       if (stage_y) add_into(ConstView<T>(next), beta, Y, ctx);
     } else if constexpr (!is_reduced_precision_v<T>) {
       if (pass.kind == detail::KronPassKind::Sliced)
         detail::kron_step(refs[pass.hi], current, next, alpha, beta, last, ctx);
       else
-        detail::kron_fused(refs.subspan(pass.lo, pass.hi - pass.lo + 1), current, next, alpha, beta,
-                           last, ctx);
+        detail::kron_fused(group, current, next, alpha, beta, last, ctx);
     } else {
       throw DeviceError(detail::concat("kron_matmul: a factor of ", shapes[pass.hi].Q, "x",
                                        shapes[pass.hi].P, " on ", B,
@@ -277,24 +289,23 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
 
 template <ReducedPrecision Storage>
 std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<float>> factors, Index batch,
-                                        Layout layout) {
+                                        Layout layout, KronAlgorithm algorithm) {
   require<ShapeError>(batch >= 0, "kron_matmul_workspace_bytes: negative batch ", batch);
   const auto shapes = validated_shapes(factors);
-  return detail::plan_kron(shapes, batch, layout, KronAlgorithm::Gemm, sizeof(Storage))
-      .workspace_bytes;
+  return detail::plan_kron(shapes, batch, layout, algorithm, sizeof(Storage)).workspace_bytes;
 }
 
 template <ReducedPrecision Storage>
 void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storage> X,
                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx, void* workspace,
-                 std::size_t workspace_bytes) {
+                 std::size_t workspace_bytes, KronAlgorithm algorithm) {
   const auto shapes = validated_shapes(factors);
   check_views(shapes, X, Y, alpha, beta);
   if (Y.rows == 0 || Y.cols == 0) return;
 #if STROP_HAVE_CUDA
   const Layout layout = layout_of(Y);
   const detail::KronPlan plan =
-      detail::plan_kron(shapes, X.cols, layout, KronAlgorithm::Gemm, sizeof(Storage));
+      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(Storage));
   Buffer<char> owned;
   if (workspace == nullptr) {
     owned = Buffer<char>(Index(plan.workspace_bytes), MemorySpace::Device, ctx);
@@ -313,6 +324,7 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
   // float (column-major, prod Q x prod P), then rounded once.
   std::vector<detail::KronGemmFactor<Storage>> gemm(factors.size());
   for (const detail::KronPass& pass : plan.passes) {
+    if (pass.kind != detail::KronPassKind::Gemm) continue;  // the pair kernel reads floats
     const auto group = factors.subspan(pass.lo, pass.hi - pass.lo + 1);
     Index P = 1, Q = 1;
     for (const auto& g : group) {
@@ -327,9 +339,9 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
         make_view(rounded, Q, P, Layout::ColMajor, MemorySpace::Device), ctx);
     gemm[pass.hi] = {rounded, int(std::max<Index>(Q, 1)), true, false};
   }
-  run_plan<Storage, float>(plan, shapes, {}, gemm, X, Y, alpha, beta, buffers, ctx);
+  run_plan<Storage, float>(plan, shapes, factors, gemm, X, Y, alpha, beta, buffers, ctx);
 #else
-  (void)workspace, (void)workspace_bytes, (void)ctx;
+  (void)workspace, (void)workspace_bytes, (void)ctx, (void)algorithm;
   throw DeviceError("kron_matmul: GPU application requested but strop was built without CUDA");
 #endif
 }
@@ -376,9 +388,9 @@ STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 #undef STROP_INSTANTIATE
 #define STROP_INSTANTIATE(S)                                                                       \
   template std::size_t kron_matmul_workspace_bytes<S>(std::span<const KronFactorRef<float>>,       \
-                                                      Index, Layout);                              \
+                                                      Index, Layout, KronAlgorithm);               \
   template void kron_matmul<S>(std::span<const KronFactorRef<float>>, ConstView<S>, MatrixView<S>, \
-                               float, float, Context&, void*, std::size_t);
+                               float, float, Context&, void*, std::size_t, KronAlgorithm);
 STROP_INSTANTIATE(half)
 STROP_INSTANTIATE(bfloat16)
 

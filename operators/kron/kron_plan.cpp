@@ -59,6 +59,13 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
   return K_in % (chunk * per_block) == 0 ? per_block : 0;
 }
 
+bool kron_pair16_fits(std::span<const KronShape> run, Index K_in) {
+  if (run.size() != 2) return false;
+  for (const KronShape& s : run)
+    if (s.P != kKronPair16Dim || s.Q != kKronPair16Dim) return false;
+  return K_in % (kKronPair16Dim * kKronPair16Dim * kKronPair16Tile) == 0;
+}
+
 namespace {
 
 bool fusable(const KronShape& s, Index max_dim) {
@@ -72,7 +79,8 @@ bool fusable(const KronShape& s, Index max_dim) {
 //               10 us of launches (cuBLAS, and the merge kernel for a merged run);
 //   fused pass  1.2 x memory + the run's multiply-adds at our fused kernel's rate;
 //   one-factor  1.1 x memory + its multiply-adds at our one-factor kernel's rate, plus
-//               about 15 us (measured on small problems).
+//               about 15 us (measured on small problems);
+//   16-bit pair 1.15 x memory (two 32 x 32 factors on tensor cores, kron_fused_pair16.cu).
 struct PassCost {
   double bandwidth = 3e12;  // bytes/s
   std::size_t element_bytes = 4;
@@ -93,6 +101,8 @@ struct PassCost {
   double square(double memory, double macs) const {
     return 1.1 * memory + macs / square_rate + 4e-6;
   }
+  // The 16-bit pair kernel: bound by memory (its tensor-core work is a few percent of it).
+  double pair16(double memory) const { return 1.15 * memory + 4e-6; }
   double sliced(double memory, double macs) const {
     return 1.1 * memory + macs / sliced_rate + 15e-6;
   }
@@ -125,7 +135,8 @@ PassCost pass_cost(std::size_t element_bytes, bool complex_values) {
 // first) is either one GEMM on their Kronecker product materialised (merging small factors
 // into a block of up to kKronMaxMergedElements cuts passes at the price of flops), a fused
 // pass of our kernel (batch-first data, factors up to 32 that fit in shared memory), or
-// one factor through our one-factor kernel. Dynamic programming over the factor positions.
+// one factor through our one-factor kernel (16-bit data: GEMMs, and the tensor-core pass for
+// a pair of 32 x 32 factors). Dynamic programming over the factor positions.
 std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
                                        Layout layout, std::size_t element_bytes,
                                        bool complex_values) {
@@ -174,10 +185,14 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
           kron_gemm_fits({P, Q}, K_in, batch, layout))
         consider(cost.gemm(memory, double(K_in) * double(Q) * double(batch), P),
                  KronPassKind::Gemm);
-      if (reduced) continue;
+      const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);
+      if (reduced) {
+        if (layout == Layout::ColMajor && kron_pair16_fits(run, K_in))
+          consider(cost.pair16(memory), KronPassKind::Fused);
+        continue;
+      }
       const double kernel_macs = double(macs_chain) * double(batch);
       if (lo == hi) consider(cost.sliced(memory, kernel_macs), KronPassKind::Sliced);
-      const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);
       if (layout == Layout::ColMajor &&
           kron_square_chunks_per_block(run, K_in, element_bytes, complex_values) > 0)
         consider(cost.square(memory, kernel_macs), KronPassKind::Fused);
@@ -238,7 +253,9 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
     return plan;
   }
 
-  if (algorithm == KronAlgorithm::Auto || element_bytes == 2) {
+  // 16-bit data: Auto's plan unless one GEMM per factor is asked for.
+  if (algorithm == KronAlgorithm::Auto ||
+      (element_bytes == 2 && algorithm != KronAlgorithm::Gemm)) {
     plan.passes = plan_auto_passes(shapes, batch, layout, element_bytes, complex_values);
   } else {
     // Fused: greedy runs of factors up to 32 (the rest one per launch of our kernel);

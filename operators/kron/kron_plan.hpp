@@ -92,12 +92,21 @@ inline int kron_square_accumulators(std::size_t element_bytes) {
 Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
                                    std::size_t element_bytes, bool complex_values);
 
+// The 16-bit path's fused pass (kron_fused_pair16.cu): two consecutive 32 x 32 factors on
+// packed batch-first data, tiles of kKronPair16Tile chunks of 32 x 32 features (one 32-byte
+// run per output row and tile), so K_in must be a multiple of 16384.
+inline constexpr Index kKronPair16Dim = 32;
+inline constexpr Index kKronPair16Tile = 16;
+bool kron_pair16_fits(std::span<const KronShape> run, Index K_in);
+
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
-// passes only and needs room for float and 16-bit copies of the factors).
+// passes and pair passes (kron_pair16_fits) and needs room for float and 16-bit copies of
+// the GEMM passes' factors).
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
                    KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false);
 
-// Auto's passes (also the 16-bit path's, GEMMs only): the cheapest by a time model.
+// Auto's passes (also the 16-bit path's: GEMMs and pairs of 32 x 32 factors): the cheapest by a
+// time model.
 std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
                                        Layout layout, std::size_t element_bytes,
                                        bool complex_values);

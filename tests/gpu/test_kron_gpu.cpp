@@ -294,6 +294,40 @@ BOOST_AUTO_TEST_CASE(half_and_bfloat16_signals) {
              2 * unit_roundoff_v<half>);
 }
 
+// Pairs of 32 x 32 factors on batch-first 16-bit signals run as one tensor-core pass
+// (kron_fused_pair16.cu; the planner test in tests/unit/test_kron_matmul.cpp shows Auto takes
+// it for these shapes): three and four factors, a pair before a rectangular factor, one and
+// several signals, both layouts (batch-last X staged), transposes, alpha and beta. Beta zero
+// must not read Y (NaN there), and an X view at an odd address goes through an aligned copy.
+BOOST_AUTO_TEST_CASE(pairs_of_32_factors_in_16_bits) {
+  check_reduced_kron<half>({{32, 32}, {32, 32}, {32, 32}}, 3);
+  check_reduced_kron<bfloat16>({{32, 32}, {32, 32}, {32, 32}}, 2);
+  check_reduced_kron<half>({{5, 16}, {32, 32}, {32, 32}}, 2);
+  check_reduced_kron<bfloat16>({{32, 32}, {32, 32}, {32, 32}, {32, 32}}, 1);
+
+  const Index K = 32 * 32 * 32, B = 3;
+  std::vector<AnyOperator<float>> factors;
+  for (int f = 0; f < 3; ++f)
+    factors.emplace_back(Dense<float>(random_matrix<float>(32, 32)));
+  const Kron<float> A(factors);
+  const HostMatrix<half> xs = random_matrix<float>(K, B).cast<half>();
+  HostMatrix<float> expected(K, B);
+  A.apply(Op::NoTrans, view(HostMatrix<float>(xs.cast<float>())), view(expected), 1.5f, 0.0f);
+  // X one element into a buffer (2 bytes off 16-byte alignment), signals K + 1 apart.
+  HostMatrix<half> padded(K + 1, B);
+  padded.setZero();
+  padded.bottomRows(K) = xs;
+  const DeviceMatrix<half> xd = to_device(padded, Layout::ColMajor);
+  const ConstView<half> x_off = xd.view().row_block(1, K);
+  HostMatrix<half> nan_y(K, B);
+  nan_y.setConstant(half(std::numeric_limits<float>::quiet_NaN()));
+  DeviceMatrix<half> yd = to_device(nan_y, Layout::ColMajor);
+  apply_reduced_precision(A, Op::NoTrans, x_off, yd.view(), 1.5f, 0.0f);
+  const HostMatrix<float> got = yd.to_host().cast<float>();
+  BOOST_TEST(got.allFinite());
+  BOOST_TEST(relative_error(got, expected) <= 2.0 * 4 * unit_roundoff_v<half>);
+}
+
 // Tuning on: the candidates are measured once (into scratch memory: Y keeps its beta
 // term), the choice is cached, and the result is the same product.
 BOOST_AUTO_TEST_CASE(tuned_choice_is_cached_and_correct) {

@@ -57,7 +57,8 @@ BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
 }
 
 // Auto's planner: every factor applied exactly once, last factor first, whatever the
-// shapes; the 16-bit path uses GEMM passes only; small factors are merged into blocks.
+// shapes; the 16-bit path uses GEMM passes and pairs of 32 x 32 factors; small factors are
+// merged into blocks.
 BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
   std::mt19937 gen(11);
   for (int trial = 0; trial < 200; ++trial) {
@@ -77,7 +78,12 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
           BOOST_TEST(p.hi == next);
           BOOST_TEST(p.lo <= p.hi);
           BOOST_TEST(p.hi - p.lo < detail::kKronMaxFused);
-          if (bytes == 2) BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
+          // 16 bits: GEMM passes, and the tensor-core pass on a pair of 32 x 32 factors.
+          if (bytes == 2 && p.kind != detail::KronPassKind::Gemm) {
+            BOOST_TEST((p.kind == detail::KronPassKind::Fused));
+            BOOST_TEST(p.hi - p.lo == 1);
+            BOOST_TEST((shapes[p.lo].P == 32 && shapes[p.hi].Q == 32));
+          }
           if (p.kind == detail::KronPassKind::Sliced) BOOST_TEST(p.lo == p.hi);
           if (p.kind == detail::KronPassKind::Fused) BOOST_TEST((layout == Layout::ColMajor));
           next = p.lo - 1;
@@ -99,6 +105,34 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
     BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
     BOOST_TEST(p.hi - p.lo == 1);
   }
+  // 32^4 in 16 bits: two tensor-core pair passes on batch-first data (four GEMMs would each
+  // cost a pass over memory), GEMMs on batch-last data; 32^3 is a pair and a GEMM.
+  const std::vector<detail::KronShape> thirty_twos(4, {32, 32});
+  const auto pairs = detail::plan_auto_passes(thirty_twos, 1024, Layout::ColMajor, 2, false);
+  BOOST_TEST(pairs.size() == 2u);
+  for (const auto& p : pairs) {
+    BOOST_TEST((p.kind == detail::KronPassKind::Fused));
+    BOOST_TEST(p.hi - p.lo == 1);
+  }
+  for (const auto& p : detail::plan_auto_passes(thirty_twos, 1024, Layout::RowMajor, 2, false))
+    BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
+  const std::vector<detail::KronShape> three(3, {32, 32});
+  const auto mixed = detail::plan_auto_passes(three, 5, Layout::ColMajor, 2, false);
+  BOOST_TEST(mixed.size() == 2u);
+  BOOST_TEST(std::count_if(mixed.begin(), mixed.end(), [](const detail::KronPass& p) {
+               return p.kind == detail::KronPassKind::Fused;
+             }) == 1);
+}
+
+// The pair pass needs two 32 x 32 factors and whole tiles of 16 chunks of 1024 features.
+BOOST_AUTO_TEST_CASE(pair16_pass_takes_two_32_by_32_factors) {
+  using S = std::vector<detail::KronShape>;
+  BOOST_TEST(detail::kron_pair16_fits(S(2, {32, 32}), 1 << 14));
+  BOOST_TEST(detail::kron_pair16_fits(S(2, {32, 32}), 5 << 14));
+  BOOST_TEST(!detail::kron_pair16_fits(S(2, {32, 32}), 1 << 13));  // half a tile
+  BOOST_TEST(!detail::kron_pair16_fits(S(3, {32, 32}), 1 << 15));  // three factors
+  BOOST_TEST(!detail::kron_pair16_fits(S{{32, 32}, {32, 16}}, 1 << 14));
+  BOOST_TEST(!detail::kron_pair16_fits(S(2, {16, 16}), 1 << 14));
 }
 
 // Which passes the in-place kernel for equal square factors takes, and its chunks per block:

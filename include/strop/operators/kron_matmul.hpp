@@ -19,9 +19,11 @@
 // allocation per call (otherwise a stream-ordered temporary is taken from the driver pool;
 // strided, non-packed X or Y on a GEMM pass also take one, for a packed copy).
 //
-// Half and bfloat16 signals (float factors): one tensor-core GEMM per factor with fp32
-// accumulation; the factors and every intermediate are rounded to the 16-bit type, so the
-// error grows with the number of factors (about n units of roundoff).
+// Half and bfloat16 signals (float factors): one tensor-core GEMM per factor (or per merged
+// run of small factors) with fp32 accumulation, and on batch-first data one fused
+// tensor-core pass per pair of 32 x 32 factors where the features are a multiple of 16384;
+// the factors and every intermediate are rounded to the 16-bit type, so the error grows with
+// the number of factors (about n units of roundoff).
 #include <cstddef>
 #include <span>
 #include <string_view>
@@ -88,13 +90,17 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
                  T alpha, T beta, Context& ctx, void* workspace = nullptr,
                  std::size_t workspace_bytes = 0, KronAlgorithm algorithm = KronAlgorithm::Auto);
 
-// The 16-bit path: float factors, half or bfloat16 signals (GEMM passes on tensor cores).
+// The 16-bit path: float factors, half or bfloat16 signals (tensor cores). `algorithm`:
+// Gemm runs one cuBLAS GEMM per factor (the baseline of the benchmark); any other value
+// takes Auto's plan (GEMMs, merged runs of small factors, pair passes of 32 x 32 factors).
 template <ReducedPrecision Storage>
 std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<float>> factors, Index batch,
-                                        Layout layout);
+                                        Layout layout,
+                                        KronAlgorithm algorithm = KronAlgorithm::Auto);
 template <ReducedPrecision Storage>
 void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storage> X,
                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx,
-                 void* workspace = nullptr, std::size_t workspace_bytes = 0);
+                 void* workspace = nullptr, std::size_t workspace_bytes = 0,
+                 KronAlgorithm algorithm = KronAlgorithm::Auto);
 
 }  // namespace strop

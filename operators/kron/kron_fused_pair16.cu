@@ -1,0 +1,278 @@
+// Two 32 x 32 factors in one pass over half/bfloat16 batch-first data, on tensor cores.
+//
+// Without it the 16-bit path runs one cuBLAS GEMM pass per 32 x 32 factor (a 1024 x 1024
+// merged block would cost 32x the flops), and those passes are bound by memory: 32^4 took
+// four passes, each near the copy rate. This kernel does the pair in one.
+//
+// A chunk of 1024 contiguous features of one signal is a 32 x 32 matrix C[p1][p0]. The two
+// sliced multiplies (G_hi on p0 first, then G_lo on p1) give G_lo C G_hi^T, whose element
+// (q1, q0) is output J = q1 * 32 + q0 of the chunk and goes to row J * chunks + L for chunk
+// L (FastKron's rotation). One warp computes one chunk in two rounds of mma.sync m16n8k16:
+//   round 1  D1 = G_hi C^T (32 x 32, rows q0, columns p1): A = G_hi from registers, B = C^T
+//            read by ldmatrix from the chunk's rows (p0 contiguous, as B's columns want);
+//   round 2  D2 = D1 G_lo^T (rows q0, columns q1): A is D1's accumulators rounded to 16 bits
+//            (an accumulator pair is an A-fragment pair), B = G_lo^T from registers.
+// So the intermediate never leaves registers, rounded once to 16 bits like the GEMM path's.
+//
+// A CTA takes tiles of kTileChunks consecutive chunks of one signal (two buffers: the next
+// tile's cp.async copies run under this one's work), writes each warp's D2 into a staging
+// tile [J][L], then stores each output row's kTileChunks values as 16-byte pieces (one
+// 32-byte sector per row and tile). Two CTAs per SM: one's loads and stores overlap the
+// other's arithmetic.
+//
+// Bank conflicts: a chunk row is 64 bytes, so the 16-byte units of lines (two rows, 128
+// bytes) are XOR-swizzled by the line index (an ldmatrix of 8 rows then reads 8 distinct
+// units); a staging row is 8 words, swizzled by bits of J so that the 32 lanes of one
+// fragment register (J = 64 t + g + const) write 32 distinct banks.
+#include <algorithm>
+
+#include "operators/kron/kron_device.cuh"
+#include "operators/kron/kron_kernels.hpp"
+#include "operators/kron/kron_plan.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/mma16.cuh"
+
+namespace strop::detail {
+namespace {
+
+constexpr int kP = int(kKronPair16Dim);            // 32
+constexpr int kChunk = kP * kP;                    // 1024 features
+constexpr int kTileChunks = int(kKronPair16Tile);  // chunks per tile (one 32-byte run per row)
+constexpr int kTile = kTileChunks * kChunk;        // elements of a tile
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+static_assert(kTileChunks == 16, "the staging swizzle assumes 16 chunks (8 words) per row");
+
+template <class S>
+struct Pair16Args {
+  const float* g[2];  // G_hi (applied first), G_lo; null: identity
+  long long sq[2], sp[2];
+  const S* x;
+  long long x_bs;
+  S* y;
+  long long y_bs;
+  long long chunks;            // K / 1024
+  long long tiles_per_signal;  // chunks / kTileChunks
+  long long tiles;             // tiles_per_signal * B
+  float alpha, beta;
+  int scale, beta_zero;
+};
+
+// Element (p1, p0) of a chunk in shared memory: 16-byte unit u = (p1 % 2) * 4 + p0 / 8 of
+// line p1 / 2, stored at unit u ^ (line % 8).
+__device__ __forceinline__ int chunk_offset(int line, int unit) {
+  return line * 64 + ((unit ^ (line & 7)) << 3);
+}
+
+// Word w (chunks 2w, 2w + 1) of staging row J, swizzled.
+__device__ __forceinline__ int staging_word(int J, int w) {
+  const int h = ((J >> 2) & 1) | (((J >> 6) & 3) << 1);
+  return J * (kTileChunks / 2) + (w ^ h);
+}
+
+template <class S>
+__device__ __forceinline__ void load_tile(S* xs, long long tile, const Pair16Args<S>& a) {
+  const long long b = tile / a.tiles_per_signal, lt = tile % a.tiles_per_signal;
+  const S* src = a.x + b * a.x_bs + lt * kTile;
+  constexpr int units = kTile / 8;  // 16-byte units
+#pragma unroll
+  for (int k = 0; k < units / kThreads; ++k) {
+    const int i = int(threadIdx.x) + k * kThreads;
+    const int L = i / (kChunk / 8), w = i % (kChunk / 8);
+    copy_async<16>(xs + L * kChunk + chunk_offset(w / 8, w % 8), src + 8 * i, true);
+  }
+}
+
+// The factor G[q][p] as a 16-bit pair (p, p + 1) of row q.
+template <class S>
+__device__ __forceinline__ uint32_t factor_pair(const Pair16Args<S>& a, int f, int q, int p) {
+  using kron_device::factor_value;
+  return pack(S{}, factor_value(a.g[f], a.sq[f], a.sp[f], 0, q, p),
+              factor_value(a.g[f], a.sq[f], a.sp[f], 0, q, p + 1));
+}
+
+// One chunk: round 1 and round 2 on the tensor cores, results into the staging tile.
+template <class S>
+__device__ __forceinline__ void pair_chunk(const S* chunk, S* staging, int L,
+                                           const uint32_t (&g_hi)[2][2][4],
+                                           const uint32_t (&g_lo)[4][2][2]) {
+  const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
+  float d1[2][4][4];
+#pragma unroll
+  for (int nt = 0; nt < 4; ++nt) {
+    // Matrix j of the ldmatrix: rows p1 = 8 nt .. 8 nt + 7, columns p0 = 8 j .. 8 j + 7.
+    const int p1 = 8 * nt + (lane & 7), j = lane >> 3;
+    uint32_t b[4];
+    load_matrices_x4(b, chunk + chunk_offset(p1 >> 1, ((p1 & 1) << 2) | j));
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt) {
+      mma(S{}, d1[mt][nt], g_hi[mt][0], b[0], b[1]);
+      mma_add(S{}, d1[mt][nt], g_hi[mt][1], b[2], b[3], d1[mt][nt]);
+    }
+  }
+  auto* words = reinterpret_cast<uint16_t*>(staging);
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt) {
+    float d2[4][4] = {};
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {
+      const uint32_t a[4] = {
+          pack(S{}, d1[mt][2 * ks][0], d1[mt][2 * ks][1]),
+          pack(S{}, d1[mt][2 * ks][2], d1[mt][2 * ks][3]),
+          pack(S{}, d1[mt][2 * ks + 1][0], d1[mt][2 * ks + 1][1]),
+          pack(S{}, d1[mt][2 * ks + 1][2], d1[mt][2 * ks + 1][3]),
+      };
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+        mma_add(S{}, d2[nt], a, g_lo[nt][ks][0], g_lo[nt][ks][1], d2[nt]);
+    }
+    // d2[nt][i]: q0 = 16 mt + g (+ 8 for i >= 2), q1 = 8 nt + 2 t (+ 1 for odd i).
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; i += 2) {
+        const uint32_t pair = pack(S{}, d2[nt][i], d2[nt][i + 1]);
+        const int q0 = 16 * mt + g + (i >= 2 ? 8 : 0), q1 = 8 * nt + 2 * t;
+        const int J0 = q1 * kP + q0, J1 = J0 + kP;
+        words[2 * staging_word(J0, L >> 1) + (L & 1)] = uint16_t(pair & 0xffff);
+        words[2 * staging_word(J1, L >> 1) + (L & 1)] = uint16_t(pair >> 16);
+      }
+  }
+}
+
+// Row J of the output gets the tile's kTileChunks values: two 16-byte pieces per row.
+template <class S>
+__device__ __forceinline__ void store_tile(const S* staging, long long tile,
+                                           const Pair16Args<S>& a) {
+  const long long b = tile / a.tiles_per_signal, lt = tile % a.tiles_per_signal;
+  S* yb = a.y + b * a.y_bs + lt * kTileChunks;
+  const auto* words = reinterpret_cast<const uint32_t*>(staging);
+  constexpr int pieces = kChunk * 2;
+#pragma unroll 4
+  for (int e = int(threadIdx.x); e < pieces; e += kThreads) {
+    const int J = e >> 1, piece = e & 1;
+    uint4 v;
+    v.x = words[staging_word(J, 4 * piece)];
+    v.y = words[staging_word(J, 4 * piece + 1)];
+    v.z = words[staging_word(J, 4 * piece + 2)];
+    v.w = words[staging_word(J, 4 * piece + 3)];
+    auto* yp = reinterpret_cast<uint4*>(yb + J * a.chunks + 8 * piece);
+    if (a.scale) {
+      const uint4 old = a.beta_zero ? uint4{} : *yp;
+      uint32_t* out = &v.x;
+      const uint32_t* prior = &old.x;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float2 acc = unpack(S{}, out[k]), y0 = unpack(S{}, prior[k]);
+        float lo = a.alpha * acc.x, hi = a.alpha * acc.y;
+        if (!a.beta_zero) {
+          lo += a.beta * y0.x;
+          hi += a.beta * y0.y;
+        }
+        out[k] = pack(S{}, lo, hi);
+      }
+    }
+    *yp = v;
+  }
+}
+
+template <class S>
+__global__ void __launch_bounds__(kThreads, 2) kron_pair16_kernel(const Pair16Args<S> a) {
+  extern __shared__ __align__(128) unsigned char shared_raw[];
+  S* buffers = reinterpret_cast<S*>(shared_raw);  // two input tiles
+  S* staging = buffers + 2 * kTile;               // [J][L], swizzled words
+  long long tile = blockIdx.x;
+  if (tile < a.tiles) load_tile(buffers, tile, a);
+  commit_copies();
+
+  // The factors as fragments, read once: G_hi as A (rows q0, columns p0) per 16 x 16 block
+  // [mt][ks]; G_lo^T as B (rows p1, columns q1) per 16 x 8 block [nt][ks].
+  const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
+  uint32_t g_hi[2][2][4], g_lo[4][2][2];
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {
+      const int q = 16 * mt + g, p = 16 * ks + 2 * t;
+      g_hi[mt][ks][0] = factor_pair(a, 0, q, p);
+      g_hi[mt][ks][1] = factor_pair(a, 0, q + 8, p);
+      g_hi[mt][ks][2] = factor_pair(a, 0, q, p + 8);
+      g_hi[mt][ks][3] = factor_pair(a, 0, q + 8, p + 8);
+    }
+#pragma unroll
+  for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {
+      const int q = 8 * nt + g, p = 16 * ks + 2 * t;
+      g_lo[nt][ks][0] = factor_pair(a, 1, q, p);
+      g_lo[nt][ks][1] = factor_pair(a, 1, q, p + 8);
+    }
+
+  const int warp = int(threadIdx.x) >> 5;
+  for (int cur = 0; tile < a.tiles; tile += gridDim.x, cur ^= 1) {
+    S* xs = buffers + cur * kTile;
+    if (tile + gridDim.x < a.tiles) load_tile(buffers + (cur ^ 1) * kTile, tile + gridDim.x, a);
+    commit_copies();
+    wait_copies<1>();  // this tile's copies (the group before) have landed
+    __syncthreads();   // ... for every thread; and the previous tile's staging is stored
+#pragma unroll 1
+    for (int L = warp; L < kTileChunks; L += kWarps)
+      pair_chunk(xs + L * kChunk, staging, L, g_hi, g_lo);
+    __syncthreads();  // the staging tile is complete (and xs read: it may be refilled)
+    store_tile(staging, tile, a);
+  }
+}
+
+}  // namespace
+
+template <ReducedPrecision Storage>
+void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Storage> in,
+                       MatrixView<Storage> out, float alpha, float beta, bool scale, Context& ctx) {
+  using S = DeviceScalar<Storage>;
+  require<ShapeError>(pair.size() == 2, "kron_fused_pair16: ", pair.size(), " factors, not two");
+  const KronShape shapes[2] = {{pair[0].P, pair[0].Q}, {pair[1].P, pair[1].Q}};
+  require<ShapeError>(
+      kron_pair16_fits(shapes, in.rows) && in.rows == out.rows && in.cols == out.cols,
+      "kron_fused_pair16: not two 32 x 32 factors on a multiple of ",
+      kKronPair16Dim * kKronPair16Dim * kKronPair16Tile, " features");
+  require<ShapeError>(kron_pair16_aligned(in) && kron_pair16_aligned(out),
+                      "kron_fused_pair16: views must be packed batch-first and 16-byte aligned");
+  Pair16Args<S> a{};
+  for (int i = 0; i < 2; ++i) {
+    const KronFactorRef<float>& g = pair[1 - i];  // hi first
+    a.g[i] = g.data;
+    a.sq[i] = g.stride_q;
+    a.sp[i] = g.stride_p;
+  }
+  a.x = reinterpret_cast<const S*>(in.data);
+  a.x_bs = in.col_stride;
+  a.y = reinterpret_cast<S*>(out.data);
+  a.y_bs = out.col_stride;
+  a.chunks = in.rows / kChunk;
+  a.tiles_per_signal = a.chunks / kTileChunks;
+  a.tiles = a.tiles_per_signal * in.cols;
+  a.alpha = alpha;
+  a.beta = beta;
+  a.scale = scale;
+  a.beta_zero = beta == 0.0f;
+  if (a.tiles == 0) return;
+
+  const auto kernel = kron_pair16_kernel<S>;
+  const std::size_t shared = sizeof(S) * std::size_t(3 * kTile);
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+             "kron fused (pair16): shared memory attribute");
+  int per_sm = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared),
+             "kron fused (pair16): occupancy");
+  const long long grid =
+      std::min<long long>(a.tiles, std::max(per_sm, 1) * (long long)multiprocessors());
+  kernel<<<unsigned(grid), kThreads, shared, static_cast<cudaStream_t>(ctx.stream())>>>(a);
+  check_launch("kron_pair16_kernel");
+}
+
+template void kron_fused_pair16(std::span<const KronFactorRef<float>>, ConstView<half>,
+                                MatrixView<half>, float, float, bool, Context&);
+template void kron_fused_pair16(std::span<const KronFactorRef<float>>, ConstView<bfloat16>,
+                                MatrixView<bfloat16>, float, float, bool, Context&);
+
+}  // namespace strop::detail
