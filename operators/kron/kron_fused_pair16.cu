@@ -16,14 +16,16 @@
 //
 // A CTA takes tiles of kTileChunks consecutive chunks of one signal (two buffers: the next
 // tile's cp.async copies run under this one's work), writes each warp's D2 into a staging
-// tile [J][L], then stores each output row's kTileChunks values as 16-byte pieces (one
-// 32-byte sector per row and tile). Two CTAs per SM: one's loads and stores overlap the
-// other's arithmetic.
+// tile [J][L], then stores each output row's kTileChunks values as 16-byte pieces (a 64-byte
+// run per row and tile). With 32-byte runs (16 chunks, two CTAs per SM) the kernel was bound
+// by L2 requests (ncu, session 23: L2 83 %, DRAM 28 %): each warp store touched one sector
+// of 16 lines. One CTA of 16 warps per SM (the shared memory of 32-chunk tiles).
 //
 // Bank conflicts: a chunk row is 64 bytes, so the 16-byte units of lines (two rows, 128
 // bytes) are XOR-swizzled by the line index (an ldmatrix of 8 rows then reads 8 distinct
-// units); a staging row is 8 words, swizzled by bits of J so that the 32 lanes of one
-// fragment register (J = 64 t + g + const) write 32 distinct banks.
+// units); a staging row is 16 words, swizzled by bits of J so that the 32 lanes of one
+// fragment register (J = 64 t + g + const) write 32 distinct banks, and the four words of a
+// 16-byte piece stay one aligned (permuted) group: one 16-byte read each.
 #include <algorithm>
 
 #include "operators/kron/kron_device.cuh"
@@ -37,11 +39,11 @@ namespace {
 
 constexpr int kP = int(kKronPair16Dim);            // 32
 constexpr int kChunk = kP * kP;                    // 1024 features
-constexpr int kTileChunks = int(kKronPair16Tile);  // chunks per tile (one 32-byte run per row)
+constexpr int kTileChunks = int(kKronPair16Tile);  // chunks per tile (a 64-byte run per row)
 constexpr int kTile = kTileChunks * kChunk;        // elements of a tile
-constexpr int kWarps = 8;
+constexpr int kWarps = 16;
 constexpr int kThreads = 32 * kWarps;
-static_assert(kTileChunks == 16, "the staging swizzle assumes 16 chunks (8 words) per row");
+static_assert(kTileChunks == 32, "the staging swizzle assumes 32 chunks (16 words) per row");
 
 template <class S>
 struct Pair16Args {
@@ -64,10 +66,13 @@ __device__ __forceinline__ int chunk_offset(int line, int unit) {
   return line * 64 + ((unit ^ (line & 7)) << 3);
 }
 
-// Word w (chunks 2w, 2w + 1) of staging row J, swizzled.
+// Word w (chunks 2w, 2w + 1) of staging row J is at w ^ staging_swizzle(J) in the row: the
+// lanes of a fragment register that share J % 2 differ in (J / 2) % 4 or J / 64 % 4.
+__device__ __forceinline__ int staging_swizzle(int J) {
+  return ((J >> 1) & 3) | (((J >> 6) & 3) << 2);
+}
 __device__ __forceinline__ int staging_word(int J, int w) {
-  const int h = ((J >> 2) & 1) | (((J >> 6) & 3) << 1);
-  return J * (kTileChunks / 2) + (w ^ h);
+  return J * (kTileChunks / 2) + (w ^ staging_swizzle(J));
 }
 
 template <class S>
@@ -140,22 +145,24 @@ __device__ __forceinline__ void pair_chunk(const S* chunk, S* staging, int L,
   }
 }
 
-// Row J of the output gets the tile's kTileChunks values: two 16-byte pieces per row.
+// Row J of the output gets the tile's kTileChunks values: four 16-byte pieces per row.
 template <class S>
 __device__ __forceinline__ void store_tile(const S* staging, long long tile,
                                            const Pair16Args<S>& a) {
   const long long b = tile / a.tiles_per_signal, lt = tile % a.tiles_per_signal;
   S* yb = a.y + b * a.y_bs + lt * kTileChunks;
-  const auto* words = reinterpret_cast<const uint32_t*>(staging);
-  constexpr int pieces = kChunk * 2;
+  const auto* groups = reinterpret_cast<const uint4*>(staging);
+  constexpr int per_row = kTileChunks / 8;
+  constexpr int pieces = kChunk * per_row;
 #pragma unroll 4
   for (int e = int(threadIdx.x); e < pieces; e += kThreads) {
-    const int J = e >> 1, piece = e & 1;
-    uint4 v;
-    v.x = words[staging_word(J, 4 * piece)];
-    v.y = words[staging_word(J, 4 * piece + 1)];
-    v.z = words[staging_word(J, 4 * piece + 2)];
-    v.w = words[staging_word(J, 4 * piece + 3)];
+    const int J = e / per_row, piece = e % per_row;
+    // The piece's words 4 piece + k sit at (4 piece + k) ^ swizzle: group piece ^ (swizzle
+    // / 4), word k ^ (swizzle % 4) in it.
+    const int swizzle = staging_swizzle(J);
+    uint4 v = groups[J * per_row + (piece ^ (swizzle >> 2))];
+    if (swizzle & 1) v = uint4{v.y, v.x, v.w, v.z};
+    if (swizzle & 2) v = uint4{v.z, v.w, v.x, v.y};
     auto* yp = reinterpret_cast<uint4*>(yb + J * a.chunks + 8 * piece);
     if (a.scale) {
       const uint4 old = a.beta_zero ? uint4{} : *yp;
@@ -177,7 +184,7 @@ __device__ __forceinline__ void store_tile(const S* staging, long long tile,
 }
 
 template <class S>
-__global__ void __launch_bounds__(kThreads, 2) kron_pair16_kernel(const Pair16Args<S> a) {
+__global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Args<S> a) {
   extern __shared__ __align__(128) unsigned char shared_raw[];
   S* buffers = reinterpret_cast<S*>(shared_raw);  // two input tiles
   S* staging = buffers + 2 * kTile;               // [J][L], swizzled words

@@ -33,7 +33,7 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
 
 // Two 32 x 32 factors (the pair G_lo, G_hi, applied hi first) in one tensor-core pass on
 // half/bfloat16 signals (kron_fused_pair16.cu); in and out packed batch-first and 16-byte
-// aligned (kron_pair16_aligned), in.rows a multiple of 16384 (kron_pair16_fits).
+// aligned (kron_pair16_aligned), in.rows a multiple of 32768 (kron_pair16_fits).
 template <ReducedPrecision Storage>
 void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Storage> in,
                        MatrixView<Storage> out, float alpha, float beta, bool scale, Context& ctx);

@@ -93,10 +93,10 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
                                    std::size_t element_bytes, bool complex_values);
 
 // The 16-bit path's fused pass (kron_fused_pair16.cu): two consecutive 32 x 32 factors on
-// packed batch-first data, tiles of kKronPair16Tile chunks of 32 x 32 features (one 32-byte
-// run per output row and tile), so K_in must be a multiple of 16384.
+// packed batch-first data, tiles of kKronPair16Tile chunks of 32 x 32 features (one 64-byte
+// run per output row and tile), so K_in must be a multiple of 32768.
 inline constexpr Index kKronPair16Dim = 32;
-inline constexpr Index kKronPair16Tile = 16;
+inline constexpr Index kKronPair16Tile = 32;
 bool kron_pair16_fits(std::span<const KronShape> run, Index K_in);
 
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm

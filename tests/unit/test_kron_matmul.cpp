@@ -124,15 +124,15 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
              }) == 1);
 }
 
-// The pair pass needs two 32 x 32 factors and whole tiles of 16 chunks of 1024 features.
+// The pair pass needs two 32 x 32 factors and whole tiles of 32 chunks of 1024 features.
 BOOST_AUTO_TEST_CASE(pair16_pass_takes_two_32_by_32_factors) {
   using S = std::vector<detail::KronShape>;
-  BOOST_TEST(detail::kron_pair16_fits(S(2, {32, 32}), 1 << 14));
-  BOOST_TEST(detail::kron_pair16_fits(S(2, {32, 32}), 5 << 14));
-  BOOST_TEST(!detail::kron_pair16_fits(S(2, {32, 32}), 1 << 13));  // half a tile
+  BOOST_TEST(detail::kron_pair16_fits(S(2, {32, 32}), 1 << 15));
+  BOOST_TEST(detail::kron_pair16_fits(S(2, {32, 32}), 5 << 15));
+  BOOST_TEST(!detail::kron_pair16_fits(S(2, {32, 32}), 1 << 14));  // half a tile
   BOOST_TEST(!detail::kron_pair16_fits(S(3, {32, 32}), 1 << 15));  // three factors
-  BOOST_TEST(!detail::kron_pair16_fits(S{{32, 32}, {32, 16}}, 1 << 14));
-  BOOST_TEST(!detail::kron_pair16_fits(S(2, {16, 16}), 1 << 14));
+  BOOST_TEST(!detail::kron_pair16_fits(S{{32, 32}, {32, 16}}, 1 << 15));
+  BOOST_TEST(!detail::kron_pair16_fits(S(2, {16, 16}), 1 << 15));
 }
 
 // Which passes the in-place kernel for equal square factors takes, and its chunks per block:

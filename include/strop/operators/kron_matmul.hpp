@@ -21,7 +21,7 @@
 //
 // Half and bfloat16 signals (float factors): one tensor-core GEMM per factor (or per merged
 // run of small factors) with fp32 accumulation, and on batch-first data one fused
-// tensor-core pass per pair of 32 x 32 factors where the features are a multiple of 16384;
+// tensor-core pass per pair of 32 x 32 factors where the features are a multiple of 32768;
 // the factors and every intermediate are rounded to the 16-bit type, so the error grows with
 // the number of factors (about n units of roundoff).
 #include <cstddef>
