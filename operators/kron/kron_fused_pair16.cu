@@ -19,7 +19,11 @@
 // tile [J][L], then stores each output row's kTileChunks values as 16-byte pieces (a 64-byte
 // run per row and tile). With 32-byte runs (16 chunks, two CTAs per SM) the kernel was bound
 // by L2 requests (ncu, session 23: L2 83 %, DRAM 28 %): each warp store touched one sector
-// of 16 lines. One CTA of 16 warps per SM (the shared memory of 32-chunk tiles).
+// of 16 lines; with 64-byte runs still (L2 97 %, DRAM 42 %). So, where a signal has an even
+// number of tiles, the two CTAs of a cluster take neighbouring tiles (a unit) and each
+// stores half of the rows as whole 128-byte lines, half of each line read from the partner's
+// staging (distributed shared memory). One CTA of 16 warps per SM (the shared memory of
+// 32-chunk tiles).
 //
 // Bank conflicts: a chunk row is 64 bytes, so the 16-byte units of lines (two rows, 128
 // bytes) are XOR-swizzled by the line index (an ldmatrix of 8 rows then reads 8 distinct
@@ -27,6 +31,8 @@
 // fragment register (J = 64 t + g + const) write 32 distinct banks, and the four words of a
 // 16-byte piece stay one aligned (permuted) group: one 16-byte read each.
 #include <algorithm>
+
+#include <cooperative_groups.h>
 
 #include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
@@ -54,8 +60,9 @@ struct Pair16Args {
   S* y;
   long long y_bs;
   long long chunks;            // K / 1024
-  long long tiles_per_signal;  // chunks / kTileChunks
-  long long tiles;             // tiles_per_signal * B
+  long long units_per_signal;  // chunks / (kTileChunks << log_cluster)
+  long long units;             // units_per_signal * B
+  int log_cluster;             // 0, or 1: a cluster of two CTAs takes a unit of two tiles
   float alpha, beta;
   int scale, beta_zero;
 };
@@ -75,9 +82,11 @@ __device__ __forceinline__ int staging_word(int J, int w) {
   return J * (kTileChunks / 2) + (w ^ staging_swizzle(J));
 }
 
+// This CTA's tile of unit u: tile lt of signal b.
 template <class S>
-__device__ __forceinline__ void load_tile(S* xs, long long tile, const Pair16Args<S>& a) {
-  const long long b = tile / a.tiles_per_signal, lt = tile % a.tiles_per_signal;
+__device__ __forceinline__ void load_tile(S* xs, long long u, int rank, const Pair16Args<S>& a) {
+  const long long b = u / a.units_per_signal;
+  const long long lt = ((u % a.units_per_signal) << a.log_cluster) + rank;
   const S* src = a.x + b * a.x_bs + lt * kTile;
   constexpr int units = kTile / 8;  // 16-byte units
 #pragma unroll
@@ -145,25 +154,35 @@ __device__ __forceinline__ void pair_chunk(const S* chunk, S* staging, int L,
   }
 }
 
-// Row J of the output gets the tile's kTileChunks values: four 16-byte pieces per row.
-template <class S>
-__device__ __forceinline__ void store_tile(const S* staging, long long tile,
+// Row J of the output gets the unit's kTileChunks << LogCluster values: four 16-byte pieces per
+// row and tile. Clustered, this CTA stores rows [rank 512, rank 512 + 512), pieces 4 h ..
+// 4 h + 3 of a row from the staging of CTA h.
+template <class S, int LogCluster>
+__device__ __forceinline__ void store_unit(const S* staging, long long u, int rank,
                                            const Pair16Args<S>& a) {
-  const long long b = tile / a.tiles_per_signal, lt = tile % a.tiles_per_signal;
-  S* yb = a.y + b * a.y_bs + lt * kTileChunks;
-  const auto* groups = reinterpret_cast<const uint4*>(staging);
-  constexpr int per_row = kTileChunks / 8;
-  constexpr int pieces = kChunk * per_row;
+  const long long b = u / a.units_per_signal, lu = u % a.units_per_signal;
+  S* yb = a.y + b * a.y_bs + (lu << LogCluster) * kTileChunks;
+  constexpr int per_tile = kTileChunks / 8;        // pieces of a row per tile
+  constexpr int per_row = per_tile << LogCluster;  // pieces of a row per unit
+  constexpr int rows = kChunk >> LogCluster;       // rows this CTA stores
+  static_assert(kThreads % per_row == 0, "a thread keeps its piece of the row");
+  // A thread's piece h * per_tile + piece of its rows is the same for all of them.
+  const int h = (int(threadIdx.x) % per_row) / per_tile, piece = int(threadIdx.x) % per_tile;
+  const S* source = staging;
+  if constexpr (LogCluster > 0)
+    source = cooperative_groups::this_cluster().map_shared_rank(staging, h);
+  const auto* groups = reinterpret_cast<const uint4*>(source);
+  S* yb_piece = yb + 8 * (h * per_tile + piece);
 #pragma unroll 4
-  for (int e = int(threadIdx.x); e < pieces; e += kThreads) {
-    const int J = e / per_row, piece = e % per_row;
+  for (int J = rank * rows + int(threadIdx.x) / per_row; J < (rank + 1) * rows;
+       J += kThreads / per_row) {
     // The piece's words 4 piece + k sit at (4 piece + k) ^ swizzle: group piece ^ (swizzle
     // / 4), word k ^ (swizzle % 4) in it.
     const int swizzle = staging_swizzle(J);
-    uint4 v = groups[J * per_row + (piece ^ (swizzle >> 2))];
+    uint4 v = groups[J * per_tile + (piece ^ (swizzle >> 2))];
     if (swizzle & 1) v = uint4{v.y, v.x, v.w, v.z};
     if (swizzle & 2) v = uint4{v.z, v.w, v.x, v.y};
-    auto* yp = reinterpret_cast<uint4*>(yb + J * a.chunks + 8 * piece);
+    auto* yp = reinterpret_cast<uint4*>(yb_piece + J * a.chunks);
     if (a.scale) {
       const uint4 old = a.beta_zero ? uint4{} : *yp;
       uint32_t* out = &v.x;
@@ -183,13 +202,15 @@ __device__ __forceinline__ void store_tile(const S* staging, long long tile,
   }
 }
 
-template <class S>
+template <class S, int LogCluster>
 __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Args<S> a) {
   extern __shared__ __align__(128) unsigned char shared_raw[];
   S* buffers = reinterpret_cast<S*>(shared_raw);  // two input tiles
   S* staging = buffers + 2 * kTile;               // [J][L], swizzled words
-  long long tile = blockIdx.x;
-  if (tile < a.tiles) load_tile(buffers, tile, a);
+  const int rank = LogCluster ? int(cooperative_groups::this_cluster().block_rank()) : 0;
+  const long long stride = gridDim.x >> LogCluster;
+  long long unit = blockIdx.x >> LogCluster;
+  if (unit < a.units) load_tile(buffers, unit, rank, a);
   commit_copies();
 
   // The factors as fragments, read once: G_hi as A (rows q0, columns p0) per 16 x 16 block
@@ -216,17 +237,28 @@ __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Ar
     }
 
   const int warp = int(threadIdx.x) >> 5;
-  for (int cur = 0; tile < a.tiles; tile += gridDim.x, cur ^= 1) {
+  for (int cur = 0; unit < a.units; unit += stride, cur ^= 1) {
     S* xs = buffers + cur * kTile;
-    if (tile + gridDim.x < a.tiles) load_tile(buffers + (cur ^ 1) * kTile, tile + gridDim.x, a);
+    if (unit + stride < a.units) load_tile(buffers + (cur ^ 1) * kTile, unit + stride, rank, a);
     commit_copies();
     wait_copies<1>();  // this tile's copies (the group before) have landed
-    __syncthreads();   // ... for every thread; and the previous tile's staging is stored
+    __syncthreads();   // ... for every thread; and the previous unit's staging is stored
 #pragma unroll 1
     for (int L = warp; L < kTileChunks; L += kWarps)
       pair_chunk(xs + L * kChunk, staging, L, g_hi, g_lo);
-    __syncthreads();  // the staging tile is complete (and xs read: it may be refilled)
-    store_tile(staging, tile, a);
+    if (LogCluster) {
+      // Both staging tiles complete and visible to the cluster (release/acquire).
+      cooperative_groups::this_cluster().sync();
+      store_unit<S, LogCluster>(staging, unit, rank, a);
+      // Every read of the staging (here and remote) done before it is written again.
+      // Relaxed: the reads have completed (their values were stored); a release would
+      // wait for this CTA's global stores to drain (see kron_fused_square.cu).
+      __cluster_barrier_arrive_relaxed();
+      __cluster_barrier_wait();
+    } else {
+      __syncthreads();  // the staging tile is complete (and xs read: it may be refilled)
+      store_unit<S, 0>(staging, unit, 0, a);
+    }
   }
 }
 
@@ -256,25 +288,47 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
   a.y = reinterpret_cast<S*>(out.data);
   a.y_bs = out.col_stride;
   a.chunks = in.rows / kChunk;
-  a.tiles_per_signal = a.chunks / kTileChunks;
-  a.tiles = a.tiles_per_signal * in.cols;
+  const long long tiles_per_signal = a.chunks / kTileChunks;
+  a.log_cluster = tiles_per_signal % 2 == 0 ? 1 : 0;
+  a.units_per_signal = tiles_per_signal >> a.log_cluster;
+  a.units = a.units_per_signal * in.cols;
   a.alpha = alpha;
   a.beta = beta;
   a.scale = scale;
   a.beta_zero = beta == 0.0f;
-  if (a.tiles == 0) return;
+  if (a.units == 0) return;
 
-  const auto kernel = kron_pair16_kernel<S>;
   const std::size_t shared = sizeof(S) * std::size_t(3 * kTile);
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-             "kron fused (pair16): shared memory attribute");
-  int per_sm = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shared),
-             "kron fused (pair16): occupancy");
-  const long long grid =
-      std::min<long long>(a.tiles, std::max(per_sm, 1) * (long long)multiprocessors());
-  kernel<<<unsigned(grid), kThreads, shared, static_cast<cudaStream_t>(ctx.stream())>>>(a);
-  check_launch("kron_pair16_kernel");
+  const int cluster = 1 << a.log_cluster;
+  auto run = [&](auto kernel) {
+    check_cuda(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+        "kron fused (pair16): shared memory attribute");
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = unsigned(cluster);
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = shared;
+    config.stream = static_cast<cudaStream_t>(ctx.stream());
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    // As many units in flight as the device holds clusters (CTAs: one per SM).
+    int resident = 0;
+    config.gridDim = dim3(unsigned(cluster));
+    check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config),
+               "kron fused (pair16): occupancy");
+    const long long grid = std::min<long long>(a.units, std::max(resident, 1));
+    config.gridDim = dim3(unsigned(grid * cluster));
+    check_cuda(cudaLaunchKernelEx(&config, kernel, a), "kron_pair16_kernel launch");
+    check_launch("kron_pair16_kernel");
+  };
+  if (a.log_cluster)
+    run(kron_pair16_kernel<S, 1>);
+  else
+    run(kron_pair16_kernel<S, 0>);
 }
 
 template void kron_fused_pair16(std::span<const KronFactorRef<float>>, ConstView<half>,

@@ -93,8 +93,9 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
                                    std::size_t element_bytes, bool complex_values);
 
 // The 16-bit path's fused pass (kron_fused_pair16.cu): two consecutive 32 x 32 factors on
-// packed batch-first data, tiles of kKronPair16Tile chunks of 32 x 32 features (one 64-byte
-// run per output row and tile), so K_in must be a multiple of 32768.
+// packed batch-first data, tiles of kKronPair16Tile chunks of 32 x 32 features (a 64-byte
+// run per output row and tile; 128 bytes where a cluster pairs two tiles), so K_in must be a
+// multiple of 32768.
 inline constexpr Index kKronPair16Dim = 32;
 inline constexpr Index kKronPair16Tile = 32;
 bool kron_pair16_fits(std::span<const KronShape> run, Index K_in);
