@@ -289,7 +289,7 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
   a.y_bs = out.col_stride;
   a.chunks = in.rows / kChunk;
   const long long tiles_per_signal = a.chunks / kTileChunks;
-  a.log_cluster = tiles_per_signal % 2 == 0 ? 1 : 0;
+  a.log_cluster = kron_pair16_clustered(in.rows) ? 1 : 0;
   a.units_per_signal = tiles_per_signal >> a.log_cluster;
   a.units = a.units_per_signal * in.cols;
   a.alpha = alpha;

@@ -66,6 +66,10 @@ bool kron_pair16_fits(std::span<const KronShape> run, Index K_in) {
   return K_in % (kKronPair16Dim * kKronPair16Dim * kKronPair16Tile) == 0;
 }
 
+bool kron_pair16_clustered(Index K_in) {
+  return K_in / (kKronPair16Dim * kKronPair16Dim * kKronPair16Tile) % 2 == 0;
+}
+
 namespace {
 
 bool fusable(const KronShape& s, Index max_dim) {
@@ -80,7 +84,8 @@ bool fusable(const KronShape& s, Index max_dim) {
 //   fused pass  1.2 x memory + the run's multiply-adds at our fused kernel's rate;
 //   one-factor  1.1 x memory + its multiply-adds at our one-factor kernel's rate, plus
 //               about 15 us (measured on small problems);
-//   16-bit pair 1.15 x memory (two 32 x 32 factors on tensor cores, kron_fused_pair16.cu).
+//   16-bit pair 1.25 x memory (two 32 x 32 factors on tensor cores, kron_fused_pair16.cu),
+//               1.75 x where its tiles are not clustered (H100, session 23).
 struct PassCost {
   double bandwidth = 3e12;  // bytes/s
   std::size_t element_bytes = 4;
@@ -102,7 +107,9 @@ struct PassCost {
     return 1.1 * memory + macs / square_rate + 4e-6;
   }
   // The 16-bit pair kernel: bound by memory (its tensor-core work is a few percent of it).
-  double pair16(double memory) const { return 1.15 * memory + 4e-6; }
+  double pair16(double memory, bool clustered) const {
+    return (clustered ? 1.25 : 1.75) * memory + 4e-6;
+  }
   double sliced(double memory, double macs) const {
     return 1.1 * memory + macs / sliced_rate + 15e-6;
   }
@@ -188,7 +195,7 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
       const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);
       if (reduced) {
         if (layout == Layout::ColMajor && kron_pair16_fits(run, K_in))
-          consider(cost.pair16(memory), KronPassKind::Fused);
+          consider(cost.pair16(memory, kron_pair16_clustered(K_in)), KronPassKind::Fused);
         continue;
       }
       const double kernel_macs = double(macs_chain) * double(batch);

@@ -99,6 +99,8 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
 inline constexpr Index kKronPair16Dim = 32;
 inline constexpr Index kKronPair16Tile = 32;
 bool kron_pair16_fits(std::span<const KronShape> run, Index K_in);
+// Whether a cluster of two CTAs pairs neighbouring tiles (an even number of tiles per signal).
+bool kron_pair16_clustered(Index K_in);
 
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
 // passes and pair passes (kron_pair16_fits) and needs room for float and 16-bit copies of

@@ -133,6 +133,11 @@ BOOST_AUTO_TEST_CASE(pair16_pass_takes_two_32_by_32_factors) {
   BOOST_TEST(!detail::kron_pair16_fits(S(3, {32, 32}), 1 << 15));  // three factors
   BOOST_TEST(!detail::kron_pair16_fits(S{{32, 32}, {32, 16}}, 1 << 15));
   BOOST_TEST(!detail::kron_pair16_fits(S(2, {16, 16}), 1 << 15));
+  // Two CTAs pair up where a signal has an even number of tiles.
+  BOOST_TEST(detail::kron_pair16_clustered(1 << 20));
+  BOOST_TEST(detail::kron_pair16_clustered(2 << 15));
+  BOOST_TEST(!detail::kron_pair16_clustered(1 << 15));
+  BOOST_TEST(!detail::kron_pair16_clustered(3 << 15));
 }
 
 // Which passes the in-place kernel for equal square factors takes, and its chunks per block:
