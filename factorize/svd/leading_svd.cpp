@@ -13,13 +13,14 @@
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
-#include <Eigen/SVD>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "factorize/svd/block_svd.hpp"
 
 namespace strop::detail {
 namespace {
@@ -208,18 +209,22 @@ std::optional<double> leading_svd(const T* block, Index rows, Index cols, Index 
   const Eigen::HouseholderQR<Matrix> qr(A * v0);
   const Matrix q = qr.householderQ() * Matrix::Identity(rows, rank);
   const Matrix small = q.adjoint() * A;  // rank x cols
-  const Eigen::BDCSVD<Matrix> svd(small, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  // Its full SVD by the block SVD's own path (rank x rank U, so it never comes back here):
+  // this file then instantiates none of Eigen's SVDs, which cost CI minutes per scalar type.
+  Matrix ub(rank, rank), vbh(rank, cols);
+  RealVector<Real> sb(rank);
+  truncated_svd_cpu(small.data(), rank, cols, rank, ub.data(), sb.data(), vbh.data());
   // Certificate: the captured energy Σ s_i^2 can only fall short of the optimum Σ lambda_i
   // (Ritz values interlace); by more than the eigenvalues' own accuracy means the subspace
   // missed a direction, and the caller takes the full SVD instead.
-  const double shortfall = double(lambda.sum()) - double(svd.singularValues().squaredNorm());
+  const double shortfall = double(lambda.sum()) - double(sb.squaredNorm());
   const double accuracy = (10.0 * double(rank) * double(bisection_tolerance<Real>()) +
                            1e3 * double(std::numeric_limits<Real>::epsilon())) *
                           double(gram.norm());
   if (!(shortfall <= accuracy)) return std::nullopt;
-  Eigen::Map<Matrix>(u, rows, rank) = q * svd.matrixU();
-  Eigen::Map<Eigen::Matrix<Real, Eigen::Dynamic, 1>>(s, rank) = svd.singularValues();
-  Eigen::Map<Matrix>(vh, rank, cols) = svd.matrixV().adjoint();
+  Eigen::Map<Matrix>(u, rows, rank) = q * ub;
+  Eigen::Map<RealVector<Real>>(s, rank) = sb;
+  Eigen::Map<Matrix>(vh, rank, cols) = vbh;
   // Measured, not ||A||^2 - Σ s^2, which would cancel to half the digits for good fits.
   return double((A - q * small).squaredNorm());
 }
