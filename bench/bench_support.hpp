@@ -1,5 +1,6 @@
 #pragma once
 // What several benchmark programs share (a header beside them: bench/*.cpp are programs).
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -7,6 +8,15 @@
 #include "strop/strop.hpp"
 
 namespace strop::bench {
+
+// The median of a sample: the mean of the middle two for an even count (the upper middle
+// alone would bias a summary of eight shapes upward), 0 when empty.
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
 
 // How the helpers below time device work: each call between events, host enqueue included
 // (Call, the default), replays of a CUDA graph of 10 calls (Graph,

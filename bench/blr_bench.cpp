@@ -414,11 +414,6 @@ int main(int argc, char** argv) {
     }
   }
   auto key = [](double v) { return v > 0 && v < 1e299 ? std::to_string(v) : std::string("null"); };
-  auto median = [](std::vector<double> v) {
-    if (v.empty()) return -1.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  };
   std::ofstream json(opt.json);
   json << "{\"device\": \"" << device_name(0) << "\", \"dtype\": \"bf16\""
        << ", \"timing\": \""
@@ -426,11 +421,12 @@ int main(int argc, char** argv) {
            : bench::timing() == bench::Timing::Enqueue ? "host enqueue"
                                                        : "per call")
        << "\""
-       << ", \"blast_fused_over_unfused_median\": " << key(median(blast_speedups))
-       << ", \"monarch_fused_over_unfused_median\": " << key(median(monarch_speedups))
+       << ", \"blast_fused_over_unfused_median\": " << key(bench::median_of(blast_speedups))
+       << ", \"monarch_fused_over_unfused_median\": " << key(bench::median_of(monarch_speedups))
        << ", \"llama7b_b1024_min_speedup_over_dense\": " << key(llama_b1024_min_speedup)
        << ", \"llama7b_b1_min_speedup_over_dense\": " << key(llama_b1_min_speedup)
        << ", \"b1_max_time_over_bound\": " << key(b1_max_over_bound)
-       << ", \"b1_decode_over_cublas_plan_median\": " << key(median(decode_speedups_b1)) << "}\n";
+       << ", \"b1_decode_over_cublas_plan_median\": " << key(bench::median_of(decode_speedups_b1))
+       << "}\n";
   return 0;
 }

@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 
+#include "bench_support.hpp"
 #include "strop/strop.hpp"
 
 #if STROP_BENCH_HAVE_CUBLAS
@@ -52,12 +53,6 @@ struct Case {
 Case power_case(const std::string& table, Index P, int N, Index M) {
   return {table, std::to_string(P) + "^" + std::to_string(N),
           std::vector<std::pair<Index, Index>>(std::size_t(N), {P, P}), M};
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 template <class T>
@@ -439,10 +434,11 @@ int main(int argc, char** argv) {
     std::printf(
         "# %s: median fraction of the roofline %.3f (time / roofline %.2fx), median "
         "speedup vs shuffle %.2fx\n",
-        dtype.c_str(), median(frac), 1 / median(frac), median(speedup));
+        dtype.c_str(), bench::median_of(frac), 1 / bench::median_of(frac),
+        bench::median_of(speedup));
     const std::string key = dtype == "float32" ? "float" : "double";
-    json << ", \"" << key << "_median_frac_roofline\": " << median(frac) << ", \"" << key
-         << "_median_speedup_vs_shuffle\": " << median(speedup);
+    json << ", \"" << key << "_median_frac_roofline\": " << bench::median_of(frac) << ", \"" << key
+         << "_median_speedup_vs_shuffle\": " << bench::median_of(speedup);
   }
   std::map<std::string, double> vs_shuffle, half_over_float, bf16_over_float;
   for (const Case& c : cases) {

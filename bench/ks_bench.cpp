@@ -36,6 +36,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench_support.hpp"
 #include "operators/ks/ks_mma_tile.hpp"
 #include "strop/strop.hpp"
 
@@ -89,12 +90,6 @@ std::vector<KSPattern> paper_grid(Index batch) {
               std::find(skip.begin(), skip.end(), std::make_pair(b, c)) == skip.end())
             add(a, b, c, d);
   return grid;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 struct Ceilings {
@@ -346,7 +341,7 @@ void print_summary(const std::string& dtype, const std::string& layout, const Su
       "# %s %s: %d cases, ours beats min(bmm, dense) in %.1f%%, median speedup %.2fx, "
       "median time / roofline %.2f",
       key_prefix(dtype).c_str(), layout.empty() ? "both layouts" : layout.c_str(), s.total,
-      100 * s.win_rate(), median(s.speedups), median(s.over_roofline));
+      100 * s.win_rate(), bench::median_of(s.speedups), bench::median_of(s.over_roofline));
   if (s.max_error_over_cublas) std::printf(", max error / cuBLAS's %.2f", *s.max_error_over_cublas);
   std::printf("\n");
 }
@@ -354,8 +349,8 @@ void print_summary(const std::string& dtype, const std::string& layout, const Su
 // ", \"<key>_win_rate\": ..., ..." for one summary.
 void write_summary_keys(std::ofstream& json, const std::string& key, const Summary& s) {
   json << ", \"" << key << "_win_rate\": " << s.win_rate() << ", \"" << key
-       << "_median_speedup\": " << median(s.speedups) << ", \"" << key
-       << "_median_time_over_roofline\": " << median(s.over_roofline);
+       << "_median_speedup\": " << bench::median_of(s.speedups) << ", \"" << key
+       << "_median_time_over_roofline\": " << bench::median_of(s.over_roofline);
 }
 
 // The summary JSON over the grid rows: per dtype and layout (<prefix>_bsl_* for RowMajor,
@@ -378,7 +373,7 @@ void write_summary(const std::string& path, const std::vector<Row>& grid_rows, c
     }
     if (dtype == "float32") {
       json << ", \"fp32_median_time_over_roofline\": "
-           << median(summarize(grid_rows, dtype, "RowMajor").over_roofline);
+           << bench::median_of(summarize(grid_rows, dtype, "RowMajor").over_roofline);
       continue;
     }
     const Summary pooled = summarize(grid_rows, dtype, "");
