@@ -37,6 +37,7 @@
 #include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
+#include "runtime/cluster_launch.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/mma16.cuh"
 
@@ -299,31 +300,9 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
   if (a.units == 0) return;
 
   const std::size_t shared = sizeof(S) * std::size_t(3 * kTile);
-  const int cluster = 1 << a.log_cluster;
   auto run = [&](auto kernel) {
-    check_cuda(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-        "kron fused (pair16): shared memory attribute");
-    cudaLaunchConfig_t config = {};
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = unsigned(cluster);
-    attribute[0].val.clusterDim.y = 1;
-    attribute[0].val.clusterDim.z = 1;
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = shared;
-    config.stream = static_cast<cudaStream_t>(ctx.stream());
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    // As many units in flight as the device holds clusters (CTAs: one per SM).
-    int resident = 0;
-    config.gridDim = dim3(unsigned(cluster));
-    check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config),
-               "kron fused (pair16): occupancy");
-    const long long grid = std::min<long long>(a.units, std::max(resident, 1));
-    config.gridDim = dim3(unsigned(grid * cluster));
-    check_cuda(cudaLaunchKernelEx(&config, kernel, a), "kron_pair16_kernel launch");
-    check_launch("kron_pair16_kernel");
+    launch_persistent_clusters(kernel, a, 1 << a.log_cluster, kThreads, shared, a.units,
+                               static_cast<cudaStream_t>(ctx.stream()), "kron_pair16_kernel");
   };
   if (a.log_cluster)
     run(kron_pair16_kernel<S, 1>);

@@ -30,6 +30,7 @@
 #include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
+#include "runtime/cluster_launch.cuh"
 #include "runtime/cuda_check.hpp"
 
 namespace strop::detail {
@@ -398,32 +399,10 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.buffer_elements = round16(a.ld * tl);
   const std::size_t shared = sizeof(T) * std::size_t(a.buffer_offset + 2 * a.buffer_elements);
   const long long units = a.units_per_signal * a.B;
-  const int cluster = 1 << a.log_cluster;
-  auto stream = static_cast<cudaStream_t>(ctx.stream());
+  // As many units in flight as the device holds clusters (CTAs: one per SM).
   auto run = [&](auto kernel) {
-    check_cuda(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-        "kron fused (square): shared memory attribute");
-    cudaLaunchConfig_t config = {};
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = unsigned(cluster);
-    attribute[0].val.clusterDim.y = 1;
-    attribute[0].val.clusterDim.z = 1;
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = shared;
-    config.stream = stream;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    // As many units in flight as the device holds clusters (CTAs: one per SM).
-    int resident = 0;
-    config.gridDim = dim3(unsigned(cluster));
-    check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config),
-               "kron fused (square): occupancy");
-    const long long grid = std::min<long long>(units, std::max(resident, 1));
-    config.gridDim = dim3(unsigned(grid * cluster));
-    check_cuda(cudaLaunchKernelEx(&config, kernel, a), "kron_square_kernel launch");
-    check_launch("kron_square_kernel");
+    launch_persistent_clusters(kernel, a, 1 << a.log_cluster, kThreads, shared, units,
+                               static_cast<cudaStream_t>(ctx.stream()), "kron_square_kernel");
   };
   // RS rows x QT outputs per thread: 64 accumulators in float, 32 in double
   // (kron_square_accumulators); where QT < P a team of P / QT lanes shares the rows. Twice
