@@ -13,10 +13,10 @@
 namespace strop::detail {
 namespace {
 
-// JacobiSVD for tiny blocks; BDCSVD (divide and conquer) is faster from 16 on (2.2x at 32,
-// 2.6x at 64 on an EPYC core). When few triples of a larger block are kept, leading_svd
-// avoids the full SVD (about 10x faster for rank 1 of 64 x 64, the blocks of a 4096
-// butterfly's first split and of a b = 64 Monarch).
+// JacobiSVD for tiny blocks (and complex ones, see truncated_svd_cpu); BDCSVD (divide and
+// conquer) is faster from 16 on (2.2x at 32, 2.6x at 64 on an EPYC core). When few triples of a
+// larger block are kept, leading_svd avoids the full SVD (about 10x faster for rank 1 of 64 x 64,
+// the blocks of a 4096 butterfly's first split and of a b = 64 Monarch).
 constexpr Index kJacobiMaxSide = 16;
 constexpr Index kLeadingMinSide = 16;
 bool use_leading_svd(Index rows, Index cols, Index rank) {
@@ -59,9 +59,14 @@ double truncated_svd_cpu(const T* block, Index rows, Index cols, Index rank, T* 
       tail += svd.singularValues()(i) * svd.singularValues()(i);
     return tail;
   };
-  if (std::min(rows, cols) <= kJacobiMaxSide)
-    return take(Eigen::JacobiSVD<WideMatrix>(wide, options));
-  return take(Eigen::BDCSVD<WideMatrix>(wide, options));
+  // Eigen 3.4's BDCSVD returns NaNs (and indexes past an array in its deflation) for some
+  // complex blocks with repeated singular values, e.g. rank-one blocks of +-1 of side 33
+  // (test complex_blocks_with_repeated_singular_values): complex blocks take JacobiSVD.
+  if constexpr (!is_complex_v<T>) {
+    if (std::min(rows, cols) > kJacobiMaxSide)
+      return take(Eigen::BDCSVD<WideMatrix>(wide, options));
+  }
+  return take(Eigen::JacobiSVD<WideMatrix>(wide, options));
 }
 
 template <class T>

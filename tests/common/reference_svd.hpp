@@ -10,7 +10,7 @@
 
 namespace strop::testing {
 
-// Descending singular values of `block` (Eigen's BDCSVD; Jacobi for small blocks).
+// Descending singular values of `block` (Eigen's BDCSVD for real blocks, JacobiSVD for complex).
 Eigen::VectorXd reference_singular_values(const HostMatrix<double>& block);
 Eigen::VectorXd reference_singular_values(const HostMatrix<std::complex<double>>& block);
 
