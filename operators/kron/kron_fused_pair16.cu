@@ -273,8 +273,8 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
   const KronShape shapes[2] = {{pair[0].P, pair[0].Q}, {pair[1].P, pair[1].Q}};
   require<ShapeError>(
       kron_pair16_fits(shapes, in.rows) && in.rows == out.rows && in.cols == out.cols,
-      "kron_fused_pair16: not two 32 x 32 factors on a multiple of ",
-      kKronPair16Dim * kKronPair16Dim * kKronPair16Tile, " features");
+      "kron_fused_pair16: not two 32 x 32 factors on a multiple of ", kKronPair16TileFeatures,
+      " features");
   require<ShapeError>(kron_pair16_aligned(in) && kron_pair16_aligned(out),
                       "kron_fused_pair16: views must be packed batch-first and 16-byte aligned");
   Pair16Args<S> a{};

@@ -63,11 +63,11 @@ bool kron_pair16_fits(std::span<const KronShape> run, Index K_in) {
   if (run.size() != 2) return false;
   for (const KronShape& s : run)
     if (s.P != kKronPair16Dim || s.Q != kKronPair16Dim) return false;
-  return K_in % (kKronPair16Dim * kKronPair16Dim * kKronPair16Tile) == 0;
+  return K_in % kKronPair16TileFeatures == 0;
 }
 
 bool kron_pair16_clustered(Index K_in) {
-  return K_in / (kKronPair16Dim * kKronPair16Dim * kKronPair16Tile) % 2 == 0;
+  return K_in / kKronPair16TileFeatures % 2 == 0;
 }
 
 namespace {

@@ -98,6 +98,7 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
 // multiple of 32768.
 inline constexpr Index kKronPair16Dim = 32;
 inline constexpr Index kKronPair16Tile = 32;
+inline constexpr Index kKronPair16TileFeatures = kKronPair16Dim * kKronPair16Dim * kKronPair16Tile;
 bool kron_pair16_fits(std::span<const KronShape> run, Index K_in);
 // Whether a cluster of two CTAs pairs neighbouring tiles (an even number of tiles per signal).
 bool kron_pair16_clustered(Index K_in);
