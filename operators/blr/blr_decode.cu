@@ -15,6 +15,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <climits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -119,12 +120,14 @@ __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeA
   for (int i = 0; i < RPT * TOK; ++i)
     acc[i] = 0.0f;
   if (group >= s.groups) return;
-  const long long e = group / s.groups_per_entry;
-  const int row0 = int(group % s.groups_per_entry) * RPT;
+  // 32-bit division (the launch checks that the numbers fit).
+  const int per_entry = int(s.groups_per_entry), e = int(group) / per_entry;
+  const int row0 = (int(group) - e * per_entry) * RPT;
   const int rows = min(RPT, s.rows - row0);
-  const DS* w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, s.inner) + row0;
-  const ActT* x =
-      static_cast<const ActT*>(a.arrays[s.act.array]) + act_shift + entry_offset(s.act, e, s.inner);
+  const DS* w =
+      static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, int(s.inner)) + row0;
+  const ActT* x = static_cast<const ActT*>(a.arrays[s.act.array]) + act_shift +
+                  entry_offset(s.act, e, int(s.inner));
   const bool vector_w = s.vector_weights != 0 && rows == RPT, vector_x = s.vector_acts != 0;
   auto multiply_add = [&](const WeightWords<DS, RPT>& wv, int k) {
     float xv[TOK];
@@ -167,12 +170,12 @@ __device__ __forceinline__ void for_each_output(const DecodeArgs& a, const Decod
                                                 long long set, F f) {
   for (int i = int(threadIdx.x); i < 32 * RPT * TOK; i += kThreads) {
     const int t = i / (32 * RPT), rem = i % (32 * RPT), l = rem / RPT, r = rem % RPT;
-    const long long group = set * 32 + l;
+    const int group = int(set) * 32 + l;
     if (group >= s.groups || t >= a.tokens) continue;
-    const long long e = group / s.groups_per_entry;
-    const int row = int(group % s.groups_per_entry) * RPT + r;
+    const int per_entry = int(s.groups_per_entry), e = group / per_entry;
+    const int row = (group - e * per_entry) * RPT + r;
     if (row >= s.rows) continue;
-    f(l, r, t, entry_offset(s.out, e, s.inner) + row * s.out_row + t * s.out_token);
+    f(l, r, t, entry_offset(s.out, e, int(s.inner)) + row * s.out_row + t * s.out_token);
   }
 }
 
@@ -251,9 +254,9 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
     float* accum = last ? a.y_accum : static_cast<float*>(a.arrays[s.out.array]) + z_shift;
     const bool act_storage = s.act.array == kDecodeX;
     const long long act_shift = act_storage ? 0 : z_shift;
-    for (long long item = blockIdx.x; item < s.items; item += gridDim.x) {
-      const long long set = item / s.chunks;
-      const int chunk = int(item % s.chunks);
+    for (int item = int(blockIdx.x); item < int(s.items); item += int(gridDim.x)) {
+      const int set = item / s.chunks;
+      const int chunk = item - set * s.chunks;
       const int k_begin = chunk * s.chunk_k, k_end = min(s.depth, k_begin + s.chunk_k);
       if (std::is_same_v<DS, float> || !act_storage)
         run_item<DS, float, TOK, RPT>(a, s, set, k_begin, k_end, act_shift, accum, partial);
@@ -309,6 +312,11 @@ void launch(DecodeArgs& a, Context& ctx) {
     s.chunk_k = int(chunk);
     s.chunks = int((s.depth + chunk - 1) / chunk);
     s.items = sets * s.chunks;
+    // The kernel's index arithmetic is 32-bit: row groups (with the 32 of a set's lanes past
+    // the last) and items.
+    if (s.groups + 32 > INT_MAX || s.items > INT_MAX || s.inner > INT_MAX)
+      throw ShapeError(concat("blr decode kernel: ", s.groups, " row groups exceed its 32-bit ",
+                              "index arithmetic"));
     most_items = std::max(most_items, s.items);
   }
   const int blocks = int(std::min<long long>(most_items, resident));

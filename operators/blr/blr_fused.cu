@@ -16,6 +16,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -57,8 +58,16 @@ struct ChunkSource {
   long long ld;
   int outer_extent, contiguous_extent;
   int pitch;  // values per shared row: the chunk's contiguous length (kDepth or kTile) + kPad
+  int row_shift;  // log2 of the 16-byte pieces per shared row (a shift, not a division)
   bool vector;
 };
+
+constexpr int log2_of(int v) {
+  return v > 1 ? 1 + log2_of(v / 2) : 0;
+}
+constexpr int kDepthRowShift = log2_of(kDepth / 8), kTileRowShift = log2_of(kTile / 8);
+static_assert((1 << kDepthRowShift) * 8 == kDepth && (1 << kTileRowShift) * 8 == kTile,
+              "16-byte pieces per shared row: a power of two");
 
 __device__ __forceinline__ ChunkSource chunk_source(const void* entry, long long ld,
                                                     bool k_contiguous, int k, int other,
@@ -69,6 +78,7 @@ __device__ __forceinline__ ChunkSource chunk_source(const void* entry, long long
           k_contiguous ? other : k,
           k_contiguous ? k : other,
           k_contiguous ? kDepth + kPad : kTile + kPad,
+          k_contiguous ? kDepthRowShift : kTileRowShift,
           vector};
 }
 
@@ -76,11 +86,10 @@ __device__ __forceinline__ ChunkSource chunk_source(const void* entry, long long
 // `shared` (rows of s.pitch values): cp.async where a piece is whole and aligned or wholly
 // outside (zeros), value by value otherwise.
 __device__ __forceinline__ void copy_chunk(uint16_t* shared, const ChunkSource& s, int o0, int c0) {
-  const int per_row = (s.pitch - kPad) / 8;
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     const int index = int(threadIdx.x) + q * kThreads;
-    const int ol = index / per_row, cl = (index % per_row) * 8;
+    const int ol = index >> s.row_shift, cl = (index & ((1 << s.row_shift) - 1)) * 8;
     const int o = o0 + ol, c = c0 + cl;
     uint16_t* dst = shared + ol * s.pitch + cl;
     const uint16_t* p = s.base + c + o * s.ld;
@@ -174,20 +183,22 @@ __device__ __forceinline__ void write_rows(const FusedArgs& a, const FusedStep& 
 }
 
 template <class DS>
-__device__ void run_tile(const FusedArgs& a, const FusedStep& st, long long unit,
-                         uint16_t* shared) {
+__device__ void run_tile(const FusedArgs& a, const FusedStep& st, int unit, uint16_t* shared) {
   __shared__ int finishes_tile;
-  const long long tile = unit / st.splits;
-  const int split = int(unit % st.splits);
-  const long long per_entry = (long long)st.m_tiles * st.n_tiles;
-  const long long e = tile / per_entry;
-  const int rest = int(tile % per_entry);
-  const int i0 = (rest % st.m_tiles) * kTile, j0 = (rest / st.m_tiles) * kTile;
+  // 32-bit index arithmetic throughout (the launch checks that it fits).
+  const int tile = unit / st.splits;
+  const int split = unit - tile * st.splits;
+  const int per_entry = st.m_tiles * st.n_tiles;
+  const int e = tile / per_entry;
+  const int rest = tile - e * per_entry;
+  const int j_tile = rest / st.m_tiles;
+  const int i0 = (rest - j_tile * st.m_tiles) * kTile, j0 = j_tile * kTile;
+  const int inner = int(st.inner);
   const void* a_entry =
-      static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, st.inner);
+      static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, inner);
   const void* b_entry =
-      static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, st.inner);
-  DS* c_entry = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, st.inner);
+      static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, inner);
+  DS* c_entry = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, inner);
   // op(A)(i, kk) = A(kk, i) is k-contiguous; op(B)(kk, j) = B(kk, j) is.
   const bool a_k = st.trans_a, b_k = !st.trans_b;
   const ChunkSource sa = chunk_source(a_entry, st.a.ld, a_k, st.k, st.m, st.a.vector);
@@ -196,8 +207,8 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, long long unit
   auto b_buf = [&](int c) { return a_buf(c) + kChunkValues; };
   // This part's chunks of k.
   const int chunks = (st.k + kDepth - 1) / kDepth;
-  const int first = int((long long)split * chunks / st.splits);
-  const int count = int((long long)(split + 1) * chunks / st.splits) - first;
+  const int first = split * chunks / st.splits;
+  const int count = (split + 1) * chunks / st.splits - first;
   auto copy = [&](int c) {
     const int k0 = (first + c) * kDepth;
     copy_chunk(a_buf(c), sa, a_k ? i0 : k0, a_k ? k0 : i0);
@@ -238,7 +249,7 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, long long unit
 
   // A split tile: this part's sums to the workspace; the block that completes the tile adds
   // all parts (read from L2: other blocks wrote them).
-  float* parts = a.partials + tile * st.splits * (kTile * kTile);
+  float* parts = a.partials + (long long)tile * st.splits * (kTile * kTile);
   if (st.splits > 1) {
     float* mine = parts + split * (kTile * kTile);
     for (int index = int(threadIdx.x); index < kTile * kTile / 4; index += kThreads) {
@@ -286,14 +297,14 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, long long unit
 // n, k <= kFusedSmallInner: thread per row i of C_e, its k values of op(A) in registers.
 template <class DS>
 __device__ void run_small(const FusedArgs& a, const FusedStep& st) {
-  const long long rows = st.batch * st.m;
-  for (long long index = (long long)blockIdx.x * kThreads + threadIdx.x; index < rows;
-       index += (long long)gridDim.x * kThreads) {
-    const long long e = index / st.m;
-    const int i = int(index % st.m);
-    const DS* A = static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, st.inner);
-    const DS* B = static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, st.inner);
-    DS* C = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, st.inner);
+  const int rows = int(st.batch) * st.m, inner = int(st.inner);
+  for (int index = int(blockIdx.x) * kThreads + int(threadIdx.x); index < rows;
+       index += int(gridDim.x) * kThreads) {
+    const int e = index / st.m;
+    const int i = index - e * st.m;
+    const DS* A = static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, inner);
+    const DS* B = static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, inner);
+    DS* C = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, inner);
     float row[kFusedSmallInner];
 #pragma unroll
     for (int kk = 0; kk < kFusedSmallInner; ++kk)
@@ -320,7 +331,7 @@ __global__ void __launch_bounds__(kThreads) blr_fused_kernel(const __grid_consta
     if (st.small) {
       run_small<DS>(a, st);
     } else {
-      for (long long unit = blockIdx.x; unit < st.units; unit += gridDim.x)
+      for (int unit = int(blockIdx.x); unit < int(st.units); unit += int(gridDim.x))
         run_tile<DS>(a, st, unit, shared);
     }
     if (s + 1 < a.count) cg::this_grid().sync();  // the next step reads what this one wrote
@@ -355,6 +366,11 @@ void launch(FusedArgs& a, Context& ctx) {
                                             1, kMaxSplits));
     if (st.splits > 1) partial_values = std::max(partial_values, tiles * st.splits * kTile * kTile);
     st.units = st.small ? (st.batch * st.m + kThreads - 1) / kThreads : tiles * st.splits;
+    // The kernel's index arithmetic is 32-bit: tiles x parts, rows of the small form.
+    if (tiles * st.splits > INT_MAX || st.batch * st.m > INT_MAX || st.inner > INT_MAX)
+      throw ShapeError("blr fused kernel: a step of " + std::to_string(st.batch) + " products of " +
+                       std::to_string(st.m) + " x " + std::to_string(st.n) +
+                       " exceeds its 32-bit tile and row numbers");
     most_units = std::max(most_units, st.units);
   }
   // One allocation: Z1, Z2 (Storage), then the parts' fp32 sums at a 16-byte boundary.
