@@ -10,6 +10,10 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
 start=$(date +%s)
 cmake --build build-gpu -j 16 --target blr_bench ${TARGETS:-} 2>&1 | grep -E "error|warning" | head -30
 echo "build: $(($(date +%s) - start)) s"
+if [ -n "${TESTS:-}" ]; then
+  timeout 300 ./build-gpu/tests/strop_gpu_tests --run_test="$TESTS" --report_level=short \
+    --log_level=error 2>&1 | tee "$out/gpu-tests-$tag.log" | tail -5
+fi
 for mode in --graph ""; do
   for layer in ${LAYERS:-GPT2-S/c_attn ViT-B/qkv DiT-XL/2/qkv Llama-3.2-1B/qo}; do
     name=$(echo "$layer" | tr '/' '_')

@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "operators/blr/blr_batch_entry.cuh"
 #include "operators/blr/blr_fused_kernel.hpp"
@@ -51,68 +52,83 @@ static_assert(kTile * kDepth / 8 == 2 * kThreads, "two 16-byte pieces per thread
 constexpr int kMinChunksPerSplit = 4;
 constexpr int kMaxSplits = 16;
 
-// An operand chunk as a grid of (outer, contiguous) positions: value (o, c) at
-// base[c + o ld] for o < outer_extent and c < contiguous_extent, zero past them.
-struct ChunkSource {
-  const uint16_t* base;
-  long long ld;
-  int outer_extent, contiguous_extent;
-  int pitch;  // values per shared row: the chunk's contiguous length (kDepth or kTile) + kPad
-  int row_shift;  // log2 of the 16-byte pieces per shared row (a shift, not a division)
-  bool vector;
-};
-
 constexpr int log2_of(int v) {
   return v > 1 ? 1 + log2_of(v / 2) : 0;
 }
-constexpr int kDepthRowShift = log2_of(kDepth / 8), kTileRowShift = log2_of(kTile / 8);
-static_assert((1 << kDepthRowShift) * 8 == kDepth && (1 << kTileRowShift) * 8 == kTile,
+static_assert((1 << log2_of(kDepth / 8)) * 8 == kDepth && (1 << log2_of(kTile / 8)) * 8 == kTile,
               "16-byte pieces per shared row: a power of two");
 
-__device__ __forceinline__ ChunkSource chunk_source(const void* entry, long long ld,
-                                                    bool k_contiguous, int k, int other,
-                                                    bool vector) {
-  // k contiguous: outer = the m or n index, contiguous = k; otherwise the reverse.
-  return {static_cast<const uint16_t*>(entry),
-          ld,
-          k_contiguous ? other : k,
-          k_contiguous ? k : other,
-          k_contiguous ? kDepth + kPad : kTile + kPad,
-          k_contiguous ? kDepthRowShift : kTileRowShift,
-          vector};
-}
+// Where this thread's two 16-byte pieces of an operand's chunks come from and go to. A chunk
+// is a grid of (outer, contiguous) positions: k contiguous (KContiguous: outer = the m or n
+// index, a shared row of kDepth + kPad values) or m / n contiguous (outer = k, rows of
+// kTile + kPad). Everything that does not change from chunk to chunk is worked out once per
+// tile (the pieces' source pointers, shared offsets and positions); a chunk only moves the
+// pointers by `step` and k by kDepth.
+template <bool KContiguous>
+struct OperandPieces {
+  static constexpr int kPitch = KContiguous ? kDepth + kPad : kTile + kPad;
+  static constexpr int kRowShift = KContiguous ? log2_of(kDepth / 8) : log2_of(kTile / 8);
+  const uint16_t* src[2];  // at the tile's first chunk
+  int dst[2];              // values from the chunk buffer's start
+  int k[2];                // the piece's (first) k at the first chunk
+  int mn[2];               // its (first) m or n position
+  long long ld, step;      // source values between outer positions; between chunks
+  int k_extent, mn_extent;
+  bool vector;
 
-// Copies this thread's two 16-byte pieces of the chunk whose first position is (o0, c0) to
-// `shared` (rows of s.pitch values): cp.async where a piece is whole and aligned or wholly
-// outside (zeros), value by value otherwise.
-__device__ __forceinline__ void copy_chunk(uint16_t* shared, const ChunkSource& s, int o0, int c0) {
+  // The tile's pieces: m / n positions from mn0, k from k0.
+  __device__ __forceinline__ OperandPieces(const void* entry, long long ld_, int k_extent_,
+                                           int mn_extent_, int mn0, int k0, bool vector_)
+      : ld(ld_),
+        step(KContiguous ? kDepth : kDepth * ld_),
+        k_extent(k_extent_),
+        mn_extent(mn_extent_),
+        vector(vector_) {
 #pragma unroll
-  for (int q = 0; q < 2; ++q) {
-    const int index = int(threadIdx.x) + q * kThreads;
-    const int ol = index >> s.row_shift, cl = (index & ((1 << s.row_shift) - 1)) * 8;
-    const int o = o0 + ol, c = c0 + cl;
-    uint16_t* dst = shared + ol * s.pitch + cl;
-    const uint16_t* p = s.base + c + o * s.ld;
-    const bool inside = o < s.outer_extent && c < s.contiguous_extent;
-    if (!inside || (s.vector && c + 8 <= s.contiguous_extent)) {
-      copy_async<16>(dst, inside ? p : s.base, inside);
-    } else {
-      uint16_t v[8];
-#pragma unroll
-      for (int e = 0; e < 8; ++e)
-        v[e] = c + e < s.contiguous_extent ? p[e] : uint16_t(0);
-      *reinterpret_cast<uint4*>(dst) =
-          make_uint4(v[0] | uint32_t(v[1]) << 16, v[2] | uint32_t(v[3]) << 16,
-                     v[4] | uint32_t(v[5]) << 16, v[6] | uint32_t(v[7]) << 16);
+    for (int q = 0; q < 2; ++q) {
+      const int index = int(threadIdx.x) + q * kThreads;
+      const int outer = index >> kRowShift, contiguous = (index & ((1 << kRowShift) - 1)) * 8;
+      dst[q] = outer * kPitch + contiguous;
+      k[q] = k0 + (KContiguous ? contiguous : outer);
+      mn[q] = mn0 + (KContiguous ? outer : contiguous);
+      src[q] = static_cast<const uint16_t*>(entry) +
+               (KContiguous ? k[q] + mn[q] * ld : mn[q] + k[q] * ld);
     }
   }
-}
+
+  // Issues chunk c's copies into `shared`: cp.async where a piece is whole and aligned (or
+  // wholly outside: zeros), value by value at ragged or unaligned edges.
+  __device__ __forceinline__ void copy(uint16_t* shared, int c) const {
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int kq = k[q] + c * kDepth;
+      const uint16_t* p = src[q] + c * step;
+      const int contiguous = KContiguous ? kq : mn[q];
+      const int contiguous_extent = KContiguous ? k_extent : mn_extent;
+      const bool inside = kq < k_extent && mn[q] < mn_extent;
+      if (!inside || (vector && contiguous + 8 <= contiguous_extent)) {
+        copy_async<16>(shared + dst[q], inside ? p : src[0], inside);
+      } else {
+        uint16_t v[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          v[e] = contiguous + e < contiguous_extent ? p[e] : uint16_t(0);
+        *reinterpret_cast<uint4*>(shared + dst[q]) =
+            make_uint4(v[0] | uint32_t(v[1]) << 16, v[2] | uint32_t(v[3]) << 16,
+                       v[4] | uint32_t(v[5]) << 16, v[6] | uint32_t(v[7]) << 16);
+      }
+    }
+  }
+};
 
 // The products of one chunk for this warp's 32 x 32 part of the tile (rows wm.., columns
-// wn..). A chunk: op(A)(i, kk) at [i][kk] (k contiguous) or [kk][i]; B chunk likewise.
-template <class DS>
-__device__ __forceinline__ void multiply_chunk(float (&acc)[2][4][4], const uint16_t* a, bool a_k,
-                                               const uint16_t* b, bool b_k, int wm, int wn) {
+// wn..). A chunk: op(A)(i, kk) at [i][kk] (AK: k contiguous) or [kk][i]; B chunk likewise.
+// The layouts are template parameters so that every shared address is a per-thread base plus
+// a constant.
+template <class DS, bool AK, bool BK>
+__device__ __forceinline__ void multiply_chunk(float (&acc)[2][4][4], const uint16_t* a,
+                                               const uint16_t* b, int wm, int wn) {
+  constexpr int kAPitch = OperandPieces<AK>::kPitch, kBPitch = OperandPieces<BK>::kPitch;
   const int lane = int(threadIdx.x) % 32, m = lane / 8, r = lane % 8;
 #pragma unroll
   for (int ks = 0; ks < kDepth; ks += 16) {
@@ -121,20 +137,20 @@ __device__ __forceinline__ void multiply_chunk(float (&acc)[2][4][4], const uint
     for (int mi = 0; mi < 2; ++mi) {
       // Matrix m: rows (m % 2) * 8.., k (m / 2) * 8.. of the 16 x 16 fragment.
       const int row = wm + 16 * mi + (m % 2) * 8, kk = ks + (m / 2) * 8;
-      if (a_k)
-        load_matrices_x4(af[mi], a + (row + r) * (kDepth + kPad) + kk);
+      if constexpr (AK)
+        load_matrices_x4(af[mi], a + (row + r) * kAPitch + kk);
       else
-        load_matrices_x4_trans(af[mi], a + (kk + r) * (kTile + kPad) + row);
+        load_matrices_x4_trans(af[mi], a + (kk + r) * kAPitch + row);
     }
 #pragma unroll
     for (int pair = 0; pair < 2; ++pair) {
       // Matrix m: columns of n8 block 2 pair + m / 2, k (m % 2) * 8..
       const int col = wn + 8 * (2 * pair + m / 2), kk = ks + (m % 2) * 8;
       uint32_t q[4];
-      if (b_k)
-        load_matrices_x4(q, b + (col + r) * (kDepth + kPad) + kk);
+      if constexpr (BK)
+        load_matrices_x4(q, b + (col + r) * kBPitch + kk);
       else
-        load_matrices_x4_trans(q, b + (kk + r) * (kTile + kPad) + col);
+        load_matrices_x4_trans(q, b + (kk + r) * kBPitch + col);
       bf[2 * pair][0] = q[0], bf[2 * pair][1] = q[1];
       bf[2 * pair + 1][0] = q[2], bf[2 * pair + 1][1] = q[3];
     }
@@ -182,7 +198,7 @@ __device__ __forceinline__ void write_rows(const FusedArgs& a, const FusedStep& 
   }
 }
 
-template <class DS>
+template <class DS, bool AK, bool BK>
 __device__ void run_tile(const FusedArgs& a, const FusedStep& st, int unit, uint16_t* shared) {
   __shared__ int finishes_tile;
   // 32-bit index arithmetic throughout (the launch checks that it fits).
@@ -199,20 +215,18 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, int unit, uint
   const void* b_entry =
       static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, inner);
   DS* c_entry = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, inner);
-  // op(A)(i, kk) = A(kk, i) is k-contiguous; op(B)(kk, j) = B(kk, j) is.
-  const bool a_k = st.trans_a, b_k = !st.trans_b;
-  const ChunkSource sa = chunk_source(a_entry, st.a.ld, a_k, st.k, st.m, st.a.vector);
-  const ChunkSource sb = chunk_source(b_entry, st.b.ld, b_k, st.k, st.n, st.b.vector);
-  auto a_buf = [&](int c) { return shared + (c % kStages) * 2 * kChunkValues; };
-  auto b_buf = [&](int c) { return a_buf(c) + kChunkValues; };
   // This part's chunks of k.
   const int chunks = (st.k + kDepth - 1) / kDepth;
   const int first = split * chunks / st.splits;
   const int count = (split + 1) * chunks / st.splits - first;
+  // op(A)(i, kk) = A(kk, i) is k-contiguous (AK = trans_a); op(B)(kk, j) = B(kk, j) is (BK).
+  const OperandPieces<AK> pa(a_entry, st.a.ld, st.k, st.m, i0, first * kDepth, st.a.vector);
+  const OperandPieces<BK> pb(b_entry, st.b.ld, st.k, st.n, j0, first * kDepth, st.b.vector);
+  auto a_buf = [&](int c) { return shared + (c % kStages) * 2 * kChunkValues; };
+  auto b_buf = [&](int c) { return a_buf(c) + kChunkValues; };
   auto copy = [&](int c) {
-    const int k0 = (first + c) * kDepth;
-    copy_chunk(a_buf(c), sa, a_k ? i0 : k0, a_k ? k0 : i0);
-    copy_chunk(b_buf(c), sb, b_k ? j0 : k0, b_k ? k0 : j0);
+    pa.copy(a_buf(c), c);
+    pb.copy(b_buf(c), c);
   };
 
   const int warp = int(threadIdx.x) / 32;
@@ -228,7 +242,7 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, int unit, uint
     __syncthreads();             // everyone's pieces; chunk c - 1's buffer is free
     if (c + kStages - 1 < count) copy(c + kStages - 1);
     commit_copies();
-    multiply_chunk<DS>(acc, a_buf(c), a_k, b_buf(c), b_k, wm, wn);
+    multiply_chunk<DS, AK, BK>(acc, a_buf(c), b_buf(c), wm, wn);
   }
   wait_copies<0>();
   __syncthreads();  // the buffers now hold the sums
@@ -331,8 +345,17 @@ __global__ void __launch_bounds__(kThreads) blr_fused_kernel(const __grid_consta
     if (st.small) {
       run_small<DS>(a, st);
     } else {
-      for (int unit = int(blockIdx.x); unit < int(st.units); unit += int(gridDim.x))
-        run_tile<DS>(a, st, unit, shared);
+      // The operands' layouts as template parameters (a choice per step, uniform).
+      auto tiles = [&](auto a_k, auto b_k) {
+        for (int unit = int(blockIdx.x); unit < int(st.units); unit += int(gridDim.x))
+          run_tile<DS, decltype(a_k)::value, decltype(b_k)::value>(a, st, unit, shared);
+      };
+      using Yes = std::true_type;
+      using No = std::false_type;
+      if (st.trans_a)
+        st.trans_b ? tiles(Yes{}, No{}) : tiles(Yes{}, Yes{});
+      else
+        st.trans_b ? tiles(No{}, No{}) : tiles(No{}, Yes{});
     }
     if (s + 1 < a.count) cg::this_grid().sync();  // the next step reads what this one wrote
   }
