@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 
 
-def main(path, top=25):
+def main(path, top=25, listing=None):
     rows = []
     with open(path, newline="") as f:
         lines = [l for l in f if l.count(",") > 3]
@@ -35,6 +35,11 @@ def main(path, top=25):
         by_op[op] += num(r[exec_col])
         stalls[op] += num(r[stall_col])
         by_line[(r["Address"], r["Source"][:70])] += num(r[stall_col])
+    if listing:  # one compact line per SASS instruction: address, executed, stalls, text
+        with open(listing, "w") as out:
+            for r in rows:
+                out.write(f"{r['Address']}\t{num(r[exec_col]):.0f}\t{num(r[stall_col]):.0f}\t"
+                          f"{r['Source']}\n")
     total = sum(by_op.values())
     print(f"instructions executed {total:.0f}, stall samples {sum(stalls.values()):.0f}")
     for op, n in by_op.most_common(top):
@@ -45,4 +50,4 @@ def main(path, top=25):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], listing=sys.argv[2] if len(sys.argv) > 2 else None)

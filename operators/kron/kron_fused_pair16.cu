@@ -61,9 +61,8 @@ struct Pair16Args {
   S* y;
   long long y_bs;
   long long chunks;            // K / 1024
-  long long units_per_signal;  // chunks / (kTileChunks << log_cluster)
+  long long units_per_signal;  // chunks / (kTileChunks << LogCluster of the kernel)
   long long units;             // units_per_signal * B
-  int log_cluster;             // 0, or 1: a cluster of two CTAs takes a unit of two tiles
   float alpha, beta;
   int scale, beta_zero;
 };
@@ -83,11 +82,12 @@ __device__ __forceinline__ int staging_word(int J, int w) {
   return J * (kTileChunks / 2) + (w ^ staging_swizzle(J));
 }
 
-// This CTA's tile of unit u: tile lt of signal b.
-template <class S>
+// This CTA's tile of unit u: tile lt of signal b (LogCluster 1: a cluster of two CTAs takes a
+// unit of two tiles).
+template <class S, int LogCluster>
 __device__ __forceinline__ void load_tile(S* xs, long long u, int rank, const Pair16Args<S>& a) {
   const long long b = u / a.units_per_signal;
-  const long long lt = ((u % a.units_per_signal) << a.log_cluster) + rank;
+  const long long lt = ((u % a.units_per_signal) << LogCluster) + rank;
   const S* src = a.x + b * a.x_bs + lt * kTile;
   constexpr int units = kTile / 8;  // 16-byte units
 #pragma unroll
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Ar
   const int rank = LogCluster ? int(cooperative_groups::this_cluster().block_rank()) : 0;
   const long long stride = gridDim.x >> LogCluster;
   long long unit = blockIdx.x >> LogCluster;
-  if (unit < a.units) load_tile(buffers, unit, rank, a);
+  if (unit < a.units) load_tile<S, LogCluster>(buffers, unit, rank, a);
   commit_copies();
 
   // The factors as fragments, read once: G_hi as A (rows q0, columns p0) per 16 x 16 block
@@ -240,7 +240,8 @@ __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Ar
   const int warp = int(threadIdx.x) >> 5;
   for (int cur = 0; unit < a.units; unit += stride, cur ^= 1) {
     S* xs = buffers + cur * kTile;
-    if (unit + stride < a.units) load_tile(buffers + (cur ^ 1) * kTile, unit + stride, rank, a);
+    if (unit + stride < a.units)
+      load_tile<S, LogCluster>(buffers + (cur ^ 1) * kTile, unit + stride, rank, a);
     commit_copies();
     wait_copies<1>();  // this tile's copies (the group before) have landed
     __syncthreads();   // ... for every thread; and the previous unit's staging is stored
@@ -290,8 +291,8 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
   a.y_bs = out.col_stride;
   a.chunks = in.rows / kChunk;
   const long long tiles_per_signal = a.chunks / kTileChunks;
-  a.log_cluster = kron_pair16_clustered(in.rows) ? 1 : 0;
-  a.units_per_signal = tiles_per_signal >> a.log_cluster;
+  const int log_cluster = kron_pair16_clustered(in.rows) ? 1 : 0;
+  a.units_per_signal = tiles_per_signal >> log_cluster;
   a.units = a.units_per_signal * in.cols;
   a.alpha = alpha;
   a.beta = beta;
@@ -301,10 +302,10 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
 
   const std::size_t shared = sizeof(S) * std::size_t(3 * kTile);
   auto run = [&](auto kernel) {
-    launch_persistent_clusters(kernel, a, 1 << a.log_cluster, kThreads, shared, a.units,
+    launch_persistent_clusters(kernel, a, 1 << log_cluster, kThreads, shared, a.units,
                                static_cast<cudaStream_t>(ctx.stream()), "kron_pair16_kernel");
   };
-  if (a.log_cluster)
+  if (log_cluster)
     run(kron_pair16_kernel<S, 1>);
   else
     run(kron_pair16_kernel<S, 0>);
