@@ -16,12 +16,12 @@ if [ "${PART:-tests}" = tests ]; then
   tail -6 "$out/gpu-tests-session25-final-$dev.log"
 fi
 if [ "${PART:-tests}" = bench ]; then
-  timeout 240 ./build-gpu/bench/blr_bench --reps 20 --batches 1,4,16,128,1024,4096 \
+  timeout 280 ./build-gpu/bench/blr_bench --reps 20 --batches 1,2,4,8,16,128,1024,4096 \
     --csv "$out/blr-bench-session25-$dev.csv" --csv16 "$out/blr16-bench-session25-$dev.csv" \
     --json "$out/blr-summary-session25-$dev.json" >"$out/blr-session25-$dev.log" 2>&1
   echo "per call exit code: $?"
   cat "$out/blr-summary-session25-$dev.json"
-  timeout 110 ./build-gpu/bench/blr_bench --graph --reps 20 --batches 1,16,1024 \
+  timeout 200 ./build-gpu/bench/blr_bench --graph --reps 20 --batches 1,2,4,8,16,128,1024 \
     --csv /dev/null --csv16 "$out/blr16-bench-session25-graph-$dev.csv" \
     --json "$out/blr-summary-session25-graph-$dev.json" >/dev/null 2>&1
   echo "graph exit code: $?"
