@@ -210,10 +210,8 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, int unit, uint
   const int j_tile = rest / st.m_tiles;
   const int i0 = (rest - j_tile * st.m_tiles) * kTile, j0 = j_tile * kTile;
   const int inner = int(st.inner);
-  const void* a_entry =
-      static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, inner);
-  const void* b_entry =
-      static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, inner);
+  const void* a_entry = static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, inner);
+  const void* b_entry = static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, inner);
   DS* c_entry = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, inner);
   // This part's chunks of k.
   const int chunks = (st.k + kDepth - 1) / kDepth;
