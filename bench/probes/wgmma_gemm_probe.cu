@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #define CHECK(x)                                                                           \
@@ -149,7 +150,13 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t desc_a, 
 
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_kernel(const __grid_constant__ CUtensorMap map_a,
-                const __grid_constant__ CUtensorMap map_b, __nv_bfloat16* c, int M, int N, int K) {
+                const __grid_constant__ CUtensorMap map_b, __nv_bfloat16* c, int M, int N, int K,
+                int permute_rows) {
+  // Batch blockIdx.y: A's rows from batch * M, B's K from batch * K (Monarch's first stage:
+  // batch = input block i, A = [R_0i; R_1i; ...], B = X's features of block i). permute_rows
+  // = r > 0 stores row m = o r + t of batch i at row (o batches + i) r + t of C (Z1[o][i][t][b],
+  // the Monarch permutation in the store); 0 stores it at row batch * M + m.
+  const int batch = blockIdx.y, batches = gridDim.y;
   extern __shared__ __align__(1024) unsigned char raw[];
   // 1024-byte alignment for the swizzled tiles.
   unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(raw) + 1023) &
@@ -159,7 +166,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   // Tile order: WGMMA_GROUP consecutive row tiles sweep the columns together (operands
   // re-read from L2 while they are still there); 0: row-major order of the tiles.
-  const int tiles_m = M / BM, tiles_n = N / BN, t = blockIdx.x;
+  const int tiles_m = M / BM, tiles_n = (N + BN - 1) / BN, t = blockIdx.x;
   int m_tile = t / tiles_n, n_tile = t % tiles_n;
   if (WGMMA_GROUP > 0) {
     const int per_group = WGMMA_GROUP * tiles_n, first = t / per_group * WGMMA_GROUP;
@@ -185,8 +192,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (k >= STAGES) mbar_wait(&empty[s], ((k / STAGES) - 1) & 1);
         unsigned char* stage = base + s * kStageBytes;
         mbar_expect_tx(&full[s], kStageBytes);
-        tma_load(stage, &map_a, k * BK, m0, &full[s]);
-        tma_load(stage + kABytes, &map_b, k * BK, n0, &full[s]);
+        tma_load(stage, &map_a, k * BK, batch * M + m0, &full[s]);
+        tma_load(stage + kABytes, &map_b, batch * K + k * BK, n0, &full[s]);
       }
     }
     return;
@@ -222,12 +229,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 8 i + 2 (lane % 4) (+ 1) in d[4 i ..].
   const int q = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int row = m0 + 64 * w + 16 * q + lane / 4;
+  auto out_row = [&](int m) -> long long {
+    if (permute_rows == 0) return (long long)batch * M + m;
+    const int o = m / permute_rows, t = m - o * permute_rows;
+    return ((long long)o * batches + batch) * permute_rows + t;
+  };
+  __nv_bfloat16* c0 = c + out_row(row) * N;
+  __nv_bfloat16* c8 = c + out_row(row + 8) * N;
 #pragma unroll
   for (int i = 0; i < BN / 8; ++i) {
     const int col = n0 + 8 * i + 2 * (lane % 4);
-    *reinterpret_cast<__nv_bfloat162*>(c + (long long)row * N + col) =
-        __floats2bfloat162_rn(d[4 * i], d[4 * i + 1]);
-    *reinterpret_cast<__nv_bfloat162*>(c + (long long)(row + 8) * N + col) =
+    if (col >= N) continue;
+    *reinterpret_cast<__nv_bfloat162*>(c0 + col) = __floats2bfloat162_rn(d[4 * i], d[4 * i + 1]);
+    *reinterpret_cast<__nv_bfloat162*>(c8 + col) =
         __floats2bfloat162_rn(d[4 * i + 2], d[4 * i + 3]);
   }
 }
@@ -273,7 +287,10 @@ double median_ms(F f, int reps = 20) {
   return (t[reps / 2 - 1] + t[reps / 2]) / 2;
 }
 
+int monarch_stage1(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "monarch") return monarch_stage1(argc, argv);
   const int M = argc > 3 ? std::atoi(argv[1]) : 8192, N = argc > 3 ? std::atoi(argv[2]) : 8192,
             K = argc > 3 ? std::atoi(argv[3]) : 8192;
   if (M % BM || N % BN || K % BK) {
@@ -304,7 +321,7 @@ int main(int argc, char** argv) {
   CHECK(
       cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
   const dim3 grid((N / BN) * (M / BM));
-  auto ours = [&] { gemm_kernel<<<grid, kThreads, kSharedBytes>>>(map_a, map_b, c, M, N, K); };
+  auto ours = [&] { gemm_kernel<<<grid, kThreads, kSharedBytes>>>(map_a, map_b, c, M, N, K, 0); };
   cublasHandle_t h;
   cublasCreate(&h);
   const float one = 1, zero = 0;
@@ -344,6 +361,89 @@ int main(int argc, char** argv) {
       "entries %.3g\n",
       M, N, K, BN, STAGES, WGMMA_INFLIGHT, WGMMA_GROUP, t_ours, flops / t_ours * 1e-9, t_ref,
       flops / t_ref * 1e-9, t_ours / t_ref, max_diff, max_ref, max_exact);
+  CHECK(cudaGetLastError());
+  return max_diff <= 1e-2 * max_ref ? 0 : 2;
+}
+
+// Monarch's first stage on the Llama-7B 4096 x 4096 layer (b = 16 blocks of 256, rank 64 per
+// block pair, B tokens): Z1[o][i][t][b] = sum_k R[i][o][t][k] X[b][256 i + k], as our kernel
+// batched over i with the permutation in the store, against cuBLAS's pointer-batched GEMM of
+// the 256 (i, o) products that the library's plan runs today.
+//   ./wgmma_probe monarch [B]
+int monarch_stage1(int argc, char** argv) {
+  const int blocks = 16, block = 256, rank = 64, tokens = argc > 2 ? std::atoi(argv[2]) : 1024;
+  const int in = blocks * block, M = blocks * rank, K = block;  // per input block i
+  std::vector<__nv_bfloat16> hx(size_t(tokens) * in), hr(size_t(blocks) * M * K);
+  std::mt19937 gen(2);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto& v : hx)
+    v = __float2bfloat16(u(gen));
+  for (auto& v : hr)
+    v = __float2bfloat16(u(gen));
+  const size_t z_values = size_t(blocks) * blocks * rank * tokens;
+  __nv_bfloat16 *x, *r, *z, *z_ref;
+  CHECK(cudaMalloc(&x, hx.size() * 2));
+  CHECK(cudaMalloc(&r, hr.size() * 2));
+  CHECK(cudaMalloc(&z, z_values * 2));
+  CHECK(cudaMalloc(&z_ref, z_values * 2));
+  CHECK(cudaMemcpy(x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(r, hr.data(), hr.size() * 2, cudaMemcpyHostToDevice));
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &q));
+  auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  // A: R as (blocks * M) x K rows; B: X as tokens x in.
+  const CUtensorMap map_a = make_map(encode, r, blocks * M, K, BM);
+  const CUtensorMap map_b = make_map(encode, x, tokens, in, BN);
+  CHECK(
+      cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
+  const dim3 grid(((tokens + BN - 1) / BN) * (M / BM), blocks);
+  auto ours = [&] {
+    gemm_kernel<<<grid, kThreads, kSharedBytes>>>(map_a, map_b, z, M, tokens, K, rank);
+  };
+  // cuBLAS, column-major: C'(b, t) of pair (o, i) = sum_k X(256 i + k, b) R_io(k, t), C' at
+  // Z1[o][i] with ld = tokens (the plan's pointer-batched product).
+  std::vector<void*> hp(3 * blocks * blocks);
+  for (int o = 0; o < blocks; ++o)
+    for (int i = 0; i < blocks; ++i) {
+      const int e = o * blocks + i;
+      hp[e] = x + size_t(i) * block;
+      hp[blocks * blocks + e] = r + (size_t(i) * M + size_t(o) * rank) * K;
+      hp[2 * blocks * blocks + e] = z_ref + size_t(e) * rank * tokens;
+    }
+  void** dp;
+  CHECK(cudaMalloc(&dp, hp.size() * sizeof(void*)));
+  CHECK(cudaMemcpy(dp, hp.data(), hp.size() * sizeof(void*), cudaMemcpyHostToDevice));
+  cublasHandle_t h;
+  cublasCreate(&h);
+  const float one = 1, zero = 0;
+  const int count = blocks * blocks;
+  auto ref = [&] {
+    cublasGemmBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, tokens, rank, K, &one, dp, CUDA_R_16BF, in,
+                        dp + count, CUDA_R_16BF, K, &zero, dp + 2 * count, CUDA_R_16BF, tokens,
+                        count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  };
+  ours();
+  ref();
+  CHECK(cudaDeviceSynchronize());
+  std::vector<__nv_bfloat16> hz(z_values), hzr(z_values);
+  CHECK(cudaMemcpy(hz.data(), z, z_values * 2, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(hzr.data(), z_ref, z_values * 2, cudaMemcpyDeviceToHost));
+  double max_diff = 0, max_ref = 0;
+  for (size_t e = 0; e < z_values; ++e) {
+    max_diff =
+        std::max(max_diff, double(std::fabs(__bfloat162float(hz[e]) - __bfloat162float(hzr[e]))));
+    max_ref = std::max(max_ref, double(std::fabs(__bfloat162float(hzr[e]))));
+  }
+  const double t_ours = median_ms(ours), t_ref = median_ms(ref);
+  const double flops = 2.0 * blocks * M * double(tokens) * K;
+  std::printf(
+      "Monarch stage 1, Llama-7B 4096 (b = 16, rank 64 per block), B = %d, BN=%d: ours %.1f us "
+      "(%.0f TFLOP/s), cuBLAS pointer batch %.1f us (%.0f TFLOP/s), cuBLAS/ours %.2f; max "
+      "|ours - cuBLAS| %.3g (max |Z1| %.3g)\n",
+      tokens, BN, t_ours * 1e3, flops / t_ours * 1e-9, t_ref * 1e3, flops / t_ref * 1e-9,
+      t_ref / t_ours, max_diff, max_ref);
   CHECK(cudaGetLastError());
   return max_diff <= 1e-2 * max_ref ? 0 : 2;
 }
