@@ -72,15 +72,15 @@ struct OperandPieces {
   int dst[2];              // values from the chunk buffer's start
   int k[2];                // the piece's (first) k at the first chunk
   int mn[2];               // its (first) m or n position
-  long long ld, step;      // source values between outer positions; between chunks
+  long long step;          // source values between chunks
   int k_extent, mn_extent;
   bool vector;
 
   // The tile's pieces: m / n positions from mn0, k from k0.
-  __device__ __forceinline__ OperandPieces(const void* entry, long long ld_, int k_extent_,
+  // `ld`: source values between outer positions.
+  __device__ __forceinline__ OperandPieces(const void* entry, long long ld, int k_extent_,
                                            int mn_extent_, int mn0, int k0, bool vector_)
-      : ld(ld_),
-        step(KContiguous ? kDepth : kDepth * ld_),
+      : step(KContiguous ? kDepth : kDepth * ld),
         k_extent(k_extent_),
         mn_extent(mn_extent_),
         vector(vector_) {
