@@ -99,6 +99,39 @@ __device__ __forceinline__ void load_acts(float (&x)[TOK], const ActT* p, long l
   }
 }
 
+// Where a lane's activations act(k, token) come from.
+// Global: X (read-only path) or a fp32 workspace written earlier in this launch (L2).
+template <class ActT, int TOK>
+struct GlobalActs {
+  const ActT* x;
+  long long k_step, token_step;
+  bool vector;
+  __device__ __forceinline__ void load(float (&v)[TOK], int k, int tokens) const {
+    load_acts<ActT, TOK>(v, x + k * k_step, token_step, tokens, vector);
+  }
+};
+// Shared: values the block computed for its item (the folded coupling), [k - k_begin][TOK],
+// zero for tokens past the last.
+template <int TOK>
+struct SharedActs {
+  const float* x;
+  int k_begin;
+  __device__ __forceinline__ void load(float (&v)[TOK], int k, int) const {
+    const float* p = x + (k - k_begin) * TOK;
+    if constexpr (TOK % 4 == 0) {
+#pragma unroll
+      for (int t = 0; t < TOK; t += 4) {
+        const float4 q = *reinterpret_cast<const float4*>(p + t);
+        v[t] = q.x, v[t + 1] = q.y, v[t + 2] = q.z, v[t + 3] = q.w;
+      }
+    } else {
+#pragma unroll
+      for (int t = 0; t < TOK; ++t)
+        v[t] = p[t];
+    }
+  }
+};
+
 // Weight loads in flight per lane and loop trip: 32 words' worth with 1 or 2 tokens, fewer
 // where the tokens' sums need the registers.
 template <class DS, int TOK, int RPT>
@@ -110,11 +143,11 @@ constexpr int kUnroll = std::max(1, (TOK <= 2   ? 32
 // This lane's sums for row group `group` over its share of k in [k_begin, k_end): the block's
 // 8 warps take turns of U consecutive k (U loads in flight per lane and turn). Aligned full
 // row groups take a loop without branches around the loads.
-// `act_shift`: values from the activations' array to the copy this call works in (Z1, Z2).
-template <class DS, class ActT, int TOK, int RPT>
+// `acts_of(e)`: the activations of entry e (GlobalActs or SharedActs).
+template <class DS, int TOK, int RPT, class ActsOf>
 __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeArgs& a,
                                           const DecodeStage& s, long long group, int k_begin,
-                                          int k_end, long long act_shift) {
+                                          int k_end, const ActsOf& acts_of) {
   constexpr int U = kUnroll<DS, TOK, RPT>;
 #pragma unroll
   for (int i = 0; i < RPT * TOK; ++i)
@@ -126,12 +159,11 @@ __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeA
   const int rows = min(RPT, s.rows - row0);
   const DS* w =
       static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, int(s.inner)) + row0;
-  const ActT* x = static_cast<const ActT*>(a.arrays[s.act.array]) + act_shift +
-                  entry_offset(s.act, e, int(s.inner));
-  const bool vector_w = s.vector_weights != 0 && rows == RPT, vector_x = s.vector_acts != 0;
+  const auto acts = acts_of(e);
+  const bool vector_w = s.vector_weights != 0 && rows == RPT;
   auto multiply_add = [&](const WeightWords<DS, RPT>& wv, int k) {
     float xv[TOK];
-    load_acts<ActT, TOK>(xv, x + k * s.act_k, s.act_token, a.tokens, vector_x);
+    acts.load(xv, k, a.tokens);
 #pragma unroll
     for (int r = 0; r < RPT; ++r) {
       const float wr = wv.value(r);
@@ -189,13 +221,13 @@ __device__ __forceinline__ void store_scaled(const DecodeArgs& a, DS* y, float s
 // warps' sums meet in shared memory; then either the item is the whole of k (stored: to the
 // fp32 workspace, or to Y with alpha and beta) or its sums are added to `accum` with atomics
 // (consecutive threads on consecutive rows).
-template <class DS, class ActT, int TOK, int RPT>
+template <class DS, int TOK, int RPT, class ActsOf>
 __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long set, int k_begin,
-                         int k_end, long long act_shift, float* accum, float* partial) {
+                         int k_end, const ActsOf& acts_of, float* accum, float* partial) {
   constexpr int N = RPT * TOK;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   float acc[N];
-  lane_sums<DS, ActT, TOK, RPT>(acc, a, s, set * 32 + lane, k_begin, k_end, act_shift);
+  lane_sums<DS, TOK, RPT>(acc, a, s, set * 32 + lane, k_begin, k_end, acts_of);
 #pragma unroll
   for (int i = 0; i < N; ++i)
     partial[(warp * N + i) * 32 + lane] = acc[i];  // [warp][i][lane]: no bank conflicts
@@ -215,6 +247,33 @@ __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long se
   });
   __syncthreads();  // `partial` is reused by the next item
 }
+
+// The folded coupling (DecodeArgs::fold_coupling): the activations of the last stage's
+// entries [e_first, e_first + entries) over k in [k_begin, k_begin + len), each a sum over
+// the coupling stage `c` (its entry: the rank index k; its row: the last stage's entry) of
+// coupling weights times Z1, into coupled[(entry * len + k) * TOK + token].
+template <class DS, int TOK>
+__device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeStage& c,
+                            int e_first, int entries, int k_begin, int len, long long z_shift) {
+  const DS* w = static_cast<const DS*>(a.arrays[c.w.array]);
+  const float* z = static_cast<const float*>(a.arrays[c.act.array]) + z_shift;
+  for (int i = int(threadIdx.x); i < entries * len * TOK; i += kThreads) {
+    const int token = i % TOK, rest = i / TOK, k = k_begin + rest % len, o = e_first + rest / len;
+    float sum = 0.0f;
+    if (token < a.tokens) {
+      const DS* wk = w + entry_offset(c.w, k, int(c.inner)) + o;
+      const float* zk = z + entry_offset(c.act, k, int(c.inner)) + token * c.act_token;
+      for (int j = 0; j < c.depth; ++j)
+        sum = fmaf(float(load_value(wk + j * c.w_ld)), __ldcg(zk + j * c.act_k), sum);
+    }
+    coupled[i] = sum;
+  }
+  __syncthreads();
+}
+
+// Shared floats for the folded coupling's values of one item (entries x k x tokens).
+template <int TOK>
+constexpr int kCoupledFloats = TOK <= 2 ? 4096 : 2048;
 
 // The last stage's row set `set` is complete: Y = alpha accum + beta Y for its rows, and the
 // accumulators zeroed for the next call.
@@ -240,15 +299,18 @@ template <class DS, int TOK, int RPT>
 __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
     blr_decode_kernel(const DecodeArgs a) {
   __shared__ float partial[kWarps * RPT * TOK * 32];
+  __shared__ __align__(16) float coupled[kCoupledFloats<TOK>];
   __shared__ int finishing, copy;
   // Every block reads the epoch before the first grid barrier; block 0 advances it after.
   if (threadIdx.x == 0) copy = a.count > 1 ? __ldcg(a.epoch) & 1 : 0;
   __syncthreads();
   const long long z_shift = copy * a.z_span;
   if (a.count > 1) zero_other_copy(a, copy);
+  const bool fold = a.fold_coupling != 0;
   for (int st = 0; st < a.count; ++st) {
+    if (fold && st == 1) continue;  // the last stage computes the coupled values itself
     if (st > 0) cg::this_grid().sync();
-    if (st == 1 && blockIdx.x == 0 && threadIdx.x == 0) *a.epoch += 1;
+    if (st == (fold ? 2 : 1) && blockIdx.x == 0 && threadIdx.x == 0) *a.epoch += 1;
     const DecodeStage& s = a.stages[st];
     const bool last = st == a.count - 1;
     float* accum = last ? a.y_accum : static_cast<float*>(a.arrays[s.out.array]) + z_shift;
@@ -258,10 +320,36 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
       const int set = item / s.chunks;
       const int chunk = item - set * s.chunks;
       const int k_begin = chunk * s.chunk_k, k_end = min(s.depth, k_begin + s.chunk_k);
-      if (std::is_same_v<DS, float> || !act_storage)
-        run_item<DS, float, TOK, RPT>(a, s, set, k_begin, k_end, act_shift, accum, partial);
-      else
-        run_item<DS, DS, TOK, RPT>(a, s, set, k_begin, k_end, act_shift, accum, partial);
+      if (fold && last) {
+        // The entries this set's row groups belong to (the launch sized `coupled` for them).
+        const int per_entry = s.groups_per_entry, len = k_end - k_begin;
+        const int e_first = set * 32 / per_entry;
+        const int e_last = min(set * 32 + 31, int(s.groups) - 1) / per_entry;
+        couple_into<DS, TOK>(coupled, a, a.stages[1], e_first, e_last - e_first + 1, k_begin, len,
+                             z_shift);
+        run_item<DS, TOK, RPT>(
+            a, s, set, k_begin, k_end,
+            [&](int e) { return SharedActs<TOK>{coupled + (e - e_first) * len * TOK, k_begin}; },
+            accum, partial);
+      } else if (std::is_same_v<DS, float> || !act_storage) {
+        run_item<DS, TOK, RPT>(
+            a, s, set, k_begin, k_end,
+            [&](int e) {
+              return GlobalActs<float, TOK>{static_cast<const float*>(a.arrays[s.act.array]) +
+                                                act_shift + entry_offset(s.act, e, int(s.inner)),
+                                            s.act_k, s.act_token, s.vector_acts != 0};
+            },
+            accum, partial);
+      } else {
+        run_item<DS, TOK, RPT>(
+            a, s, set, k_begin, k_end,
+            [&](int e) {
+              return GlobalActs<DS, TOK>{static_cast<const DS*>(a.arrays[s.act.array]) +
+                                             entry_offset(s.act, e, int(s.inner)),
+                                         s.act_k, s.act_token, s.vector_acts != 0};
+            },
+            accum, partial);
+      }
       if (!last || s.chunks == 1) continue;
       // The block that adds the last chunk of a row set writes it to Y (the pattern of the
       // CUDA threadFenceReduction sample: fence, count, fence, read through L2) and resets
@@ -278,6 +366,41 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
       }
       __syncthreads();
     }
+  }
+}
+
+// Folds a three-stage plan's coupling (stage 1) into the last stage's activations where the
+// last stage reads exactly what the coupling writes, with the roles of entry and row swapped
+// (BLAST: Z2[o][t][b], written by the coupling's entry t, row o, read by the last stage's
+// entry o at k = t), and both are one-level batches. This saves a grid barrier and a stage
+// (on the H100 about as much as Monarch's decode time differs from BLAST's, 2.5-4.5 us at
+// B = 1; bench/NOTES-blr.md, session 26). The last stage's chunks of k shrink where needed
+// so that an item's coupled values fit in shared memory (kCoupledFloats).
+template <int TOK, int U>
+void fold_coupling(DecodeArgs& a) {
+  a.fold_coupling = 0;
+  if (a.count != 3) return;
+  const DecodeStage& c = a.stages[1];
+  DecodeStage& l = a.stages[2];
+  const bool reads_what_coupling_writes =
+      c.out.array == l.act.array && c.act.array != kDecodeX && c.inner == 0 && l.inner == 0 &&
+      l.entries == c.rows && l.depth == c.entries && l.act.offset == c.out.offset &&
+      l.act.stride == c.out_row && l.act_k == c.out.stride && l.act_token == c.out_token;
+  if (!reads_what_coupling_writes) return;
+  // Entries one row set (32 row groups) can touch, and the chunk of k whose values fit.
+  const long long span =
+      std::min<long long>({l.entries, 32, 31 / l.groups_per_entry + 2});
+  const long long turn = kWarps * U;
+  const long long cap = kCoupledFloats<TOK> / (span * TOK) / turn * turn;
+  if (cap < 1) return;
+  a.fold_coupling = 1;
+  if (l.chunk_k > cap) {
+    l.chunk_k = int(cap);
+    l.chunks = int((l.depth + cap - 1) / cap);
+    l.items = (l.groups + 31) / 32 * l.chunks;
+    if (l.items > INT_MAX)
+      throw ShapeError(concat("blr decode kernel: ", l.items, " items exceed its 32-bit ",
+                              "index arithmetic"));
   }
 }
 
@@ -317,8 +440,10 @@ void launch(DecodeArgs& a, Context& ctx) {
     if (s.groups + 32 > INT_MAX || s.items > INT_MAX || s.inner > INT_MAX)
       throw ShapeError(concat("blr decode kernel: ", s.groups, " row groups exceed its 32-bit ",
                               "index arithmetic"));
-    most_items = std::max(most_items, s.items);
   }
+  fold_coupling<TOK, kUnroll<DS, TOK, RPT>>(a);
+  for (int st = 0; st < a.count; ++st)
+    if (!(a.fold_coupling && st == 1)) most_items = std::max(most_items, a.stages[st].items);
   const int blocks = int(std::min<long long>(most_items, resident));
 
   // The accumulators: Z1 and Z2 twice, Y's, the last stage's row-set counters and the epoch

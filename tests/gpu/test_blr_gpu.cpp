@@ -171,7 +171,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
   // 16-bit: the values and the output rounded to 16 bits (intermediates stay in fp32).
   double rounding = 0;
   if constexpr (is_reduced_precision_v<S>) rounding = 8 * unit_roundoff_v<S>;
-  for (const Shape& s : kShapes)
+  // Besides the common shapes, deep ranks: the last stage's k split over many blocks (added
+  // with atomics), BLAST's coupling folded into it with chunks of k that one row set covers
+  // (blocks of 256 rows) or that straddle blocks (200 rows).
+  std::vector<Shape> shapes = kShapes;
+  shapes.push_back({1024, 512, 4, 4, 1000});
+  shapes.push_back({600, 300, 3, 3, 700});
+  for (const Shape& s : shapes)
     for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
       for (Index batch : {1, 2, 3, 5, 8}) {
         const auto M =
