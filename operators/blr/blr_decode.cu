@@ -252,21 +252,36 @@ __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long se
 // entries [e_first, e_first + entries) over k in [k_begin, k_begin + len), each a sum over
 // the coupling stage `c` (its entry: the rank index k; its row: the last stage's entry) of
 // coupling weights times Z1, into coupled[(entry * len + k) * TOK + token].
+// The terms are spread over the threads with the value fastest (shared-memory atomics
+// without conflicts) and loaded kBatch at a time: a loop over one value's terms per thread
+// waited one L2 latency per term (measured: +8 us on Llama-7B gate_up at B = 1).
 template <class DS, int TOK>
 __device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeStage& c,
                             int e_first, int entries, int k_begin, int len, long long z_shift) {
+  constexpr int kBatch = 8;
   const DS* w = static_cast<const DS*>(a.arrays[c.w.array]);
   const float* z = static_cast<const float*>(a.arrays[c.act.array]) + z_shift;
-  for (int i = int(threadIdx.x); i < entries * len * TOK; i += kThreads) {
-    const int token = i % TOK, rest = i / TOK, k = k_begin + rest % len, o = e_first + rest / len;
-    float sum = 0.0f;
-    if (token < a.tokens) {
-      const DS* wk = w + entry_offset(c.w, k, int(c.inner)) + o;
-      const float* zk = z + entry_offset(c.act, k, int(c.inner)) + token * c.act_token;
-      for (int j = 0; j < c.depth; ++j)
-        sum = fmaf(float(load_value(wk + j * c.w_ld)), __ldcg(zk + j * c.act_k), sum);
+  const int values = entries * len * TOK, terms = values * c.depth;
+  for (int i = int(threadIdx.x); i < values; i += kThreads)
+    coupled[i] = 0.0f;
+  __syncthreads();
+  for (int first = int(threadIdx.x); first < terms; first += kThreads * kBatch) {
+    float wv[kBatch], zv[kBatch];
+    int at[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int i = first + b * kThreads, j = i / values, v = i - j * values;
+      const int token = v % TOK, rest = v / TOK, k = k_begin + rest % len, o = e_first + rest / len;
+      at[b] = i < terms ? v : -1;
+      wv[b] = zv[b] = 0.0f;
+      if (i < terms && token < a.tokens) {
+        wv[b] = float(load_value(w + entry_offset(c.w, k, int(c.inner)) + o + j * c.w_ld));
+        zv[b] = __ldcg(z + entry_offset(c.act, k, int(c.inner)) + j * c.act_k + token * c.act_token);
+      }
     }
-    coupled[i] = sum;
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (at[b] >= 0) atomicAdd(coupled + at[b], wv[b] * zv[b]);
   }
   __syncthreads();
 }
