@@ -248,47 +248,52 @@ __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long se
   __syncthreads();  // `partial` is reused by the next item
 }
 
-// The folded coupling (DecodeArgs::fold_coupling): the activations of the last stage's
-// entries [e_first, e_first + entries) over k in [k_begin, k_begin + len), each a sum over
-// the coupling stage `c` (its entry: the rank index k; its row: the last stage's entry) of
-// coupling weights times Z1, into coupled[(entry * len + k) * TOK + token].
-// The terms are spread over the threads with the value fastest (shared-memory atomics
-// without conflicts) and loaded kBatch at a time: a loop over one value's terms per thread
-// waited one L2 latency per term (measured: +8 us on Llama-7B gate_up at B = 1).
+// Shared floats for the folded coupling of one item: its coupled values (entries x k x
+// tokens) and its rows of Z1 (k x input blocks x tokens), each at most this many. With the
+// warps' sums the kernel's static shared memory stays within 48 KB.
+template <int TOK>
+constexpr int kFoldFloats = TOK == 1 ? 4096 : TOK == 2 ? 3072 : 1024;
+
+// The folded coupling (DecodeArgs::Coupling): the activations of the last stage's entries
+// [e_first, e_first + entries) over k in [k_begin, k_begin + len), each a sum over the input
+// blocks j of s(o, j, k) Z1(k, j, token) (o: the last stage's entry; k: the rank index, the
+// coupling stage c's entry), into coupled[(entry * len + k) * TOK + token]. Z1's rows are
+// staged in shared memory first (one coalesced pass), and s is read with k fastest, so both
+// reads are coalesced: with s in the coupling stage's by-rank layout (o fastest) every item
+// read whole rows of 16 blocks for the one or two it needed, and Llama-7B gate_up took 8 us
+// longer (bench/NOTES-blr.md, session 26).
 template <class DS, int TOK>
-__device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeStage& c,
+__device__ void couple_into(float* coupled, float* z1, const DecodeArgs& a, const DecodeStage& c,
                             int e_first, int entries, int k_begin, int len, long long z_shift) {
-  constexpr int kBatch = 8;
-  const DS* w = static_cast<const DS*>(a.arrays[c.w.array]);
+  const int blocks = c.depth;
   const float* z = static_cast<const float*>(a.arrays[c.act.array]) + z_shift;
-  const int values = entries * len * TOK, terms = values * c.depth;
-  for (int i = int(threadIdx.x); i < values; i += kThreads)
-    coupled[i] = 0.0f;
+  for (int i = int(threadIdx.x); i < len * blocks * TOK; i += kThreads) {
+    const int token = i % TOK, rest = i / TOK, j = rest % blocks, k = k_begin + rest / blocks;
+    z1[i] = token < a.tokens
+                ? __ldcg(z + entry_offset(c.act, k, int(c.inner)) + j * c.act_k + token * c.act_token)
+                : 0.0f;
+  }
   __syncthreads();
-  for (int first = int(threadIdx.x); first < terms; first += kThreads * kBatch) {
-    float wv[kBatch], zv[kBatch];
-    int at[kBatch];
+  const DS* s = static_cast<const DS*>(a.arrays[a.coupling.array]);
+  for (int i = int(threadIdx.x); i < entries * len * TOK; i += kThreads) {
+    const int kk = i % len, rest = i / len, token = rest % TOK, ee = rest / TOK;
+    const DS* so = s + (e_first + ee) * a.coupling.o_stride + k_begin + kk;
+    const float* zk = z1 + kk * blocks * TOK + token;
+    float sum = 0.0f;
+    constexpr int kBatch = 8;  // loads in flight
+    for (int j0 = 0; j0 < blocks; j0 += kBatch) {
+      float sv[kBatch];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int i = first + b * kThreads, j = i / values, v = i - j * values;
-      const int token = v % TOK, rest = v / TOK, k = k_begin + rest % len, o = e_first + rest / len;
-      at[b] = i < terms ? v : -1;
-      wv[b] = zv[b] = 0.0f;
-      if (i < terms && token < a.tokens) {
-        wv[b] = float(load_value(w + entry_offset(c.w, k, int(c.inner)) + o + j * c.w_ld));
-        zv[b] = __ldcg(z + entry_offset(c.act, k, int(c.inner)) + j * c.act_k + token * c.act_token);
-      }
+      for (int b = 0; b < kBatch; ++b)
+        sv[b] = j0 + b < blocks ? float(load_value(so + (j0 + b) * a.coupling.j_stride)) : 0.0f;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (j0 + b < blocks) sum = fmaf(sv[b], zk[(j0 + b) * TOK], sum);
     }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-      if (at[b] >= 0) atomicAdd(coupled + at[b], wv[b] * zv[b]);
+    coupled[(ee * len + kk) * TOK + token] = sum;
   }
   __syncthreads();
 }
-
-// Shared floats for the folded coupling's values of one item (entries x k x tokens).
-template <int TOK>
-constexpr int kCoupledFloats = TOK <= 2 ? 4096 : 2048;
 
 // The last stage's row set `set` is complete: Y = alpha accum + beta Y for its rows, and the
 // accumulators zeroed for the next call.
@@ -314,14 +319,15 @@ template <class DS, int TOK, int RPT>
 __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
     blr_decode_kernel(const DecodeArgs a) {
   __shared__ float partial[kWarps * RPT * TOK * 32];
-  __shared__ __align__(16) float coupled[kCoupledFloats<TOK>];
+  __shared__ __align__(16) float coupled[kFoldFloats<TOK>];
+  __shared__ float z1_rows[kFoldFloats<TOK>];
   __shared__ int finishing, copy;
   // Every block reads the epoch before the first grid barrier; block 0 advances it after.
   if (threadIdx.x == 0) copy = a.count > 1 ? __ldcg(a.epoch) & 1 : 0;
   __syncthreads();
   const long long z_shift = copy * a.z_span;
   if (a.count > 1) zero_other_copy(a, copy);
-  const bool fold = a.fold_coupling != 0;
+  const bool fold = a.coupling.fold != 0;
   for (int st = 0; st < a.count; ++st) {
     if (fold && st == 1) continue;  // the last stage computes the coupled values itself
     if (st > 0) cg::this_grid().sync();
@@ -340,8 +346,8 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
         const int per_entry = s.groups_per_entry, len = k_end - k_begin;
         const int e_first = set * 32 / per_entry;
         const int e_last = min(set * 32 + 31, int(s.groups) - 1) / per_entry;
-        couple_into<DS, TOK>(coupled, a, a.stages[1], e_first, e_last - e_first + 1, k_begin, len,
-                             z_shift);
+        couple_into<DS, TOK>(coupled, z1_rows, a, a.stages[1], e_first, e_last - e_first + 1,
+                             k_begin, len, z_shift);
         run_item<DS, TOK, RPT>(
             a, s, set, k_begin, k_end,
             [&](int e) { return SharedActs<TOK>{coupled + (e - e_first) * len * TOK, k_begin}; },
@@ -385,16 +391,15 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
 }
 
 // Folds a three-stage plan's coupling (stage 1) into the last stage's activations where the
-// last stage reads exactly what the coupling writes, with the roles of entry and row swapped
-// (BLAST: Z2[o][t][b], written by the coupling's entry t, row o, read by the last stage's
-// entry o at k = t), and both are one-level batches. This saves a grid barrier and a stage
-// (on the H100 about as much as Monarch's decode time differs from BLAST's, 2.5-4.5 us at
-// B = 1; bench/NOTES-blr.md, session 26). The last stage's chunks of k shrink where needed
-// so that an item's coupled values fit in shared memory (kCoupledFloats).
+// plan side gave the couplings by output block, the last stage reads exactly what the
+// coupling writes with the roles of entry and row swapped (BLAST: Z2[o][t][b], written by the
+// coupling's entry t, row o, read by the last stage's entry o at k = t), and both are
+// one-level batches. This saves a grid barrier and a stage. The last stage's chunks of k
+// shrink where needed so that an item's values fit in shared memory (kFoldFloats).
 template <int TOK, int U>
 void fold_coupling(DecodeArgs& a) {
-  a.fold_coupling = 0;
-  if (a.count != 3) return;
+  a.coupling.fold = 0;
+  if (a.count != 3 || a.coupling.array < 0) return;
   const DecodeStage& c = a.stages[1];
   DecodeStage& l = a.stages[2];
   const bool reads_what_coupling_writes =
@@ -402,13 +407,18 @@ void fold_coupling(DecodeArgs& a) {
       l.entries == c.rows && l.depth == c.entries && l.act.offset == c.out.offset &&
       l.act.stride == c.out_row && l.act_k == c.out.stride && l.act_token == c.out_token;
   if (!reads_what_coupling_writes) return;
-  // Entries one row set (32 row groups) can touch, and the chunk of k whose values fit.
-  const long long span =
-      std::min<long long>({l.entries, 32, 31 / l.groups_per_entry + 2});
+  // The most entries one row set (32 row groups) touches, and the chunk of k whose coupled
+  // values and rows of Z1 fit.
+  long long span = 1;
+  for (long long first = 0; first < l.groups; first += 32)
+    span = std::max(span, std::min(first + 31, l.groups - 1) / l.groups_per_entry -
+                              first / l.groups_per_entry + 1);
   const long long turn = kWarps * U;
-  const long long cap = kCoupledFloats<TOK> / (span * TOK) / turn * turn;
+  const long long cap =
+      std::min<long long>(kFoldFloats<TOK> / (span * TOK), kFoldFloats<TOK> / (c.depth * TOK)) /
+      turn * turn;
   if (cap < 1) return;
-  a.fold_coupling = 1;
+  a.coupling.fold = 1;
   if (l.chunk_k > cap) {
     l.chunk_k = int(cap);
     l.chunks = int((l.depth + cap - 1) / cap);
@@ -458,7 +468,7 @@ void launch(DecodeArgs& a, Context& ctx) {
   }
   fold_coupling<TOK, kUnroll<DS, TOK, RPT>>(a);
   for (int st = 0; st < a.count; ++st)
-    if (!(a.fold_coupling && st == 1)) most_items = std::max(most_items, a.stages[st].items);
+    if (!(a.coupling.fold && st == 1)) most_items = std::max(most_items, a.stages[st].items);
   const int blocks = int(std::min<long long>(most_items, resident));
 
   // The accumulators: Z1 and Z2 twice, Y's, the last stage's row-set counters and the epoch

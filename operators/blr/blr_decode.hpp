@@ -20,12 +20,21 @@ namespace strop::detail {
 // weights along the other direction and stay on cuBLAS).
 bool blr_decode_takes(const BlrGemmPlan& plan, Index batch);
 
+// BLAST's couplings in the operator's layout, s_{k,l}[t] at k o_stride + l j_stride + t of
+// `array` (block row k: the output block of A's plan): with them the decode kernel folds the
+// coupling stage into the last stage (blr_decode_kernel.hpp, DecodeArgs::Coupling).
+struct DecodeCouplingSource {
+  PlanArray array = PlanArray::Unfused;
+  Index o_stride = 0, j_stride = 0;
+};
+
 // Runs `plan` (blr_decode_takes) on the arrays `base` (indexed by PlanArray; X, Y and the
 // weights hold Storage values: float, half or bfloat16; Z1 and Z2 are ignored: the decode
 // path keeps its intermediates in fp32 workspaces of its own). y_extent: 1 + the largest
 // offset of Y's values.
 template <class Storage>
 void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays>& base,
-                    Index batch, Index y_extent, float alpha, float beta, Context& ctx);
+                    Index batch, Index y_extent, float alpha, float beta, Context& ctx,
+                    const DecodeCouplingSource* coupling = nullptr);
 
 }  // namespace strop::detail

@@ -73,7 +73,8 @@ bool blr_decode_takes(const BlrGemmPlan& plan, Index batch) {
 
 template <class Storage>
 void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays>& base,
-                    Index batch, Index y_extent, float alpha, float beta, Context& ctx) {
+                    Index batch, Index y_extent, float alpha, float beta, Context& ctx,
+                    const DecodeCouplingSource* coupling) {
   require<DeviceError>(blr_decode_takes(plan, batch),
                        "blr decode: the plan has a step the decode kernel does not run");
   DecodeArgs a;
@@ -82,6 +83,10 @@ void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
   a.tokens = int(batch);
   a.z1_size = plan.z1_size, a.z2_size = plan.z2_size, a.y_extent = y_extent;
   a.alpha = alpha, a.beta = beta;
+  if (coupling != nullptr) {
+    a.coupling.array = static_cast<int>(coupling->array);
+    a.coupling.o_stride = coupling->o_stride, a.coupling.j_stride = coupling->j_stride;
+  }
   for (const PlanStep& step : plan.steps) {
     const auto& g = std::get<PlanGemm>(step);
     DecodeStage s = *stage_of(g);
@@ -92,10 +97,12 @@ void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
 }
 
 template void blr_decode_run<float>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
-                                    Index, Index, float, float, Context&);
+                                    Index, Index, float, float, Context&,
+                                    const DecodeCouplingSource*);
 template void blr_decode_run<half>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&, Index,
-                                   Index, float, float, Context&);
+                                   Index, float, float, Context&, const DecodeCouplingSource*);
 template void blr_decode_run<bfloat16>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
-                                       Index, Index, float, float, Context&);
+                                       Index, Index, float, float, Context&,
+                                    const DecodeCouplingSource*);
 
 }  // namespace strop::detail

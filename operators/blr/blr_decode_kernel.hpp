@@ -42,10 +42,16 @@ struct DecodeArgs {
   void* arrays[kDecodeArrays];  // X, Y, weights: Storage; Z1, Z2 (copy 0): set by the launch
   DecodeStage stages[kDecodeMaxStages];
   int count = 0, tokens = 0;
-  // Set by the launch: stage 1 is a coupling that the last stage folds into its activations
-  // (BLAST): each item of the last stage computes the coupled values it reads from Z1 (fp32,
-  // in shared memory), so stage 1 and the grid barrier before it are skipped and Z2 is unused.
-  int fold_coupling = 0;
+  // BLAST's couplings by output block (the operator's own layout, given by the plan side):
+  // s(o, j, t) at o o_stride + j j_stride + t of array `array` (-1: none). Where stage 1 is
+  // that coupling and the last stage reads what it writes, the launch sets `fold`: each item
+  // of the last stage computes the coupled values it reads (from Z1, in shared memory), so
+  // stage 1 and the grid barrier before it are skipped and Z2 is unused.
+  struct Coupling {
+    int array = -1;
+    long long o_stride = 0, j_stride = 0;
+    int fold = 0;
+  } coupling;
   float alpha = 1, beta = 0;
   long long z1_size = 0, z2_size = 0;  // fp32 workspaces (values)
   long long z_span = 0;                // set by the launch: copy 0 to copy 1 of Z1, Z2 (4k values)

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -43,7 +44,8 @@ const void* device_values(const BlrPlanWeights<T>& w, int slot, Index count,
 }
 
 // Each operator's plan and the values of its plan arrays (slot 0 Left, 1 Right, 2 Extra,
-// 3 Unfused).
+// 3 Unfused: Monarch's R in the public code's layout; BLAST's couplings in the operator's
+// own layout, which the decode kernel reads when it folds the coupling stage).
 // LowRank is a Monarch of one block: L_00 = left, R_00 = right, and R by block column is R.
 template <class T>
 BlrGemmPlan plan_of(const Blast<T>& A, Op op, const PlanSignals& s) {
@@ -59,7 +61,7 @@ BlrGemmPlan plan_of(const LowRank<T>& A, Op op, const PlanSignals& s) {
 }
 template <class T>
 std::vector<T> plan_values(const Blast<T>& A, int slot) {
-  if (slot == 3) return {};
+  if (slot == 3) return A.diagonal_values();
   if (slot == 2) return blast_coupling_by_rank(A);
   return slot == 0 ? A.left_values() : A.right_values();
 }
@@ -77,8 +79,7 @@ std::vector<T> plan_values(const LowRank<T>& A, int slot) {
 }
 template <class T>
 Index plan_value_count(const Blast<T>& A, int slot) {
-  if (slot == 3) return 0;
-  if (slot == 2) return Index(A.diagonal_values().size());
+  if (slot == 2 || slot == 3) return Index(A.diagonal_values().size());
   return Index(slot == 0 ? A.left_values().size() : A.right_values().size());
 }
 template <class T>
@@ -194,13 +195,6 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   };
   set(PlanArray::X, X.data);
   set(PlanArray::Y, Y.data);
-  const PlanArray slots[BlrPlanWeights<T>::kArrays] = {PlanArray::Left, PlanArray::Right,
-                                                       PlanArray::Extra, PlanArray::Unfused};
-  for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
-    if (plan_uses(plan, slots[slot]))
-      set(slots[slot],
-          device_values<Storage, T>(
-              w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
 
   // The decode kernel accumulates in fp32: not for double signals. Auto takes the one-launch
   // kernels for the host time they save, which a CUDA graph saves anyway: while the stream
@@ -211,10 +205,26 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
                        ": the decode path needs at most ", kDecodeMaxBatch,
                        " float, half or bfloat16 signals and A (not A^T)");
+  // BLAST's decode also reads its couplings in the operator's layout (slot 3).
+  constexpr bool kBlast = std::is_same_v<Operator, Blast<T>>;
+  const PlanArray slots[BlrPlanWeights<T>::kArrays] = {PlanArray::Left, PlanArray::Right,
+                                                       PlanArray::Extra, PlanArray::Unfused};
+  for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
+    if (plan_uses(plan, slots[slot]) || (kBlast && decode && slot == 3))
+      set(slots[slot],
+          device_values<Storage, T>(
+              w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
+
   if (decode) {
     if constexpr (!std::is_same_v<Storage, double>) {
       const Index y_extent = Y.ptr(Y.rows - 1, Y.cols - 1) - Y.data + 1;
-      blr_decode_run<Storage>(plan, base, X.cols, y_extent, float(alpha), float(beta), ctx);
+      // The decode kernel takes A's plans only (not A^T): block row k is the output block.
+      std::optional<DecodeCouplingSource> coupling;
+      if constexpr (kBlast)
+        coupling = DecodeCouplingSource{PlanArray::Unfused, A.grid().col_blocks * A.grid().rank,
+                                        A.grid().rank};
+      blr_decode_run<Storage>(plan, base, X.cols, y_extent, float(alpha), float(beta), ctx,
+                              coupling ? &*coupling : nullptr);
     }
     return;
   }
