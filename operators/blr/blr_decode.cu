@@ -248,47 +248,44 @@ __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long se
   __syncthreads();  // `partial` is reused by the next item
 }
 
-// Shared floats for the folded coupling of one item: its coupled values (entries x k x
-// tokens) and its rows of Z1 (k x input blocks x tokens), each at most this many. With the
-// warps' sums the kernel's static shared memory stays within 48 KB.
+// Shared floats for the folded coupling's values of one item (entries x k x tokens). With
+// the warps' sums the kernel's static shared memory stays within 48 KB.
 template <int TOK>
-constexpr int kFoldFloats = TOK == 1 ? 4096 : TOK == 2 ? 3072 : 1024;
+constexpr int kFoldFloats = TOK == 1 ? 8192 : TOK == 2 ? 6144 : 2048;
 
 // The folded coupling (DecodeArgs::Coupling): the activations of the last stage's entries
 // [e_first, e_first + entries) over k in [k_begin, k_begin + len), each a sum over the input
 // blocks j of s(o, j, k) Z1(k, j, token) (o: the last stage's entry; k: the rank index, the
-// coupling stage c's entry), into coupled[(entry * len + k) * TOK + token]. Z1's rows are
-// staged in shared memory first (one coalesced pass), and s is read with k fastest, so both
-// reads are coalesced: with s in the coupling stage's by-rank layout (o fastest) every item
-// read whole rows of 16 blocks for the one or two it needed, and Llama-7B gate_up took 8 us
-// longer (bench/NOTES-blr.md, session 26).
+// coupling stage c's entry), into coupled[(entry * len + k) * TOK + token]. Threads take
+// consecutive k, so the reads of s (k contiguous) are coalesced, and each loads up to 16
+// blocks' terms before adding them. Measured alternatives (bench/NOTES-blr.md, session 26):
+// reading s in the coupling stage's by-rank layout (o fastest) made every item read whole
+// rows of all blocks for the one or two it needed (Llama-7B gate_up 8 us slower); staging
+// Z1's rows in shared memory first cost a round trip that the small grids felt.
 template <class DS, int TOK>
-__device__ void couple_into(float* coupled, float* z1, const DecodeArgs& a, const DecodeStage& c,
+__device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeStage& c,
                             int e_first, int entries, int k_begin, int len, long long z_shift) {
+  constexpr int kBatch = 16;  // terms in flight per thread
   const int blocks = c.depth;
-  const float* z = static_cast<const float*>(a.arrays[c.act.array]) + z_shift;
-  for (int i = int(threadIdx.x); i < len * blocks * TOK; i += kThreads) {
-    const int token = i % TOK, rest = i / TOK, j = rest % blocks, k = k_begin + rest / blocks;
-    z1[i] = token < a.tokens
-                ? __ldcg(z + entry_offset(c.act, k, int(c.inner)) + j * c.act_k + token * c.act_token)
-                : 0.0f;
-  }
-  __syncthreads();
   const DS* s = static_cast<const DS*>(a.arrays[a.coupling.array]);
+  const float* z = static_cast<const float*>(a.arrays[c.act.array]) + z_shift;
   for (int i = int(threadIdx.x); i < entries * len * TOK; i += kThreads) {
     const int kk = i % len, rest = i / len, token = rest % TOK, ee = rest / TOK;
-    const DS* so = s + (e_first + ee) * a.coupling.o_stride + k_begin + kk;
-    const float* zk = z1 + kk * blocks * TOK + token;
+    const int k = k_begin + kk;
+    const DS* sk = s + (e_first + ee) * a.coupling.o_stride + k;
+    const float* zk = z + entry_offset(c.act, k, int(c.inner)) + token * c.act_token;
     float sum = 0.0f;
-    constexpr int kBatch = 8;  // loads in flight
-    for (int j0 = 0; j0 < blocks; j0 += kBatch) {
-      float sv[kBatch];
+    for (int j0 = 0; token < a.tokens && j0 < blocks; j0 += kBatch) {
+      float sv[kBatch], zv[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const bool in = j0 + b < blocks;
+        sv[b] = in ? float(load_value(sk + (j0 + b) * a.coupling.j_stride)) : 0.0f;
+        zv[b] = in ? __ldcg(zk + (j0 + b) * c.act_k) : 0.0f;
+      }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b)
-        sv[b] = j0 + b < blocks ? float(load_value(so + (j0 + b) * a.coupling.j_stride)) : 0.0f;
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b)
-        if (j0 + b < blocks) sum = fmaf(sv[b], zk[(j0 + b) * TOK], sum);
+        sum = fmaf(sv[b], zv[b], sum);
     }
     coupled[(ee * len + kk) * TOK + token] = sum;
   }
@@ -320,7 +317,6 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
     blr_decode_kernel(const DecodeArgs a) {
   __shared__ float partial[kWarps * RPT * TOK * 32];
   __shared__ __align__(16) float coupled[kFoldFloats<TOK>];
-  __shared__ float z1_rows[kFoldFloats<TOK>];
   __shared__ int finishing, copy;
   // Every block reads the epoch before the first grid barrier; block 0 advances it after.
   if (threadIdx.x == 0) copy = a.count > 1 ? __ldcg(a.epoch) & 1 : 0;
@@ -346,8 +342,8 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
         const int per_entry = s.groups_per_entry, len = k_end - k_begin;
         const int e_first = set * 32 / per_entry;
         const int e_last = min(set * 32 + 31, int(s.groups) - 1) / per_entry;
-        couple_into<DS, TOK>(coupled, z1_rows, a, a.stages[1], e_first, e_last - e_first + 1,
-                             k_begin, len, z_shift);
+        couple_into<DS, TOK>(coupled, a, a.stages[1], e_first, e_last - e_first + 1, k_begin, len,
+                             z_shift);
         run_item<DS, TOK, RPT>(
             a, s, set, k_begin, k_end,
             [&](int e) { return SharedActs<TOK>{coupled + (e - e_first) * len * TOK, k_begin}; },
@@ -394,39 +390,30 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
 // plan side gave the couplings by output block, the last stage reads exactly what the
 // coupling writes with the roles of entry and row swapped (BLAST: Z2[o][t][b], written by the
 // coupling's entry t, row o, read by the last stage's entry o at k = t), and both are
-// one-level batches. This saves a grid barrier and a stage. The last stage's chunks of k
-// shrink where needed so that an item's values fit in shared memory (kFoldFloats).
-template <int TOK, int U>
+// one-level batches. This saves a grid barrier and a stage, and costs each item of the last
+// stage its coupled values (couple_into). Measured on the H100 (bench/NOTES-blr.md, session
+// 26), that paid at B = 1 on every layer of the benchmark but Llama-7B gate_up (3 % slower),
+// and at B >= 2 on the grids of at most 9 input blocks (ViT-B, GPT2-S, DiT-XL/2: 15-25 %
+// faster); with 16 blocks and 2 tokens it cost up to 15 %. So the fold is taken there, and
+// only where an item's values fit in shared memory without smaller chunks of k.
+template <int TOK>
 void fold_coupling(DecodeArgs& a) {
   a.coupling.fold = 0;
   if (a.count != 3 || a.coupling.array < 0) return;
   const DecodeStage& c = a.stages[1];
-  DecodeStage& l = a.stages[2];
+  const DecodeStage& l = a.stages[2];
   const bool reads_what_coupling_writes =
       c.out.array == l.act.array && c.act.array != kDecodeX && c.inner == 0 && l.inner == 0 &&
       l.entries == c.rows && l.depth == c.entries && l.act.offset == c.out.offset &&
       l.act.stride == c.out_row && l.act_k == c.out.stride && l.act_token == c.out_token;
-  if (!reads_what_coupling_writes) return;
-  // The most entries one row set (32 row groups) touches, and the chunk of k whose coupled
-  // values and rows of Z1 fit.
+  constexpr int kMostBlocksAboveOneToken = 9;
+  if (!reads_what_coupling_writes || (TOK > 1 && c.depth > kMostBlocksAboveOneToken)) return;
+  // The most entries one row set (32 row groups) touches.
   long long span = 1;
   for (long long first = 0; first < l.groups; first += 32)
     span = std::max(span, std::min(first + 31, l.groups - 1) / l.groups_per_entry -
                               first / l.groups_per_entry + 1);
-  const long long turn = kWarps * U;
-  const long long cap =
-      std::min<long long>(kFoldFloats<TOK> / (span * TOK), kFoldFloats<TOK> / (c.depth * TOK)) /
-      turn * turn;
-  if (cap < 1) return;
-  a.coupling.fold = 1;
-  if (l.chunk_k > cap) {
-    l.chunk_k = int(cap);
-    l.chunks = int((l.depth + cap - 1) / cap);
-    l.items = (l.groups + 31) / 32 * l.chunks;
-    if (l.items > INT_MAX)
-      throw ShapeError(concat("blr decode kernel: ", l.items, " items exceed its 32-bit ",
-                              "index arithmetic"));
-  }
+  a.coupling.fold = span * l.chunk_k * TOK <= kFoldFloats<TOK>;
 }
 
 template <class DS, int TOK, int RPT>
@@ -466,7 +453,7 @@ void launch(DecodeArgs& a, Context& ctx) {
       throw ShapeError(concat("blr decode kernel: ", s.groups, " row groups exceed its 32-bit ",
                               "index arithmetic"));
   }
-  fold_coupling<TOK, kUnroll<DS, TOK, RPT>>(a);
+  fold_coupling<TOK>(a);
   for (int st = 0; st < a.count; ++st)
     if (!(a.coupling.fold && st == 1)) most_items = std::max(most_items, a.stages[st].items);
   const int blocks = int(std::min<long long>(most_items, resident));
