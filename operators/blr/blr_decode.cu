@@ -256,12 +256,14 @@ constexpr int kFoldFloats = TOK == 1 ? 8192 : TOK == 2 ? 6144 : 2048;
 // The folded coupling (DecodeArgs::Coupling): the activations of the last stage's entries
 // [e_first, e_first + entries) over k in [k_begin, k_begin + len), each a sum over the input
 // blocks j of s(o, j, k) Z1(k, j, token) (o: the last stage's entry; k: the rank index, the
-// coupling stage c's entry), into coupled[(entry * len + k) * TOK + token]. Threads take
-// consecutive k, so the reads of s (k contiguous) are coalesced, and each loads up to 16
-// blocks' terms before adding them. Measured alternatives (bench/NOTES-blr.md, session 26):
-// reading s in the coupling stage's by-rank layout (o fastest) made every item read whole
-// rows of all blocks for the one or two it needed (Llama-7B gate_up 8 us slower); staging
-// Z1's rows in shared memory first cost a round trip that the small grids felt.
+// coupling stage c's entry), into coupled[(entry * len + k) * TOK + token]. Consecutive
+// threads take consecutive tokens, then consecutive k, so that the reads of s (k contiguous)
+// and of Z1 (tokens contiguous) are coalesced, and each thread loads up to 16 blocks' terms
+// before adding them. Measured alternatives (bench/NOTES-blr.md, session 26): s in the
+// coupling stage's by-rank layout (o fastest) made every item read whole rows of all blocks
+// for the one or two it needed (Llama-7B gate_up 8 us slower); staging Z1's rows in shared
+// memory first cost a round trip that the small grids felt; k fastest left 8 tokens' Z1
+// reads a sector each (DiT-XL/2 15 % slower at B = 8).
 template <class DS, int TOK>
 __device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeStage& c,
                             int e_first, int entries, int k_begin, int len, long long z_shift) {
@@ -270,7 +272,7 @@ __device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeSta
   const DS* s = static_cast<const DS*>(a.arrays[a.coupling.array]);
   const float* z = static_cast<const float*>(a.arrays[c.act.array]) + z_shift;
   for (int i = int(threadIdx.x); i < entries * len * TOK; i += kThreads) {
-    const int kk = i % len, rest = i / len, token = rest % TOK, ee = rest / TOK;
+    const int token = i % TOK, rest = i / TOK, kk = rest % len, ee = rest / len;
     const int k = k_begin + kk;
     const DS* sk = s + (e_first + ee) * a.coupling.o_stride + k;
     const float* zk = z + entry_offset(c.act, k, int(c.inner)) + token * c.act_token;
@@ -391,11 +393,8 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
 // coupling writes with the roles of entry and row swapped (BLAST: Z2[o][t][b], written by the
 // coupling's entry t, row o, read by the last stage's entry o at k = t), and both are
 // one-level batches. This saves a grid barrier and a stage, and costs each item of the last
-// stage its coupled values (couple_into). Measured on the H100 (bench/NOTES-blr.md, session
-// 26), that paid at B = 1 on every layer of the benchmark but Llama-7B gate_up (3 % slower),
-// and at B >= 2 on the grids of at most 9 input blocks (ViT-B, GPT2-S, DiT-XL/2: 15-25 %
-// faster); with 16 blocks and 2 tokens it cost up to 15 %. So the fold is taken there, and
-// only where an item's values fit in shared memory without smaller chunks of k.
+// stage its coupled values (couple_into), so it is taken only where an item's values fit in
+// shared memory without smaller chunks of k (bench/NOTES-blr.md, session 26).
 template <int TOK>
 void fold_coupling(DecodeArgs& a) {
   a.coupling.fold = 0;
@@ -406,8 +405,7 @@ void fold_coupling(DecodeArgs& a) {
       c.out.array == l.act.array && c.act.array != kDecodeX && c.inner == 0 && l.inner == 0 &&
       l.entries == c.rows && l.depth == c.entries && l.act.offset == c.out.offset &&
       l.act.stride == c.out_row && l.act_k == c.out.stride && l.act_token == c.out_token;
-  constexpr int kMostBlocksAboveOneToken = 9;
-  if (!reads_what_coupling_writes || (TOK > 1 && c.depth > kMostBlocksAboveOneToken)) return;
+  if (!reads_what_coupling_writes) return;
   // The most entries one row set (32 row groups) touches.
   long long span = 1;
   for (long long first = 0; first < l.groups; first += 32)
