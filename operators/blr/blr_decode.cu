@@ -7,7 +7,9 @@
 // item is 32 consecutive row groups, one per lane (so that a warp reads 512 contiguous bytes
 // per k), times a chunk of k that the 8 warps share in turns of several loads in flight.
 // The warps' sums meet in shared memory; a chunk that is all of k is stored, others are
-// added to fp32 accumulators with atomics. Stages are separated by grid.sync(); the last
+// added to fp32 accumulators with atomics. Stages are separated by grid.sync() (BLAST's
+// coupling stage, where it is cheap enough, is folded into the last stage's activations:
+// fold_coupling, couple_into); the last
 // stage's accumulators go to Y (alpha, beta, rounding) in the block that completes a row set
 // last (a counter per row set). The accumulators stay in a per-layout workspace of the
 // context that every call leaves zeroed (blr_decode_kernel.hpp): no allocation or memset per
@@ -248,10 +250,9 @@ __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long se
   __syncthreads();  // `partial` is reused by the next item
 }
 
-// Shared floats for the folded coupling's values of one item (entries x k x tokens). With
-// the warps' sums the kernel's static shared memory stays within 48 KB.
-template <int TOK>
-constexpr int kFoldFloats = TOK == 1 ? 8192 : TOK == 2 ? 6144 : 2048;
+// The most coupled values one item of the last stage computes when the coupling is folded:
+// two per thread (each a round of loads).
+constexpr int kFoldFloats = 2 * kThreads;
 
 // The folded coupling (DecodeArgs::Coupling): the activations of the last stage's entries
 // [e_first, e_first + entries) over k in [k_begin, k_begin + len), each a sum over the input
@@ -318,7 +319,7 @@ template <class DS, int TOK, int RPT>
 __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
     blr_decode_kernel(const DecodeArgs a) {
   __shared__ float partial[kWarps * RPT * TOK * 32];
-  __shared__ __align__(16) float coupled[kFoldFloats<TOK>];
+  __shared__ __align__(16) float coupled[kFoldFloats];
   __shared__ int finishing, copy;
   // Every block reads the epoch before the first grid barrier; block 0 advances it after.
   if (threadIdx.x == 0) copy = a.count > 1 ? __ldcg(a.epoch) & 1 : 0;
@@ -393,8 +394,11 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
 // coupling writes with the roles of entry and row swapped (BLAST: Z2[o][t][b], written by the
 // coupling's entry t, row o, read by the last stage's entry o at k = t), and both are
 // one-level batches. This saves a grid barrier and a stage, and costs each item of the last
-// stage its coupled values (couple_into), so it is taken only where an item's values fit in
-// shared memory without smaller chunks of k (bench/NOTES-blr.md, session 26).
+// stage its coupled values (couple_into): at most two per thread, or the fold is not taken.
+// Measured on the H100 (bench/NOTES-blr.md, session 26; graph replay, B = 1-8, the 15 layers
+// of blr_bench): with that rule every folded layer got faster (BLAST decode medians 0.81-0.85
+// of session 25's time), while the items of 3-6 values per thread it excludes (Llama-7B
+// gate_up at B = 2 and 4, Llama-3.2-1B gate and up at B = 8) were 4-13 % slower folded.
 template <int TOK>
 void fold_coupling(DecodeArgs& a) {
   a.coupling.fold = 0;
@@ -411,7 +415,7 @@ void fold_coupling(DecodeArgs& a) {
   for (long long first = 0; first < l.groups; first += 32)
     span = std::max(span, std::min(first + 31, l.groups - 1) / l.groups_per_entry -
                               first / l.groups_per_entry + 1);
-  a.coupling.fold = span * l.chunk_k * TOK <= kFoldFloats<TOK>;
+  a.coupling.fold = span * l.chunk_k * TOK <= kFoldFloats;
 }
 
 template <class DS, int TOK, int RPT>
