@@ -7,13 +7,12 @@
 // item is 32 consecutive row groups, one per lane (so that a warp reads 512 contiguous bytes
 // per k), times a chunk of k that the 8 warps share in turns of several loads in flight.
 // The warps' sums meet in shared memory; a chunk that is all of k is stored, others are
-// added to fp32 accumulators with atomics. Stages are separated by grid.sync() (BLAST's
-// coupling stage, where it is cheap enough, is folded into the last stage's activations:
-// fold_coupling, couple_into); the last
-// stage's accumulators go to Y (alpha, beta, rounding) in the block that completes a row set
-// last (a counter per row set). The accumulators stay in a per-layout workspace of the
-// context that every call leaves zeroed (blr_decode_kernel.hpp): no allocation or memset per
-// call.
+// added to fp32 accumulators with atomics. Stages are separated by grid.sync(), except that
+// BLAST's coupling stage, where it is cheap enough, is folded into the last stage's
+// activations (fold_coupling, couple_into). The last stage's accumulators go to Y (alpha,
+// beta, rounding) in the block that completes a row set last (a counter per row set). The
+// accumulators stay in a per-layout workspace of the context that every call leaves zeroed
+// (blr_decode_kernel.hpp): no allocation or memset per call.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -266,8 +265,8 @@ constexpr int kFoldFloats = 2 * kThreads;
 // memory first cost a round trip that the small grids felt; k fastest left 8 tokens' Z1
 // reads a sector each (DiT-XL/2 15 % slower at B = 8).
 template <class DS, int TOK>
-__device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeStage& c,
-                            int e_first, int entries, int k_begin, int len, long long z_shift) {
+__device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeStage& c, int e_first,
+                            int entries, int k_begin, int len, long long z_shift) {
   constexpr int kBatch = 16;  // terms in flight per thread
   const int blocks = c.depth;
   const DS* s = static_cast<const DS*>(a.arrays[a.coupling.array]);
@@ -349,7 +348,9 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
                              z_shift);
         run_item<DS, TOK, RPT>(
             a, s, set, k_begin, k_end,
-            [&](int e) { return SharedActs<TOK>{coupled + (e - e_first) * len * TOK, k_begin}; },
+            [&](int e) {
+              return SharedActs<TOK>{coupled + (e - e_first) * len * TOK, k_begin};
+            },
             accum, partial);
       } else if (std::is_same_v<DS, float> || !act_storage) {
         run_item<DS, TOK, RPT>(

@@ -103,6 +103,6 @@ template void blr_decode_run<half>(const BlrGemmPlan&, const std::array<char*, k
                                    Index, float, float, Context&, const DecodeCouplingSource*);
 template void blr_decode_run<bfloat16>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
                                        Index, Index, float, float, Context&,
-                                    const DecodeCouplingSource*);
+                                       const DecodeCouplingSource*);
 
 }  // namespace strop::detail
