@@ -205,12 +205,14 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
                        ": the decode path needs at most ", kDecodeMaxBatch,
                        " float, half or bfloat16 signals and A (not A^T)");
-  // BLAST's decode also reads its couplings in the operator's layout (slot 3).
+  // BLAST's decode also reads its couplings in the operator's layout (slot 3, b^2 r values).
+  // Every BLAST plan uploads them, so that any first call (which a capture cannot hold: the
+  // upload is a synchronous copy) leaves a later decode under capture nothing to upload.
   constexpr bool kBlast = std::is_same_v<Operator, Blast<T>>;
   const PlanArray slots[BlrPlanWeights<T>::kArrays] = {PlanArray::Left, PlanArray::Right,
                                                        PlanArray::Extra, PlanArray::Unfused};
   for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
-    if (plan_uses(plan, slots[slot]) || (kBlast && decode && slot == 3))
+    if (plan_uses(plan, slots[slot]) || (kBlast && slot == 3))
       set(slots[slot],
           device_values<Storage, T>(
               w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
