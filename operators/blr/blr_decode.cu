@@ -107,6 +107,14 @@ struct GlobalActs {
   const ActT* x;
   long long k_step, token_step;
   bool vector;
+  // Entry e of stage s's activations; `shift`: values from the array to the copy this call
+  // works in (Z1, Z2; 0 for X).
+  __device__ __forceinline__ static GlobalActs of(const DecodeArgs& a, const DecodeStage& s, int e,
+                                                  long long shift) {
+    return {static_cast<const ActT*>(a.arrays[s.act.array]) + shift +
+                entry_offset(s.act, e, int(s.inner)),
+            s.act_k, s.act_token, s.vector_acts != 0};
+  }
   __device__ __forceinline__ void load(float (&v)[TOK], int k, int tokens) const {
     load_acts<ActT, TOK>(v, x + k * k_step, token_step, tokens, vector);
   }
@@ -355,20 +363,10 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
       } else if (std::is_same_v<DS, float> || !act_storage) {
         run_item<DS, TOK, RPT>(
             a, s, set, k_begin, k_end,
-            [&](int e) {
-              return GlobalActs<float, TOK>{static_cast<const float*>(a.arrays[s.act.array]) +
-                                                act_shift + entry_offset(s.act, e, int(s.inner)),
-                                            s.act_k, s.act_token, s.vector_acts != 0};
-            },
-            accum, partial);
+            [&](int e) { return GlobalActs<float, TOK>::of(a, s, e, act_shift); }, accum, partial);
       } else {
         run_item<DS, TOK, RPT>(
-            a, s, set, k_begin, k_end,
-            [&](int e) {
-              return GlobalActs<DS, TOK>{static_cast<const DS*>(a.arrays[s.act.array]) +
-                                             entry_offset(s.act, e, int(s.inner)),
-                                         s.act_k, s.act_token, s.vector_acts != 0};
-            },
+            a, s, set, k_begin, k_end, [&](int e) { return GlobalActs<DS, TOK>::of(a, s, e, 0); },
             accum, partial);
       }
       if (!last || s.chunks == 1) continue;

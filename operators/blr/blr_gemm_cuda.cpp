@@ -195,16 +195,6 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   };
   set(PlanArray::X, X.data);
   set(PlanArray::Y, Y.data);
-
-  // The decode kernel accumulates in fp32: not for double signals. Auto takes the one-launch
-  // kernels for the host time they save, which a CUDA graph saves anyway: while the stream
-  // is captured, cuBLAS's calls replay faster (bench/NOTES-blr.md, sessions 17 and 19).
-  const bool one_launch = path == PlanPath::Auto && !ctx.capturing();
-  const bool decode = (path == PlanPath::Decode || (one_launch && X.cols <= kDecodeAutoBatch)) &&
-                      !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
-  require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
-                       ": the decode path needs at most ", kDecodeMaxBatch,
-                       " float, half or bfloat16 signals and A (not A^T)");
   // BLAST's decode also reads its couplings in the operator's layout (slot 3, b^2 r values).
   // Every BLAST plan uploads them, so that any first call (which a capture cannot hold: the
   // upload is a synchronous copy) leaves a later decode under capture nothing to upload.
@@ -217,6 +207,15 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
           device_values<Storage, T>(
               w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
 
+  // The decode kernel accumulates in fp32: not for double signals. Auto takes the one-launch
+  // kernels for the host time they save, which a CUDA graph saves anyway: while the stream
+  // is captured, cuBLAS's calls replay faster (bench/NOTES-blr.md, sessions 17 and 19).
+  const bool one_launch = path == PlanPath::Auto && !ctx.capturing();
+  const bool decode = (path == PlanPath::Decode || (one_launch && X.cols <= kDecodeAutoBatch)) &&
+                      !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
+  require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
+                       ": the decode path needs at most ", kDecodeMaxBatch,
+                       " float, half or bfloat16 signals and A (not A^T)");
   if (decode) {
     if constexpr (!std::is_same_v<Storage, double>) {
       const Index y_extent = Y.ptr(Y.rows - 1, Y.cols - 1) - Y.data + 1;
