@@ -5,7 +5,7 @@
 // with the copy bandwidth and the GEMM rates measured in the same run.
 //
 //   kron_bench [--reps R] [--csv FILE] [--json FILE] [--quick] [--rowmajor] [--no-table4]
-//              [--only SHAPE]
+//              [--only SHAPE[,SHAPE...] or a table name] [--auto-only] [--group-mb MB]
 //
 // Every row: table, shape, M, dtype, layout, the median time (CUDA events, R runs after 3
 // warm-ups) of Auto (ours), Fused (fuse every small factor), Sliced (our one-factor kernel),
@@ -15,7 +15,9 @@
 // 2*M*sum_f K_f*Q_f, the roofline time max((read X + write Y) / copy bandwidth, flops /
 // GEMM rate of the dtype), and the largest error of ours and of the shuffle on sampled
 // outputs against a CPU dot product in long double (relative to sum |a_jk x_k|, so
-// cancellation cannot inflate it). --quick divides M by 16.
+// cancellation cannot inflate it). --quick divides M by 16. --auto-only times Auto alone (the
+// other columns empty); --group-mb sets the L2 budget of the signal groups (KronPlan::group;
+// 0: none) instead of the device's default, for measuring it.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -23,6 +25,7 @@
 #include <string>
 
 #include "bench_support.hpp"
+#include "operators/kron/kron_plan.hpp"
 #include "strop/strop.hpp"
 
 #if STROP_BENCH_HAVE_CUBLAS
@@ -38,7 +41,8 @@ struct Options {
   bool quick = false;
   bool rowmajor = false;
   bool table4 = true;
-  std::string only;  // run this shape ("16^5") of Tables 1 and 3 only (for profiling)
+  std::string only;  // these shapes ("16^5,8^6") or tables ("table1") of Tables 1 and 3 only
+  bool auto_only = false;
   std::string csv = "kron-bench.csv";
   std::string json = "kron-summary.json";
 };
@@ -221,11 +225,13 @@ Row run_case(const Case& c, Layout layout, double bandwidth, double peak, const 
       return -1.0;
     }
   };
-  row.t_shuffle = time_with(KronAlgorithm::Shuffle);
-  row.err_shuffle = sampled_error(g.host, x, y, ctx, gen);
-  row.t_sliced = time_with(KronAlgorithm::Sliced);
-  row.t_fused = time_with(KronAlgorithm::Fused);
-  row.t_gemm = time_with(KronAlgorithm::Gemm);
+  if (!opt.auto_only) {
+    row.t_shuffle = time_with(KronAlgorithm::Shuffle);
+    row.err_shuffle = sampled_error(g.host, x, y, ctx, gen);
+    row.t_sliced = time_with(KronAlgorithm::Sliced);
+    row.t_fused = time_with(KronAlgorithm::Fused);
+    row.t_gemm = time_with(KronAlgorithm::Gemm);
+  }
   row.t_auto = time_with(KronAlgorithm::Auto);
   row.err_auto = sampled_error(g.host, x, y, ctx, gen);
   row.flops = p.flops;
@@ -256,13 +262,14 @@ Row run_reduced(const Case& c, Layout layout, double bandwidth, double peak, con
       },
       opt.reps, 3);
   row.err_auto = sampled_error(g.host, x, y, ctx, gen);
-  row.t_gemm = median_device_seconds(
-      ctx,
-      [&] {
-        kron_matmul<Storage>(g.refs, x.view(), y.view(), 1.0f, 0.0f, ctx, workspace.data(), ws,
-                             KronAlgorithm::Gemm);
-      },
-      opt.reps, 3);
+  if (!opt.auto_only)
+    row.t_gemm = median_device_seconds(
+        ctx,
+        [&] {
+          kron_matmul<Storage>(g.refs, x.view(), y.view(), 1.0f, 0.0f, ctx, workspace.data(), ws,
+                               KronAlgorithm::Gemm);
+        },
+        opt.reps, 3);
   row.flops = p.flops;
   row.bytes = 2.0 * double(p.K + p.J) * double(c.M);
   row.roofline = std::max(row.bytes / bandwidth, peak > 0 ? row.flops / peak : 0.0);
@@ -333,6 +340,19 @@ std::string json_map(const std::map<std::string, double>& m) {
   return s + "}";
 }
 
+// Whether `only` (empty: everything; else a comma list of shape or table names) names c.
+bool selected(const std::string& only, const Case& c) {
+  if (only.empty()) return true;
+  std::size_t begin = 0;
+  while (begin <= only.size()) {
+    const std::size_t end = std::min(only.find(',', begin), only.size());
+    const std::string name = only.substr(begin, end - begin);
+    if (name == c.name || name == c.table) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -354,6 +374,10 @@ int main(int argc, char** argv) {
       opt.table4 = false;
     else if (arg == "--only")
       opt.only = next();
+    else if (arg == "--auto-only")
+      opt.auto_only = true;
+    else if (arg == "--group-mb")
+      strop::detail::set_kron_group_cache_bytes(std::size_t(std::stod(next()) * (1 << 20)));
   }
   if (!cuda_available()) {
     std::printf("kron_bench: no CUDA device visible, nothing to measure\n");
@@ -394,7 +418,7 @@ int main(int argc, char** argv) {
     rows.push_back(r);
   };
   for (const Case& c : cases) {
-    if (!opt.only.empty() && c.name != opt.only) continue;
+    if (!selected(opt.only, c)) continue;
     record(run_case<float>(c, Layout::ColMajor, bandwidth, peak["float32"], opt, ctx));
     record(run_case<double>(c, Layout::ColMajor, bandwidth, peak["float64"], opt, ctx));
     record(run_reduced<strop::half>(c, Layout::ColMajor, bandwidth, peak["float16"], opt, ctx));
@@ -444,7 +468,7 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     const Row* f = find(c.name, c.M, "float32");
     if (!f || f->t_auto <= 0) continue;
-    if (c.table == "table1" && (c.name == "8^6" || c.name == "16^5"))
+    if (c.table == "table1" && (c.name == "8^6" || c.name == "16^5") && f->t_shuffle > 0)
       vs_shuffle[c.name] = f->t_shuffle / f->t_auto;
     if (c.table != "table1") continue;
     if (const Row* h = find(c.name, c.M, "float16"))

@@ -53,6 +53,7 @@ struct DecodeArgs {
     int fold = 0;
   } coupling;
   float alpha = 1, beta = 0;
+  int load_ahead = 1;  // set by the launch: the last stage's first turn loaded before its barrier
   long long z1_size = 0, z2_size = 0;  // fp32 workspaces (values)
   long long z_span = 0;                // set by the launch: copy 0 to copy 1 of Z1, Z2 (4k values)
   long long y_extent = 0;              // 1 + the largest offset of Y's values

@@ -201,17 +201,25 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   constexpr bool kBlast = std::is_same_v<Operator, Blast<T>>;
   const PlanArray slots[BlrPlanWeights<T>::kArrays] = {PlanArray::Left, PlanArray::Right,
                                                        PlanArray::Extra, PlanArray::Unfused};
+  std::size_t weight_bytes = 0;
   for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
-    if (plan_uses(plan, slots[slot]) || (kBlast && slot == 3))
+    if (plan_uses(plan, slots[slot]) || (kBlast && slot == 3)) {
       set(slots[slot],
           device_values<Storage, T>(
               w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx));
+      weight_bytes += sizeof(Storage) * std::size_t(plan_value_count(A, slot));
+    }
 
   // The decode kernel accumulates in fp32: not for double signals. Auto takes the one-launch
   // kernels for the host time they save, which a CUDA graph saves anyway: while the stream
-  // is captured, cuBLAS's calls replay faster (bench/NOTES-blr.md, sessions 17 and 19).
-  const bool one_launch = path == PlanPath::Auto && !ctx.capturing();
-  const bool decode = (path == PlanPath::Decode || (one_launch && X.cols <= kDecodeAutoBatch)) &&
+  // is captured, cuBLAS's calls replay faster (bench/NOTES-blr.md, sessions 17 and 19), except
+  // at 2 signals on large layers (kDecodeCaptureWeightBytes).
+  const bool capturing = ctx.capturing();
+  const bool one_launch = path == PlanPath::Auto && !capturing;
+  const bool decode_replays_faster = path == PlanPath::Auto && capturing && X.cols == 2 &&
+                                     weight_bytes >= kDecodeCaptureWeightBytes;
+  const bool decode = (path == PlanPath::Decode || (one_launch && X.cols <= kDecodeAutoBatch) ||
+                       decode_replays_faster) &&
                       !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
   require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
                        ": the decode path needs at most ", kDecodeMaxBatch,

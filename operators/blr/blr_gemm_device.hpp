@@ -2,6 +2,7 @@
 // Internal: the GEMM plans of blr_gemm_plan.hpp run on the GPU with cuBLAS
 // (blr_gemm_cuda.cpp), for float and double operators on signals of their type and for
 // float operators on half/bfloat16 signals (tensor cores, fp32 accumulation).
+#include <cstddef>
 #include <type_traits>
 
 #include "strop/core/context.hpp"
@@ -23,8 +24,11 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 // How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
 // double) for up to kDecodeAutoBatch signals; for more, with half or bfloat16 signals, the
 // fused kernel (blr_fused.hpp: one launch on tensor cores) for the plans where it measured
-// faster per call (blr_fused_preferred); one cuBLAS call per stage otherwise, and always while
-// the context's stream is captured into a CUDA graph (cuBLAS replays faster). Gemm: cuBLAS
+// faster per call (blr_fused_preferred); one cuBLAS call per stage otherwise. While the
+// context's stream is captured into a CUDA graph cuBLAS replays faster, so Auto takes it then,
+// except for 2 signals on layers of at least kDecodeCaptureWeightBytes of weights, where the
+// decode kernel replays faster (cuBLAS's kernels for 2 signals take about twice their time
+// for 1). Gemm: cuBLAS
 // always. Decode: the decode kernel (up to kDecodeMaxBatch signals), Fused: the fused kernel
 // (half or bfloat16 signals), DeviceError where they do not apply. (Benchmarks and tests
 // pick.)
@@ -33,6 +37,11 @@ inline constexpr Index kDecodeMaxBatch = 8;
 // On an H100 (bench/NOTES-blr.md, session 15) the decode kernel beat the cuBLAS plans by a
 // median 1.2-1.5x at 1 and 2 signals, tied at 4 and lost at 8 (CUDA-core sums).
 inline constexpr Index kDecodeAutoBatch = 2;
+// Graph replay on an H100 (bench/NOTES-blr.md, sessions 19, 25, 26), at 2 signals, cuBLAS
+// plan / decode kernel: 1.13-1.68x on the Llama-7B layers (16.8-36 MB of 16-bit weights),
+// 0.90-1.30x (median 1.07) on Llama-3.2-1B's up and down (15.7 MB), mostly below 1 on the
+// smaller layers.
+inline constexpr std::size_t kDecodeCaptureWeightBytes = std::size_t(12) << 20;
 
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of
 // double for double signals; Op::Adjoint is Op::Trans). DeviceError unless blr_plan_takes.
