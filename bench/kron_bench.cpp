@@ -5,7 +5,7 @@
 // with the copy bandwidth and the GEMM rates measured in the same run.
 //
 //   kron_bench [--reps R] [--csv FILE] [--json FILE] [--quick] [--rowmajor] [--no-table4]
-//              [--only SHAPE[,SHAPE...] or a table name] [--auto-only] [--group-mb MB]
+//              [--only SHAPE[,SHAPE...] or a table name] [--auto-only]
 //
 // Every row: table, shape, M, dtype, layout, the median time (CUDA events, R runs after 3
 // warm-ups) of Auto (ours), Fused (fuse every small factor), Sliced (our one-factor kernel),
@@ -16,8 +16,7 @@
 // GEMM rate of the dtype), and the largest error of ours and of the shuffle on sampled
 // outputs against a CPU dot product in long double (relative to sum |a_jk x_k|, so
 // cancellation cannot inflate it). --quick divides M by 16. --auto-only times Auto alone (the
-// other columns empty); --group-mb sets the L2 budget of the signal groups (KronPlan::group;
-// 0: none) instead of the device's default, for measuring it.
+// other columns empty; for probes).
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -25,7 +24,6 @@
 #include <string>
 
 #include "bench_support.hpp"
-#include "operators/kron/kron_plan.hpp"
 #include "strop/strop.hpp"
 
 #if STROP_BENCH_HAVE_CUBLAS
@@ -376,8 +374,6 @@ int main(int argc, char** argv) {
       opt.only = next();
     else if (arg == "--auto-only")
       opt.auto_only = true;
-    else if (arg == "--group-mb")
-      strop::detail::set_kron_group_cache_bytes(std::size_t(std::stod(next()) * (1 << 20)));
   }
   if (!cuda_available()) {
     std::printf("kron_bench: no CUDA device visible, nothing to measure\n");

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -27,7 +26,6 @@
 #include "operators/blr/blr_gemm_device.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
-#include "runtime/mma16.cuh"
 #include "strop/core/buffer.hpp"
 #include "strop/core/error.hpp"
 
@@ -59,12 +57,6 @@ struct WeightWords {
         word[4 * c] = v.x, word[4 * c + 1] = v.y, word[4 * c + 2] = v.z, word[4 * c + 3] = v.w;
       }
     }
-  }
-  // As loaded ahead into shared memory by load_ahead.
-  __device__ __forceinline__ void load_shared(const uint32_t* p) {
-#pragma unroll
-    for (int c = 0; c < kBytes / 4; ++c)
-      word[c] = p[c];
   }
   __device__ __forceinline__ void load(const DS* p, int rows, bool vector) {
     if (vector && rows == RPT) return load_vector(p);
@@ -157,76 +149,27 @@ constexpr int kUnroll = std::max(1, (TOK <= 2   ? 32
                                                 : 8) *
                                         4 / (RPT * int(sizeof(DS))));
 
-// Row group `group` of a stage: its first weight, its rows (RPT, or fewer at the end of an
-// entry) and its entry.
-template <class DS, int RPT>
-struct RowGroup {
-  const DS* w;
-  int rows, entry;
-  __device__ __forceinline__ RowGroup(const DecodeArgs& a, const DecodeStage& s, long long group) {
-    // 32-bit division (the launch checks that the numbers fit).
-    const int per_entry = int(s.groups_per_entry);
-    entry = int(group) / per_entry;
-    const int row0 = (int(group) - entry * per_entry) * RPT;
-    rows = min(RPT, s.rows - row0);
-    w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, entry, int(s.inner)) + row0;
-  }
-  // Whole vector loads: a full group of a stage whose groups are all aligned.
-  __device__ __forceinline__ bool vector(const DecodeStage& s) const {
-    return s.vector_weights != 0 && rows == RPT;
-  }
-};
-
-// The weights of one turn of the block (each warp's U consecutive k, each lane's row group),
-// as 32-bit words: [warp][u][lane][word].
-template <class DS, int TOK, int RPT>
-constexpr int kTurnWords = kWarps* kUnroll<DS, TOK, RPT> * 32 * RPT* int(sizeof(DS)) / 4;
-
-// Loads the first turn of the block's item `item` of stage s into `ahead` (cp.async: no
-// registers held, nothing waits), for lanes whose row group takes whole vector loads and
-// warps whose turn lies within the item's k. The block issues this before the grid barrier
-// that precedes the stage, so that the barrier's wait and the previous stage's tail overlap
-// these loads; lane_sums then takes the turn from shared memory (each lane its own words).
-template <class DS, int TOK, int RPT>
-__device__ void load_ahead(uint32_t* ahead, const DecodeArgs& a, const DecodeStage& s, int item) {
-  constexpr int U = kUnroll<DS, TOK, RPT>;
-  constexpr int kBytes = RPT * int(sizeof(DS)), kPiece = kBytes < 16 ? kBytes : 16;
-  const int set = item / s.chunks, chunk = item - set * s.chunks;
-  const int k = chunk * s.chunk_k + int(threadIdx.x / 32) * U;
-  const int k_end = min(s.depth, (chunk + 1) * s.chunk_k);
-  const long long group = set * 32LL + threadIdx.x % 32;
-  if (group >= s.groups || k + U > k_end) return;
-  const RowGroup<DS, RPT> g(a, s, group);
-  if (!g.vector(s)) return;
-  uint32_t* mine = ahead + (threadIdx.x / 32 * U * 32 + threadIdx.x % 32) * (kBytes / 4);
-#pragma unroll
-  for (int u = 0; u < U; ++u)
-#pragma unroll
-    for (int c = 0; c < kBytes / kPiece; ++c)
-      copy_async<kPiece>(mine + u * 32 * (kBytes / 4) + c * (kPiece / 4),
-                         reinterpret_cast<const char*>(g.w + (k + u) * s.w_ld) + c * kPiece, true);
-  commit_copies();
-}
-
 // This lane's sums for row group `group` over its share of k in [k_begin, k_end): the block's
 // 8 warps take turns of U consecutive k (U loads in flight per lane and turn). Aligned full
-// row groups take a loop without branches around the loads; their first turn comes from
-// `ahead` where the block loaded it there (load_ahead), else nullptr.
+// row groups take a loop without branches around the loads.
 // `acts_of(e)`: the activations of entry e (GlobalActs or SharedActs).
 template <class DS, int TOK, int RPT, class ActsOf>
 __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeArgs& a,
                                           const DecodeStage& s, long long group, int k_begin,
-                                          int k_end, const ActsOf& acts_of, const uint32_t* ahead) {
+                                          int k_end, const ActsOf& acts_of) {
   constexpr int U = kUnroll<DS, TOK, RPT>;
-  constexpr int kWords = RPT * int(sizeof(DS)) / 4;
 #pragma unroll
   for (int i = 0; i < RPT * TOK; ++i)
     acc[i] = 0.0f;
   if (group >= s.groups) return;
-  const RowGroup<DS, RPT> g(a, s, group);
-  const DS* w = g.w;
-  const auto acts = acts_of(g.entry);
-  const bool vector_w = g.vector(s);
+  // 32-bit division (the launch checks that the numbers fit).
+  const int per_entry = int(s.groups_per_entry), e = int(group) / per_entry;
+  const int row0 = (int(group) - e * per_entry) * RPT;
+  const int rows = min(RPT, s.rows - row0);
+  const DS* w =
+      static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, int(s.inner)) + row0;
+  const auto acts = acts_of(e);
+  const bool vector_w = s.vector_weights != 0 && rows == RPT;
   auto multiply_add = [&](const WeightWords<DS, RPT>& wv, int k) {
     float xv[TOK];
     acts.load(xv, k, a.tokens);
@@ -241,18 +184,6 @@ __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeA
   const int warp = int(threadIdx.x) / 32;
   int k = k_begin + warp * U;
   if (vector_w) {
-    if (ahead != nullptr && k + U <= k_end) {
-      wait_copies<0>();
-      const uint32_t* mine = ahead + (warp * U * 32 + int(threadIdx.x) % 32) * kWords;
-      WeightWords<DS, RPT> wv[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        wv[u].load_shared(mine + u * 32 * kWords);
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        multiply_add(wv[u], k + u);
-      k += kWarps * U;
-    }
     for (; k + U <= k_end; k += kWarps * U) {
       WeightWords<DS, RPT> wv[U];
 #pragma unroll
@@ -267,7 +198,7 @@ __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeA
   for (; k < k_end; k += kWarps * U)
     for (int kk = k; kk < min(k + U, k_end); ++kk) {
       WeightWords<DS, RPT> wv;
-      wv.load(w + kk * s.w_ld, g.rows, vector_w);
+      wv.load(w + kk * s.w_ld, rows, vector_w);
       multiply_add(wv, kk);
     }
 }
@@ -301,13 +232,11 @@ __device__ __forceinline__ void store_scaled(const DecodeArgs& a, DS* y, float s
 // (consecutive threads on consecutive rows).
 template <class DS, int TOK, int RPT, class ActsOf>
 __device__ void run_item(const DecodeArgs& a, const DecodeStage& s, long long set, int k_begin,
-                         int k_end, const ActsOf& acts_of, float* accum, float* partial,
-                         const uint32_t* ahead) {
+                         int k_end, const ActsOf& acts_of, float* accum, float* partial) {
   constexpr int N = RPT * TOK;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   float acc[N];
-  lane_sums<DS, TOK, RPT>(acc, a, s, set * 32 + lane, k_begin, k_end, acts_of, ahead);
-  if (ahead != nullptr) __syncthreads();  // `partial` shares its memory with `ahead`
+  lane_sums<DS, TOK, RPT>(acc, a, s, set * 32 + lane, k_begin, k_end, acts_of);
 #pragma unroll
   for (int i = 0; i < N; ++i)
     partial[(warp * N + i) * 32 + lane] = acc[i];  // [warp][i][lane]: no bank conflicts
@@ -396,12 +325,7 @@ __device__ void zero_other_copy(const DecodeArgs& a, int copy) {
 template <class DS, int TOK, int RPT>
 __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
     blr_decode_kernel(const DecodeArgs a) {
-  // The warps' sums of an item, or the last stage's first turn of weights loaded ahead
-  // (load_ahead): never both at once.
-  constexpr int kPartialWords = kWarps * RPT * TOK * 32;
-  constexpr int kTurn = kTurnWords<DS, TOK, RPT>;
-  __shared__ __align__(16) uint32_t scratch[kPartialWords > kTurn ? kPartialWords : kTurn];
-  float* partial = reinterpret_cast<float*>(scratch);
+  __shared__ float partial[kWarps * RPT * TOK * 32];
   __shared__ __align__(16) float coupled[kFoldFloats];
   __shared__ int finishing, copy;
   // Every block reads the epoch before the first grid barrier; block 0 advances it after.
@@ -412,12 +336,10 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
   const bool fold = a.coupling.fold != 0;
   for (int st = 0; st < a.count; ++st) {
     if (fold && st == 1) continue;  // the last stage computes the coupled values itself
-    const DecodeStage& s = a.stages[st];
-    const bool last = st == a.count - 1;
-    const bool ahead = last && st > 0 && a.load_ahead && int(blockIdx.x) < s.items;
-    if (ahead) load_ahead<DS, TOK, RPT>(scratch, a, s, int(blockIdx.x));
     if (st > 0) cg::this_grid().sync();
     if (st == (fold ? 2 : 1) && blockIdx.x == 0 && threadIdx.x == 0) *a.epoch += 1;
+    const DecodeStage& s = a.stages[st];
+    const bool last = st == a.count - 1;
     float* accum = last ? a.y_accum : static_cast<float*>(a.arrays[s.out.array]) + z_shift;
     const bool act_storage = s.act.array == kDecodeX;
     const long long act_shift = act_storage ? 0 : z_shift;
@@ -425,8 +347,6 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
       const int set = item / s.chunks;
       const int chunk = item - set * s.chunks;
       const int k_begin = chunk * s.chunk_k, k_end = min(s.depth, k_begin + s.chunk_k);
-      // The first item's first turn is in `scratch` where it was loaded ahead.
-      const uint32_t* first_turn = ahead && item == int(blockIdx.x) ? scratch : nullptr;
       if (fold && last) {
         // The entries this set's row groups belong to (the launch sized `coupled` for them).
         const int per_entry = s.groups_per_entry, len = k_end - k_begin;
@@ -439,16 +359,15 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
             [&](int e) {
               return SharedActs<TOK>{coupled + (e - e_first) * len * TOK, k_begin};
             },
-            accum, partial, first_turn);
+            accum, partial);
       } else if (std::is_same_v<DS, float> || !act_storage) {
         run_item<DS, TOK, RPT>(
             a, s, set, k_begin, k_end,
-            [&](int e) { return GlobalActs<float, TOK>::of(a, s, e, act_shift); }, accum, partial,
-            first_turn);
+            [&](int e) { return GlobalActs<float, TOK>::of(a, s, e, act_shift); }, accum, partial);
       } else {
         run_item<DS, TOK, RPT>(
             a, s, set, k_begin, k_end, [&](int e) { return GlobalActs<DS, TOK>::of(a, s, e, 0); },
-            accum, partial, first_turn);
+            accum, partial);
       }
       if (!last || s.chunks == 1) continue;
       // The block that adds the last chunk of a row set writes it to Y (the pattern of the
@@ -536,12 +455,6 @@ void launch(DecodeArgs& a, Context& ctx) {
                               "index arithmetic"));
   }
   fold_coupling<TOK>(a);
-  // Probe switch (session 27): STROP_BLR_LOAD_AHEAD=0 turns the early load off.
-  static const bool load_ahead_on = [] {
-    const char* v = std::getenv("STROP_BLR_LOAD_AHEAD");
-    return v == nullptr || v[0] != '0';
-  }();
-  a.load_ahead = load_ahead_on;
   for (int st = 0; st < a.count; ++st)
     if (!(a.coupling.fold && st == 1)) most_items = std::max(most_items, a.stages[st].items);
   const int blocks = int(std::min<long long>(most_items, resident));

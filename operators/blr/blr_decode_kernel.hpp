@@ -7,7 +7,7 @@
 namespace strop::detail {
 
 // Array slots, as PlanArray numbers them (blr_gemm_plan.hpp): X, Y, Z1, Z2, then the weights.
-inline constexpr int kDecodeArrays = 8;
+inline constexpr int kDecodeArrays = 10;
 inline constexpr int kDecodeX = 0, kDecodeY = 1, kDecodeZ1 = 2, kDecodeZ2 = 3;
 inline constexpr int kDecodeMaxStages = 3;
 
@@ -53,7 +53,6 @@ struct DecodeArgs {
     int fold = 0;
   } coupling;
   float alpha = 1, beta = 0;
-  int load_ahead = 1;  // set by the launch: the last stage's first turn loaded before its barrier
   long long z1_size = 0, z2_size = 0;  // fp32 workspaces (values)
   long long z_span = 0;                // set by the launch: copy 0 to copy 1 of Z1, Z2 (4k values)
   long long y_extent = 0;              // 1 + the largest offset of Y's values

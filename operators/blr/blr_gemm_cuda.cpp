@@ -45,8 +45,9 @@ const void* device_values(const BlrPlanWeights<T>& w, int slot, Index count,
 
 // Each operator's plan and the values of its plan arrays (slot 0 Left, 1 Right, 2 Extra,
 // 3 Unfused: Monarch's R in the public code's layout; BLAST's couplings in the operator's
-// own layout, which the decode kernel reads when it folds the coupling stage).
-// LowRank is a Monarch of one block: L_00 = left, R_00 = right, and R by block column is R.
+// own layout, which the decode kernel reads when it folds the coupling stage; 4 LeftByRank,
+// 5 RightByRank: Monarch's only). LowRank is a Monarch of one block: L_00 = left, R_00 =
+// right, and every re-laid copy of R (L) is R (L).
 template <class T>
 BlrGemmPlan plan_of(const Blast<T>& A, Op op, const PlanSignals& s) {
   return blast_gemm_plan(A.grid(), op, s);
@@ -61,12 +62,15 @@ BlrGemmPlan plan_of(const LowRank<T>& A, Op op, const PlanSignals& s) {
 }
 template <class T>
 std::vector<T> plan_values(const Blast<T>& A, int slot) {
+  if (slot >= 4) return {};
   if (slot == 3) return A.diagonal_values();
   if (slot == 2) return blast_coupling_by_rank(A);
   return slot == 0 ? A.left_values() : A.right_values();
 }
 template <class T>
 std::vector<T> plan_values(const Monarch<T>& A, int slot) {
+  if (slot == 5) return monarch_right_by_rank(A);
+  if (slot == 4) return monarch_left_by_rank(A);
   if (slot == 3) return monarch_right_unfused(A);
   if (slot == 2) return monarch_right_by_column(A);
   return slot == 0 ? A.left_values() : A.right_values();
@@ -74,22 +78,23 @@ std::vector<T> plan_values(const Monarch<T>& A, int slot) {
 template <class T>
 std::vector<T> plan_values(const LowRank<T>& A, int slot) {
   if (slot == 3) return {};
-  const HostMatrix<T>& m = slot == 0 ? A.left() : A.right();
+  const HostMatrix<T>& m = slot == 0 || slot == 4 ? A.left() : A.right();
   return std::vector<T>(m.data(), m.data() + m.size());
 }
 template <class T>
 Index plan_value_count(const Blast<T>& A, int slot) {
+  if (slot >= 4) return 0;
   if (slot == 2 || slot == 3) return Index(A.diagonal_values().size());
   return Index(slot == 0 ? A.left_values().size() : A.right_values().size());
 }
 template <class T>
 Index plan_value_count(const Monarch<T>& A, int slot) {
-  return Index(slot == 0 ? A.left_values().size() : A.right_values().size());
+  return Index(slot == 0 || slot == 4 ? A.left_values().size() : A.right_values().size());
 }
 template <class T>
 Index plan_value_count(const LowRank<T>& A, int slot) {
   if (slot == 3) return 0;
-  return Index(slot == 0 ? A.left().size() : A.right().size());
+  return Index(slot == 0 || slot == 4 ? A.left().size() : A.right().size());
 }
 
 // A plan's signals: the layout whose unit stride both views share, leading dimensions at
@@ -199,8 +204,9 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   // Every BLAST plan uploads them, so that any first call (which a capture cannot hold: the
   // upload is a synchronous copy) leaves a later decode under capture nothing to upload.
   constexpr bool kBlast = std::is_same_v<Operator, Blast<T>>;
-  const PlanArray slots[BlrPlanWeights<T>::kArrays] = {PlanArray::Left, PlanArray::Right,
-                                                       PlanArray::Extra, PlanArray::Unfused};
+  const PlanArray slots[BlrPlanWeights<T>::kArrays] = {
+      PlanArray::Left,    PlanArray::Right,      PlanArray::Extra,
+      PlanArray::Unfused, PlanArray::LeftByRank, PlanArray::RightByRank};
   std::size_t weight_bytes = 0;
   for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
     if (plan_uses(plan, slots[slot]) || (kBlast && slot == 3)) {

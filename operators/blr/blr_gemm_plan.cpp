@@ -103,36 +103,30 @@ BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s
   const Index K = grid.row_blocks, L = grid.col_blocks, h = grid.block_height(),
               w = grid.block_width(), r = grid.rank, B = s.batch;
   BlrGemmPlan plan;
-  plan.z1_size = out_blocks * in_blocks * r * B;  // Z1[o][i][t][b]
+  plan.z1_size = out_blocks * r * in_blocks * B;  // Z1[o][t][i][b]
 
-  // Pairs (i, o), i outer: Z1_oi^T (B x r) = X_i^T first_oi^T. NoTrans: first = R_kl
-  // (o = k, i = l; column-major r x w at (k L + l) r w: op T). A^T: first_oi^T = L_kl
-  // (i = k, o = l; column-major h x r at (k L + l) h r: op N).
+  // Per input block i: Z1_i^T (B x O r) = X_i^T F_i^T, F_i = [first_0i; ...; first_O-1,i]
+  // (rows (o, t)); row (o, t) of Z1_i is Z1[o][t][i], so F_i's rows sit I B apart.
+  // NoTrans: F_l is R's by-column copy for block column l (column-major K r x w: op T).
+  // A^T: F_k^T = [L_k0 ... L_k,L-1], L's storage for block row k (column-major h x L r).
   PlanGemm first;
-  const SignalOperand x = input_blocks(s, in_size, true);
-  first.batch = in_blocks * out_blocks;
-  first.inner = out_blocks;
-  first.m = B, first.n = r, first.k = in_size;
+  const SignalOperand x = input_blocks(s, in_size, false);
+  first.batch = in_blocks;
+  first.m = B, first.n = out_blocks * r, first.k = in_size;
   first.a = x.operand;
   first.trans_a = x.trans;
-  first.b = transposed ? PlanOperand{PlanArray::Left, 0, h, h * r, L * h * r}
-                       : PlanOperand{PlanArray::Right, 0, r, L * r * w, r * w};
+  first.b = transposed ? PlanOperand{PlanArray::Left, 0, h, L * h * r, 0}
+                       : PlanOperand{PlanArray::Extra, 0, K * r, K * r * w, 0};
   first.trans_b = !transposed;
-  first.c = {PlanArray::Z1, 0, B, in_blocks * r * B, r * B};
-  // One block row or column: a one-level batch (a strided GEMM, no pointer arrays).
-  if (out_blocks == 1 || in_blocks == 1) {
-    for (PlanOperand* p : {&first.a, &first.b, &first.c})
-      if (out_blocks == 1) p->stride = p->outer_stride;
-    first.inner = 0;
-  }
+  first.c = {PlanArray::Z1, 0, in_blocks * B, B, 0};
   plan.steps.push_back(first);
 
-  // y_o = G_o Z1_o, G_o = [second_o0 ... second_o,I-1] (out_size x I r). NoTrans: G_k is
-  // L's storage for block row k (column-major h x L r). A^T: G_l^T is the by-column copy of
-  // R for block column l (column-major K r x w).
-  const PlanOperand z1{PlanArray::Z1, 0, B, in_blocks * r * B, 0};
-  const PlanOperand g = transposed ? PlanOperand{PlanArray::Extra, 0, K * r, K * r * w, 0}
-                                   : PlanOperand{PlanArray::Left, 0, h, L * h * r, 0};
+  // y_o = G_o Z1_o, Z1_o (r I x B) with rows (t, i), G_o = [second_o,i] with columns in that
+  // order. NoTrans: G_k is L by rank for block row k (column-major h x r L). A^T: G_l^T is R
+  // by rank for block column l (column-major r K x w).
+  const PlanOperand z1{PlanArray::Z1, 0, B, r * in_blocks * B, 0};
+  const PlanOperand g = transposed ? PlanOperand{PlanArray::RightByRank, 0, K * r, K * r * w, 0}
+                                   : PlanOperand{PlanArray::LeftByRank, 0, h, L * h * r, 0};
   plan.steps.push_back(output_stage(s, out_blocks, out_size, in_blocks * r, z1, g, transposed));
   return plan;
 }
@@ -268,6 +262,28 @@ std::vector<T> monarch_right_by_column(const Monarch<T>& A) {
 }
 
 template <class T>
+std::vector<T> monarch_right_by_rank(const Monarch<T>& A) {
+  const Index K = A.grid().row_blocks, Kr = K * A.grid().rank, w = A.grid().block_width();
+  return monarch_right_relaid(
+      A, [&](Index k, Index l, Index t, Index j) { return (l * w + j) * Kr + t * K + k; });
+}
+
+template <class T>
+std::vector<T> monarch_left_by_rank(const Monarch<T>& A) {
+  const BlockGrid& g = A.grid();
+  const Index L = g.col_blocks, h = g.block_height(), r = g.rank;
+  std::vector<T> out(A.left_values().size());
+  for (Index k = 0; k < g.row_blocks; ++k)
+    for (Index l = 0; l < L; ++l) {
+      const auto Lkl = A.left_block(k, l);
+      for (Index t = 0; t < r; ++t)
+        for (Index row = 0; row < h; ++row)
+          out[static_cast<std::size_t>(k * h * r * L + (t * L + l) * h + row)] = Lkl(row, t);
+    }
+  return out;
+}
+
+template <class T>
 std::vector<T> monarch_right_unfused(const Monarch<T>& A) {
   const Index K = A.grid().row_blocks, w = A.grid().block_width(), Krw = K * A.grid().rank * w;
   return monarch_right_relaid(
@@ -277,6 +293,8 @@ std::vector<T> monarch_right_unfused(const Monarch<T>& A) {
 #define STROP_INSTANTIATE(T)                                          \
   template std::vector<T> blast_coupling_by_rank(const Blast<T>&);    \
   template std::vector<T> monarch_right_by_column(const Monarch<T>&); \
+  template std::vector<T> monarch_right_by_rank(const Monarch<T>&);   \
+  template std::vector<T> monarch_left_by_rank(const Monarch<T>&);    \
   template std::vector<T> monarch_right_unfused(const Monarch<T>&);
 STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 

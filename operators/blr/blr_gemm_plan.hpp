@@ -11,12 +11,15 @@
 //   BLAST  (A = [U_k diag(s_kl) V_l]):  Z1[t][i][b] = (first_i x_i)[t]             batched over i
 //                                       Z2[o][t][b] = sum_i coupling_t(o, i) Z1[t][i][b]  over t
 //                                       y_o = second_o Z2[o]                        over o
-//   Monarch (A = [L_kl R_kl]):          Z1[o][i][t][b] = (first_oi x_i)[t]          over (i, o)
-//                                       y_o = [second_o0 ... second_o,I-1] Z1[o]    over o
+//   Monarch (A = [L_kl R_kl]):          Z1[o][t][i][b] = (first_oi x_i)[t]          over i
+//                                       y_o = second_o Z1[o]                        over o
 //
 // (i: input blocks, o: output blocks, t: rank index; for A^T the roles of the factors swap.)
-// Monarch's first stage has two-level batch offsets (a pointer-array GEMM on the GPU). The
-// plans are checked against the operators on the CPU by executing them with a naive GEMM
+// Monarch's first stage is one product per input block: the first factors of all output
+// blocks stacked, [first_0i; ...; first_O-1,i] x_i, whose rows (o, t) go to Z1 with a
+// single row stride (I B) because the rank index lies between o and i in Z1. The second
+// stage then reads Z1[o] with its inner index (t, i), i fastest, so its factor's columns are
+// laid out in that order (LeftByRank, RightByRank). The plans are checked against the operators on the CPU by executing them with a naive GEMM
 // (tests/unit/test_blr_gemm_plan.cpp); the GPU runs them with cuBLAS (blr_gemm_cuda.cpp).
 #include <array>
 #include <variant>
@@ -34,9 +37,11 @@ namespace strop::detail {
 // U_k, V_l; Monarch: L_kl, R_kl; see their headers). Extra: BLAST's s_kl by rank index
 // (blast_coupling_by_rank) or Monarch's R_kl by block column (monarch_right_by_column).
 // Unfused: Monarch's R_kl in the public code's layout (monarch_right_unfused), for the
-// unfused baseline. Z1, Z2: workspaces.
-enum class PlanArray { X, Y, Z1, Z2, Left, Right, Extra, Unfused };
-inline constexpr int kPlanArrays = 8;
+// unfused baseline. LeftByRank, RightByRank: Monarch's second-stage factors with the rank
+// index outer (monarch_left_by_rank for A, monarch_right_by_rank for A^T). Z1, Z2:
+// workspaces.
+enum class PlanArray { X, Y, Z1, Z2, Left, Right, Extra, Unfused, LeftByRank, RightByRank };
+inline constexpr int kPlanArrays = 10;
 
 // Entry e of a batch starts at offset + e * stride, or, in two-level batches (inner > 0),
 // at offset + (e / inner) * outer_stride + (e % inner) * stride.
@@ -108,5 +113,12 @@ std::vector<T> monarch_right_by_column(const Monarch<T>& A);
 // matrix, rank index major.
 template <class T>
 std::vector<T> monarch_right_unfused(const Monarch<T>& A);
+// L_kl(row, t) at k h r L + (t L + l) h + row: for each k a column-major h x (r L) matrix,
+// rank index major. R_kl(t, j) at l w r K + j r K + t K + k: for each l a column-major
+// (r K) x w matrix, rank index major.
+template <class T>
+std::vector<T> monarch_left_by_rank(const Monarch<T>& A);
+template <class T>
+std::vector<T> monarch_right_by_rank(const Monarch<T>& A);
 
 }  // namespace strop::detail

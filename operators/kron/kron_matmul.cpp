@@ -6,37 +6,11 @@
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
 #include "runtime/tuner.hpp"
-#if STROP_HAVE_CUDA
-#include "runtime/cuda_check.hpp"
-#endif
 #include "strop/core/buffer.hpp"
 #include "strop/expr/elementwise.hpp"
 #include "strop/operators/kron_matmul.hpp"
 
 namespace strop {
-namespace detail {
-
-namespace {
-thread_local std::size_t group_cache_bytes = kKronGroupFromDevice;
-}  // namespace
-
-void set_kron_group_cache_bytes(std::size_t bytes) {
-  group_cache_bytes = bytes;
-}
-
-// A third of L2 for one group's intermediates: the group's slices of X and Y stream through
-// the rest (measured on the H100: bench/NOTES-kron.md, session 27).
-std::size_t kron_group_cache_bytes() {
-  if (group_cache_bytes != kKronGroupFromDevice) return group_cache_bytes;
-#if STROP_HAVE_CUDA
-  return l2_cache_bytes() / 3;
-#else
-  return 0;
-#endif
-}
-
-}  // namespace detail
-
 namespace {
 
 thread_local KronAlgorithm current_algorithm = KronAlgorithm::Auto;
@@ -198,20 +172,6 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
   }
 }
 
-// The plan over its signal groups (KronPlan::group): every pass for one group, then the next.
-template <class T, class F>
-void run_groups(const detail::KronPlan& plan, std::span<const detail::KronShape> shapes,
-                std::span<const KronFactorRef<F>> refs,
-                const std::vector<detail::KronGemmFactor<T>>& gemm, ConstView<T> X, MatrixView<T> Y,
-                F alpha, F beta, T* const* buffers, Context& ctx) {
-  const Index B = X.cols, group = std::max<Index>(plan.group, 1);
-  for (Index first = 0; first < B; first += group) {
-    const Index count = std::min(group, B - first);
-    run_plan<T, F>(plan, shapes, refs, gemm, X.col_block(first, count), Y.col_block(first, count),
-                   alpha, beta, buffers, ctx);
-  }
-}
-
 thread_local bool measuring = false;  // inside tuned_algorithm's measurements
 
 // Auto with tuning on: the time model's plan and the fixed algorithms measured once per
@@ -287,15 +247,14 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
   if (Y.rows == 0 || Y.cols == 0) return;
 
   const Layout layout = layout_of(Y);
-  const std::size_t cache_bytes = detail::kron_group_cache_bytes();
   detail::KronPlan plan =
-      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>, cache_bytes);
+      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>);
   if (algorithm == KronAlgorithm::Auto && tuning_enabled() && !measuring) {
     // The tuned choice, unless it needs more than the caller's work space (sized for
     // Auto's plan by kron_matmul_workspace_bytes): then Auto's plan stays.
     const KronAlgorithm tuned = tuned_algorithm(factors, shapes, X, Y, ctx);
     detail::KronPlan tuned_plan =
-        detail::plan_kron(shapes, X.cols, layout, tuned, sizeof(T), is_complex_v<T>, cache_bytes);
+        detail::plan_kron(shapes, X.cols, layout, tuned, sizeof(T), is_complex_v<T>);
     if (workspace == nullptr || tuned_plan.workspace_bytes <= workspace_bytes) {
       algorithm = tuned;
       plan = std::move(tuned_plan);
@@ -318,14 +277,14 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
                            static_cast<char*>(workspace) + workspace_bytes};
   T* buffers[2] = {nullptr, nullptr};
   for (int i = 0; i < plan.buffers; ++i)
-    buffers[i] = carve.take<T>(plan.buffer_rows * plan.group);
+    buffers[i] = carve.take<T>(plan.buffer_rows * X.cols);
   std::vector<detail::KronGemmFactor<T>> gemm(factors.size());
   for (const detail::KronPass& pass : plan.passes)
     if (pass.kind == detail::KronPassKind::Gemm) {
       const auto group = factors.subspan(pass.lo, pass.hi - pass.lo + 1);
       gemm[pass.hi] = detail::kron_gemm_factor(group, carve.take<T>(block_elements(group)), ctx);
     }
-  run_groups<T, T>(plan, shapes, factors, gemm, X, Y, alpha, beta, buffers, ctx);
+  run_plan<T, T>(plan, shapes, factors, gemm, X, Y, alpha, beta, buffers, ctx);
 }
 
 template <ReducedPrecision Storage>
@@ -345,8 +304,8 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
   if (Y.rows == 0 || Y.cols == 0) return;
 #if STROP_HAVE_CUDA
   const Layout layout = layout_of(Y);
-  const detail::KronPlan plan = detail::plan_kron(
-      shapes, X.cols, layout, algorithm, sizeof(Storage), false, detail::kron_group_cache_bytes());
+  const detail::KronPlan plan =
+      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(Storage));
   Buffer<char> owned;
   if (workspace == nullptr) {
     owned = Buffer<char>(Index(plan.workspace_bytes), MemorySpace::Device, ctx);
@@ -360,7 +319,7 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
                            static_cast<char*>(workspace) + workspace_bytes};
   Storage* buffers[2] = {nullptr, nullptr};
   for (int i = 0; i < plan.buffers; ++i)
-    buffers[i] = carve.take<Storage>(plan.buffer_rows * plan.group);
+    buffers[i] = carve.take<Storage>(plan.buffer_rows * X.cols);
   // Tensor cores read both operands in 16 bits: each pass's factor (or merged block) made in
   // float (column-major, prod Q x prod P), then rounded once.
   std::vector<detail::KronGemmFactor<Storage>> gemm(factors.size());
@@ -380,7 +339,7 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
         make_view(rounded, Q, P, Layout::ColMajor, MemorySpace::Device), ctx);
     gemm[pass.hi] = {rounded, int(std::max<Index>(Q, 1)), true, false};
   }
-  run_groups<Storage, float>(plan, shapes, factors, gemm, X, Y, alpha, beta, buffers, ctx);
+  run_plan<Storage, float>(plan, shapes, factors, gemm, X, Y, alpha, beta, buffers, ctx);
 #else
   (void)workspace, (void)workspace_bytes, (void)ctx, (void)algorithm;
   throw DeviceError("kron_matmul: GPU application requested but strop was built without CUDA");

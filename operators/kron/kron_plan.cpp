@@ -231,10 +231,8 @@ bool kron_gemm_fits(const KronShape& shape, Index K, Index batch, Layout layout)
 }
 
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
-                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values,
-                   std::size_t cache_bytes) {
+                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values) {
   KronPlan plan;
-  plan.group = batch;
   const int n = int(shapes.size());
   Index K = 1;
   for (const KronShape& s : shapes)
@@ -315,12 +313,8 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
   const std::size_t factor_bytes =
       std::size_t(plan.factor_elements) *
       (element_bytes == 2 ? element_bytes + sizeof(float) : element_bytes);
-  const std::size_t per_signal = element_bytes * std::size_t(plan.buffers * plan.buffer_rows);
-  if (layout == Layout::ColMajor && per_signal > 0 && per_signal <= cache_bytes &&
-      per_signal * std::size_t(batch) > cache_bytes)
-    plan.group = Index(cache_bytes / per_signal);
-  plan.workspace_bytes =
-      per_signal * std::size_t(plan.group) + factor_bytes + 256 * std::size_t(4 + 2 * n);
+  plan.workspace_bytes = element_bytes * std::size_t(plan.buffers * plan.buffer_rows * batch) +
+                         factor_bytes + 256 * std::size_t(4 + 2 * n);
   return plan;
 }
 

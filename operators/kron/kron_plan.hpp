@@ -36,22 +36,8 @@ struct KronPlan {
   int buffers = 0;               // ping-pong buffers of buffer_rows x batch elements
   Index buffer_rows = 0;
   Index factor_elements = 0;  // room for the GEMM passes' factors (packed or merged)
-  // Signals that run through all the passes before the next ones start (the whole batch,
-  // or fewer where that keeps the intermediates of one group in the L2 cache).
-  Index group = 0;
   std::size_t workspace_bytes = 0;
 };
-
-// Signal groups: where the passes' intermediates of the whole batch exceed `cache_bytes` but
-// those of one signal do not, plan_kron runs the passes over groups of signals whose
-// intermediates fit, so that each pass after the first reads its input from L2 instead of
-// DRAM (signals contiguous, ColMajor, only). kron_group_cache_bytes gives the budget for the
-// current device (a share of its L2), or the value a measurement set for this thread
-// (set_kron_group_cache_bytes; 0 turns grouping off, kKronGroupFromDevice restores the
-// default).
-inline constexpr std::size_t kKronGroupFromDevice = ~std::size_t(0);
-void set_kron_group_cache_bytes(std::size_t bytes);
-std::size_t kron_group_cache_bytes();
 
 // Whether one factor's pass fits cuBLAS's 32-bit sizes as a strided-batched GEMM
 // (kron_gemm_cublas.cpp): K input rows, `batch` signals.
@@ -121,8 +107,7 @@ bool kron_pair16_clustered(Index K_in);
 // passes and pair passes (kron_pair16_fits) and needs room for float and 16-bit copies of
 // the GEMM passes' factors).
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
-                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false,
-                   std::size_t cache_bytes = 0);
+                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false);
 
 // Auto's passes (also the 16-bit path's: GEMMs and pairs of 32 x 32 factors): the cheapest by a
 // time model.

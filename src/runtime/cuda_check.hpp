@@ -2,7 +2,6 @@
 // Turns CUDA runtime, cuBLAS and cuSOLVER status codes into DeviceError (internal header).
 #if STROP_HAVE_CUDA
 #include <algorithm>
-#include <cstddef>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -43,15 +42,6 @@ inline int multiprocessors() {
   check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(MultiProcessorCount)");
   return count;
-}
-
-// The current device's L2 cache in bytes.
-inline std::size_t l2_cache_bytes() {
-  int device = 0, bytes = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device),
-             "cudaDeviceGetAttribute(L2CacheSize)");
-  return std::size_t(bytes);
 }
 
 // Blocks of Kernel (with `threads` threads, static shared memory only) that the current

@@ -1,7 +1,6 @@
 // Kron-matmul on the GPU (operators/kron/): every algorithm, scalar type, layout pair and
 // form, against the dense Kronecker product built with Eigen on the CPU.
 #include "gpu_reference.hpp"
-#include "operators/kron/kron_plan.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -84,24 +83,6 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_algorithm_against_dense_kronecker, T, Scalar
 BOOST_AUTO_TEST_CASE_TEMPLATE(larger_batches, T, RealTypes) {
   check_shapes<T>({{8, 8}, {8, 8}, {8, 8}, {4, 4}}, {301});
   check_shapes<T>({{32, 32}, {32, 32}}, {130});
-}
-
-// Signal groups (KronPlan::group): a cache budget of a few signals' intermediates makes
-// every multi-pass plan run group by group, with a last group shorter than the others; the
-// results must be those of the dense product for every algorithm, form and layout pair (Y
-// batch-last is never grouped; X batch-last with Y batch-first is).
-BOOST_AUTO_TEST_CASE_TEMPLATE(signal_groups_match_the_dense_product, T, RealTypes) {
-  struct Restore {
-    ~Restore() { detail::set_kron_group_cache_bytes(detail::kKronGroupFromDevice); }
-  } restore;
-  // Three signals' intermediates of the plans with two buffers (Sliced, Gemm; the largest
-  // intermediate: 512 and 36 values), more of those with one.
-  detail::set_kron_group_cache_bytes(3 * 2 * 512 * sizeof(T));
-  check_shapes<T>({{8, 8}, {8, 8}, {8, 8}}, {10});
-  detail::set_kron_group_cache_bytes(3 * 2 * 36 * sizeof(T));
-  check_shapes<T>({{2, 3}, {3, 2}, {4, 4}}, {10});
-  detail::set_kron_group_cache_bytes(std::size_t(1) << 20);
-  check_shapes<T>({{16, 16}, {16, 16}, {16, 16}}, {41});
 }
 
 // The in-place kernel for equal square factors (kron_fused_square.cu): every P it

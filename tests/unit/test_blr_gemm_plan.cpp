@@ -94,9 +94,20 @@ void run_plan(const BlrGemmPlan& plan, std::array<std::vector<double>, detail::k
 
 // Y = alpha op(A) X + beta Y through the plan, against the operator's CPU path; the signals
 // in `layout` with `pad` unused values after each signal (ColMajor) or feature (RowMajor).
+// The operator's re-laid value arrays a plan may read (Extra, Unfused, LeftByRank, ...).
+using Relaid = std::vector<std::pair<PlanArray, std::vector<double>>>;
+Relaid relaid(const Blast<double>& A) {
+  return {{PlanArray::Extra, detail::blast_coupling_by_rank(A)}};
+}
+Relaid relaid(const Monarch<double>& A) {
+  return {{PlanArray::Extra, detail::monarch_right_by_column(A)},
+          {PlanArray::LeftByRank, detail::monarch_left_by_rank(A)},
+          {PlanArray::RightByRank, detail::monarch_right_by_rank(A)}};
+}
+
 template <class Operator, class MakePlan>
-void check_plan(const Operator& A, MakePlan make_plan, std::vector<double> extra, Op op,
-                Layout layout, Index batch, Index pad, std::vector<double> unfused = {}) {
+void check_plan(const Operator& A, MakePlan make_plan, const Relaid& more, Op op, Layout layout,
+                Index batch, Index pad) {
   const Index in = op == Op::NoTrans ? A.cols() : A.rows();
   const Index out = op == Op::NoTrans ? A.rows() : A.cols();
   const HostMatrix<double> x = random_matrix<double>(in, batch);
@@ -122,8 +133,8 @@ void check_plan(const Operator& A, MakePlan make_plan, std::vector<double> extra
   }
   arrays[static_cast<int>(PlanArray::Left)] = A.left_values();
   arrays[static_cast<int>(PlanArray::Right)] = A.right_values();
-  arrays[static_cast<int>(PlanArray::Extra)] = std::move(extra);
-  arrays[static_cast<int>(PlanArray::Unfused)] = std::move(unfused);
+  for (const auto& [array, values] : more)
+    arrays[static_cast<int>(array)] = values;
 
   const BlrGemmPlan plan = make_plan(A.grid(), op, detail::PlanSignals{layout, batch, x_ld, y_ld});
   run_plan(plan, arrays, 0.5, -2.0);
@@ -147,8 +158,8 @@ const Shape kShapes[] = {
 };
 
 // check_plan for every shape, op, layout and B in {1, 5} (padding 3).
-template <class Operator, class MakePlan, class Extra>
-void check_every_case(MakePlan make_plan, Extra extra) {
+template <class Operator, class MakePlan>
+void check_every_case(MakePlan make_plan) {
   std::mt19937 rng(3);
   for (const Shape& s : kShapes)
     for (Op op : {Op::NoTrans, Op::Trans})
@@ -160,7 +171,7 @@ void check_every_case(MakePlan make_plan, Extra extra) {
                                                  << to_string(layout) << ", B = " << batch) {
             const auto A =
                 Operator::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, rng);
-            check_plan(A, make_plan, extra(A), op, layout, batch, 3);
+            check_plan(A, make_plan, relaid(A), op, layout, batch, 3);
           }
 }
 
@@ -169,8 +180,7 @@ void check_every_case(MakePlan make_plan, Extra extra) {
 BOOST_AUTO_TEST_SUITE(blr_gemm_plan)
 
 BOOST_AUTO_TEST_CASE(blast_plan_matches_the_operator) {
-  check_every_case<Blast<double>>(detail::blast_gemm_plan,
-                                  [](const auto& A) { return detail::blast_coupling_by_rank(A); });
+  check_every_case<Blast<double>>(detail::blast_gemm_plan);
 }
 
 BOOST_AUTO_TEST_CASE(blast_streams_the_couplings_of_small_grids_only) {
@@ -199,8 +209,7 @@ BOOST_AUTO_TEST_CASE(blast_streams_the_couplings_of_small_grids_only) {
 }
 
 BOOST_AUTO_TEST_CASE(monarch_plan_matches_the_operator) {
-  check_every_case<Monarch<double>>(
-      detail::monarch_gemm_plan, [](const auto& A) { return detail::monarch_right_by_column(A); });
+  check_every_case<Monarch<double>>(detail::monarch_gemm_plan);
 }
 
 BOOST_AUTO_TEST_CASE(unfused_baselines_match_the_operators) {
@@ -217,7 +226,7 @@ BOOST_AUTO_TEST_CASE(unfused_baselines_match_the_operators) {
             [](const BlockGrid& g, Op, const auto& sig) {
               return detail::blast_unfused_plan(g, sig);
             },
-            detail::blast_coupling_by_rank(B), Op::NoTrans, Layout::ColMajor, batch, 3);
+            relaid(B), Op::NoTrans, Layout::ColMajor, batch, 3);
         const auto M =
             Monarch<double>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, rng);
         check_plan(
@@ -225,13 +234,14 @@ BOOST_AUTO_TEST_CASE(unfused_baselines_match_the_operators) {
             [](const BlockGrid& g, Op, const auto& sig) {
               return detail::monarch_unfused_plan(g, sig);
             },
-            {}, Op::NoTrans, Layout::ColMajor, batch, 3, detail::monarch_right_unfused(M));
+            {{PlanArray::Unfused, detail::monarch_right_unfused(M)}}, Op::NoTrans, Layout::ColMajor,
+            batch, 3);
       }
 }
 
 BOOST_AUTO_TEST_CASE(lowrank_is_a_one_block_monarch) {
   // The GPU runs LowRank by the Monarch plan of a 1 x 1 grid with L_00 = left, R_00 = right
-  // (both column-major) and R by block column = R (blr_gemm_cuda.cpp).
+  // (both column-major), and every re-laid copy the same as those (blr_gemm_cuda.cpp).
   std::mt19937 rng(5);
   const auto A = LowRank<double>::random(9, 7, 3, rng);
   const std::vector<double> left(A.left().data(), A.left().data() + A.left().size());
@@ -239,7 +249,13 @@ BOOST_AUTO_TEST_CASE(lowrank_is_a_one_block_monarch) {
   const Monarch<double> M(9, 7, 1, 1, 3, left, right);
   BOOST_TEST(relative_error(M.to_dense(), A.to_dense()) <= 1e-15);
   BOOST_TEST(detail::monarch_right_by_column(M) == right);
-  check_plan(M, detail::monarch_gemm_plan, right, Op::Trans, Layout::RowMajor, 4, 2);
+  BOOST_TEST(detail::monarch_right_by_rank(M) == right);
+  BOOST_TEST(detail::monarch_left_by_rank(M) == left);
+  for (Op op : {Op::NoTrans, Op::Trans})
+    check_plan(M, detail::monarch_gemm_plan,
+               {{PlanArray::Extra, right}, {PlanArray::LeftByRank, left},
+                {PlanArray::RightByRank, right}},
+               op, Layout::RowMajor, 4, 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -56,33 +56,6 @@ BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
              std::size_t(2048));
 }
 
-// Signal groups: where one signal's intermediates fit the cache budget and the batch's do
-// not, the passes run over groups whose intermediates fit, and the work space shrinks to one
-// group; batch-last data, a budget below one signal and a batch that fits are not grouped.
-BOOST_AUTO_TEST_CASE(signal_groups_keep_intermediates_within_the_cache_budget) {
-  const std::vector<detail::KronShape> shapes(6, {8, 8});  // 8^6: two passes, one buffer
-  const Index K = 262144, B = 1024;
-  const std::size_t per_signal = sizeof(float) * std::size_t(K);
-  const auto plan = [&](Layout layout, std::size_t budget, Index batch) {
-    return detail::plan_kron(shapes, batch, layout, KronAlgorithm::Auto, sizeof(float), false,
-                             budget);
-  };
-  const detail::KronPlan whole = plan(Layout::ColMajor, 0, B);
-  BOOST_TEST(whole.group == B);
-  const detail::KronPlan grouped = plan(Layout::ColMajor, 16 * per_signal + 5, B);
-  BOOST_TEST(grouped.group == 16);
-  BOOST_TEST(grouped.passes.size() == whole.passes.size());
-  BOOST_TEST(grouped.workspace_bytes + (B - 16) * per_signal == whole.workspace_bytes);
-  BOOST_TEST(plan(Layout::RowMajor, 16 * per_signal, B).group == B);
-  BOOST_TEST(plan(Layout::ColMajor, per_signal - 1, B).group == B);
-  BOOST_TEST(plan(Layout::ColMajor, 16 * per_signal, 16).group == 16);
-  // One factor: no intermediate, nothing to group.
-  const std::vector<detail::KronShape> one(1, {8, 8});
-  BOOST_TEST(
-      detail::plan_kron(one, B, Layout::ColMajor, KronAlgorithm::Auto, sizeof(float), false, 64)
-          .group == B);
-}
-
 // Auto's planner: every factor applied exactly once, last factor first, whatever the
 // shapes; the 16-bit path uses GEMM passes and pairs of 32 x 32 factors; small factors are
 // merged into blocks.
