@@ -111,8 +111,7 @@ struct GlobalActs {
   // works in (Z1, Z2; 0 for X).
   __device__ __forceinline__ static GlobalActs of(const DecodeArgs& a, const DecodeStage& s, int e,
                                                   long long shift) {
-    return {static_cast<const ActT*>(a.arrays[s.act.array]) + shift +
-                entry_offset(s.act, e, int(s.inner)),
+    return {static_cast<const ActT*>(a.arrays[s.act.array]) + shift + entry_offset(s.act, e),
             s.act_k, s.act_token, s.vector_acts != 0};
   }
   __device__ __forceinline__ void load(float (&v)[TOK], int k, int tokens) const {
@@ -166,8 +165,7 @@ __device__ __forceinline__ void lane_sums(float (&acc)[RPT * TOK], const DecodeA
   const int per_entry = int(s.groups_per_entry), e = int(group) / per_entry;
   const int row0 = (int(group) - e * per_entry) * RPT;
   const int rows = min(RPT, s.rows - row0);
-  const DS* w =
-      static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e, int(s.inner)) + row0;
+  const DS* w = static_cast<const DS*>(a.arrays[s.w.array]) + entry_offset(s.w, e) + row0;
   const auto acts = acts_of(e);
   const bool vector_w = s.vector_weights != 0 && rows == RPT;
   auto multiply_add = [&](const WeightWords<DS, RPT>& wv, int k) {
@@ -216,7 +214,7 @@ __device__ __forceinline__ void for_each_output(const DecodeArgs& a, const Decod
     const int per_entry = int(s.groups_per_entry), e = group / per_entry;
     const int row = (group - e * per_entry) * RPT + r;
     if (row >= s.rows) continue;
-    f(l, r, t, entry_offset(s.out, e, int(s.inner)) + row * s.out_row + t * s.out_token);
+    f(l, r, t, entry_offset(s.out, e) + row * s.out_row + t * s.out_token);
   }
 }
 
@@ -283,7 +281,7 @@ __device__ void couple_into(float* coupled, const DecodeArgs& a, const DecodeSta
     const int token = i % TOK, rest = i / TOK, kk = rest % len, ee = rest / len;
     const int k = k_begin + kk;
     const DS* sk = s + (e_first + ee) * a.coupling.o_stride + k;
-    const float* zk = z + entry_offset(c.act, k, int(c.inner)) + token * c.act_token;
+    const float* zk = z + entry_offset(c.act, k) + token * c.act_token;
     float sum = 0.0f;
     for (int j0 = 0; token < a.tokens && j0 < blocks; j0 += kBatch) {
       float sv[kBatch], zv[kBatch];
@@ -391,13 +389,13 @@ __global__ void __launch_bounds__(kThreads, TOK <= 2 ? 3 : 2)
 // Folds a three-stage plan's coupling (stage 1) into the last stage's activations where the
 // plan side gave the couplings by output block, the last stage reads exactly what the
 // coupling writes with the roles of entry and row swapped (BLAST: Z2[o][t][b], written by the
-// coupling's entry t, row o, read by the last stage's entry o at k = t), and both are
-// one-level batches. This saves a grid barrier and a stage, and costs each item of the last
-// stage its coupled values (couple_into): at most two per thread, or the fold is not taken.
-// Measured on the H100 (bench/NOTES-blr.md, session 26; graph replay, B = 1-8, the 15 layers
-// of blr_bench): with that rule every folded layer got faster (BLAST decode medians 0.81-0.85
-// of session 25's time), while the items of 3-6 values per thread it excludes (Llama-7B
-// gate_up at B = 2 and 4, Llama-3.2-1B gate and up at B = 8) were 4-13 % slower folded.
+// coupling's entry t, row o, read by the last stage's entry o at k = t). This saves a grid barrier
+// and a stage, and costs each item of the last stage its coupled values (couple_into): at most two
+// per thread, or the fold is not taken. Measured on the H100 (bench/NOTES-blr.md, session 26; graph
+// replay, B = 1-8, the 15 layers of blr_bench): with that rule every folded layer got faster (BLAST
+// decode medians 0.81-0.85 of session 25's time), while the items of 3-6 values per thread it
+// excludes (Llama-7B gate_up at B = 2 and 4, Llama-3.2-1B gate and up at B = 8) were 4-13 % slower
+// folded.
 template <int TOK>
 void fold_coupling(DecodeArgs& a) {
   a.coupling.fold = 0;
@@ -405,9 +403,9 @@ void fold_coupling(DecodeArgs& a) {
   const DecodeStage& c = a.stages[1];
   const DecodeStage& l = a.stages[2];
   const bool reads_what_coupling_writes =
-      c.out.array == l.act.array && c.act.array != kDecodeX && c.inner == 0 && l.inner == 0 &&
-      l.entries == c.rows && l.depth == c.entries && l.act.offset == c.out.offset &&
-      l.act.stride == c.out_row && l.act_k == c.out.stride && l.act_token == c.out_token;
+      c.out.array == l.act.array && c.act.array != kDecodeX && l.entries == c.rows &&
+      l.depth == c.entries && l.act.offset == c.out.offset && l.act.stride == c.out_row &&
+      l.act_k == c.out.stride && l.act_token == c.out_token;
   if (!reads_what_coupling_writes) return;
   // The most entries one row set (32 row groups) touches.
   long long span = 1;
@@ -430,13 +428,11 @@ void launch(DecodeArgs& a, Context& ctx) {
     s.groups = s.entries * s.groups_per_entry;
     // Whole vector loads: every row group's first weight aligned in every entry and k.
     const long long align = std::min<long long>(16, RPT * sizeof(DS)) / sizeof(DS);
-    s.vector_weights = s.w.offset % align == 0 && s.w.stride % align == 0 &&
-                       s.w.outer % align == 0 && s.w_ld % align == 0;
+    s.vector_weights = s.w.offset % align == 0 && s.w.stride % align == 0 && s.w_ld % align == 0;
     // float4 activations: fp32 (a workspace, or float signals), tokens contiguous, aligned.
     const bool act_float = std::is_same_v<DS, float> || s.act.array != kDecodeX;
     s.vector_acts = act_float && TOK % 4 == 0 && a.tokens == TOK && s.act_token == 1 &&
-                    s.act_k % 4 == 0 && s.act.offset % 4 == 0 && s.act.stride % 4 == 0 &&
-                    s.act.outer % 4 == 0;
+                    s.act_k % 4 == 0 && s.act.offset % 4 == 0 && s.act.stride % 4 == 0;
     // Chunks of k: the stage's work spread over the resident blocks (whole turns of the
     // 8 warps' unrolled loops), so that no block walks a long chain of dependent turns
     // while others idle.
@@ -450,7 +446,7 @@ void launch(DecodeArgs& a, Context& ctx) {
     s.items = sets * s.chunks;
     // The kernel's index arithmetic is 32-bit: row groups (with the 32 of a set's lanes past
     // the last) and items.
-    if (s.groups + 32 > INT_MAX || s.items > INT_MAX || s.inner > INT_MAX)
+    if (s.groups + 32 > INT_MAX || s.items > INT_MAX)
       throw ShapeError(concat("blr decode kernel: ", s.groups, " row groups exceed its 32-bit ",
                               "index arithmetic"));
   }

@@ -21,7 +21,7 @@ bool is_activation(PlanArray a) {
 }
 
 DecodeOperand operand_of(const PlanOperand& p) {
-  return {static_cast<int>(p.array), p.offset, p.stride, p.outer_stride};
+  return {static_cast<int>(p.array), p.offset, p.stride};
 }
 
 // The stage of a GEMM step whose weights (the operand that is not a signal or workspace)
@@ -54,7 +54,6 @@ std::optional<DecodeStage> stage_of(const PlanGemm& g) {
     s.out_row = 1, s.out_token = g.c.ld;
   }
   s.out = operand_of(g.c);
-  s.inner = g.inner;
   s.depth = int(g.k);
   return s;
 }

@@ -11,11 +11,10 @@ inline constexpr int kDecodeArrays = 10;
 inline constexpr int kDecodeX = 0, kDecodeY = 1, kDecodeZ1 = 2, kDecodeZ2 = 3;
 inline constexpr int kDecodeMaxStages = 3;
 
-// Entry e of a batch starts at offset + e stride, or offset + (e / inner) outer +
-// (e % inner) stride in two-level batches (elements).
+// Entry e of a batch starts at offset + e stride (elements).
 struct DecodeOperand {
   int array = 0;
-  long long offset = 0, stride = 0, outer = 0;
+  long long offset = 0, stride = 0;
 };
 
 struct DecodeStage {
@@ -23,7 +22,6 @@ struct DecodeStage {
   long long w_ld = 0;                    // W(row, k) at row + k w_ld
   long long act_k = 0, act_token = 0;    // act(k, token) at k act_k + token act_token
   long long out_row = 0, out_token = 0;  // C(row, token) at row out_row + token out_token
-  long long inner = 0;                   // two-level batch (0: one level)
   long long entries = 0;                 // the batch of the GEMM step
   int rows = 0, depth = 0;               // rows of one entry, inner dimension k
   int groups_per_entry = 0;              // row groups of one entry

@@ -209,10 +209,9 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, int unit, uint
   const int rest = tile - e * per_entry;
   const int j_tile = rest / st.m_tiles;
   const int i0 = (rest - j_tile * st.m_tiles) * kTile, j0 = j_tile * kTile;
-  const int inner = int(st.inner);
-  const void* a_entry = static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, inner);
-  const void* b_entry = static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, inner);
-  DS* c_entry = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, inner);
+  const void* a_entry = static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e);
+  const void* b_entry = static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e);
+  DS* c_entry = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e);
   // This part's chunks of k.
   const int chunks = (st.k + kDepth - 1) / kDepth;
   const int first = split * chunks / st.splits;
@@ -309,14 +308,14 @@ __device__ void run_tile(const FusedArgs& a, const FusedStep& st, int unit, uint
 // n, k <= kFusedSmallInner: thread per row i of C_e, its k values of op(A) in registers.
 template <class DS>
 __device__ void run_small(const FusedArgs& a, const FusedStep& st) {
-  const int rows = int(st.batch) * st.m, inner = int(st.inner);
+  const int rows = int(st.batch) * st.m;
   for (int index = int(blockIdx.x) * kThreads + int(threadIdx.x); index < rows;
        index += int(gridDim.x) * kThreads) {
     const int e = index / st.m;
     const int i = index - e * st.m;
-    const DS* A = static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e, inner);
-    const DS* B = static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e, inner);
-    DS* C = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e, inner);
+    const DS* A = static_cast<const DS*>(a.arrays[st.a.array]) + entry_offset(st.a, e);
+    const DS* B = static_cast<const DS*>(a.arrays[st.b.array]) + entry_offset(st.b, e);
+    DS* C = static_cast<DS*>(a.arrays[st.c.array]) + entry_offset(st.c, e);
     float row[kFusedSmallInner];
 #pragma unroll
     for (int kk = 0; kk < kFusedSmallInner; ++kk)
@@ -388,7 +387,7 @@ void launch(FusedArgs& a, Context& ctx) {
     if (st.splits > 1) partial_values = std::max(partial_values, tiles * st.splits * kTile * kTile);
     st.units = st.small ? (st.batch * st.m + kThreads - 1) / kThreads : tiles * st.splits;
     // The kernel's index arithmetic is 32-bit: tiles x parts, rows of the small form.
-    if (tiles * st.splits > INT_MAX || st.batch * st.m > INT_MAX || st.inner > INT_MAX)
+    if (tiles * st.splits > INT_MAX || st.batch * st.m > INT_MAX)
       throw ShapeError("blr fused kernel: a step of " + std::to_string(st.batch) + " products of " +
                        std::to_string(st.m) + " x " + std::to_string(st.n) +
                        " exceeds its 32-bit tile and row numbers");
@@ -404,7 +403,7 @@ void launch(FusedArgs& a, Context& ctx) {
     FusedStep& st = a.steps[s];
     for (FusedOperand* o : {&st.a, &st.b, &st.c})
       o->vector = aligned16(a.arrays[o->array]) && o->offset % 8 == 0 && o->ld % 8 == 0 &&
-                  o->stride % 8 == 0 && o->outer % 8 == 0;
+                  o->stride % 8 == 0;
   }
   const int blocks = int(std::min(most_units, resident));
   void* params[] = {&a};

@@ -6,7 +6,11 @@
 // tiles on tensor cores (m16n8k16, fp32 sums), k split where tiles are few, a grid-wide
 // barrier between steps, the intermediates rounded to 16 bits as the cuBLAS plans keep them,
 // through L2. Its GPU time is 2-10x cuBLAS's (mma.sync tiles, a barrier and memory latency
-// per step), so it only pays where host time dominates.
+// per step), so it only paid where it replaced three launches with one: Monarch's plans while
+// their first stage was a pointer-array GEMM (a fill kernel and two cuBLAS calls; 1.38x per
+// call, session 19). Since session 27 every plan stage is one strided cuBLAS call and per call
+// the kernel tied with the cuBLAS plans (Monarch, B = 4-128: medians ~1.0; LowRank and BLAST
+// behind), so Auto no longer takes it; it stays a forced path (PlanPath::Fused).
 #include <array>
 
 #include "operators/blr/blr_gemm_plan.hpp"
@@ -16,11 +20,6 @@ namespace strop::detail {
 
 // Whether the kernel runs this plan: GEMM steps only (no permutation), at most three.
 bool blr_fused_takes(const BlrGemmPlan& plan);
-
-// Whether Auto picks the kernel over one cuBLAS call per step, from measurements per call
-// (blr_fused_cuda.cpp): plans with a pointer-array step (Monarch's) of at most 1e8
-// multiply-adds, where the saved host time outweighs the kernel's lower rate than cuBLAS's.
-bool blr_fused_preferred(const BlrGemmPlan& plan);
 
 // Runs `plan` (blr_fused_takes) on the arrays `base` (indexed by PlanArray; Z1 and Z2 are
 // ignored: the kernel allocates its own) of Storage values, half or bfloat16.

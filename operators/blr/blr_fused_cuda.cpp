@@ -13,16 +13,8 @@ namespace {
 static_assert(kFusedArrays == kPlanArrays && int(PlanArray::Z1) == kFusedZ1 &&
               int(PlanArray::Z2) == kFusedZ2);
 
-// Measured on an H100, per call (bench/NOTES-blr.md, session 19): against one cuBLAS call
-// per step, the kernel took 0.62-0.87x the time of Monarch's plans (a pointer-array step, so
-// three launches) up to 1e8 multiply-adds (B <= 128 on the ViT-B and GPT2-S layers, B = 16
-// on Llama-3.2-1B qo and gate), 0.95-1.07x at 1.3e8 and more beyond; BLAST's and LowRank's
-// plans (two cuBLAS calls and a streamed coupling, or two calls) gained at most 0.78x and
-// often lost, so they stay on cuBLAS.
-constexpr double kFusedAutoProducts = 1e8;
-
 FusedOperand operand_of(const PlanOperand& p) {
-  return {static_cast<int>(p.array), p.offset, p.ld, p.stride, p.outer_stride, 0};
+  return {static_cast<int>(p.array), p.offset, p.ld, p.stride, 0};
 }
 
 bool fits(const PlanGemm& g) {
@@ -38,18 +30,6 @@ bool blr_fused_takes(const BlrGemmPlan& plan) {
     if (g == nullptr || !fits(*g)) return false;
   }
   return true;
-}
-
-bool blr_fused_preferred(const BlrGemmPlan& plan) {
-  if (!blr_fused_takes(plan)) return false;
-  double products = 0;
-  bool pointer_arrays = false;
-  for (const PlanStep& step : plan.steps) {
-    const auto& g = std::get<PlanGemm>(step);
-    products += double(g.m) * double(g.n) * double(g.k) * double(g.batch);
-    pointer_arrays = pointer_arrays || g.inner > 0;
-  }
-  return pointer_arrays && products <= kFusedAutoProducts;
 }
 
 template <class Storage>
@@ -68,7 +48,7 @@ void blr_fused_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays>
     s.a = operand_of(g.a), s.b = operand_of(g.b), s.c = operand_of(g.c);
     s.trans_a = g.trans_a, s.trans_b = g.trans_b;
     s.m = int(g.m), s.n = int(g.n), s.k = int(g.k);
-    s.batch = g.batch, s.inner = g.inner;
+    s.batch = g.batch;
     s.to_y = g.c.array == PlanArray::Y;
   }
   launch_blr_fused<Storage>(a, ctx);

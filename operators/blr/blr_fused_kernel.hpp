@@ -14,11 +14,11 @@ inline constexpr int kFusedMaxSteps = 3;
 // CUDA cores, one thread per row of C; the others on tensor cores in 64 x 64 tiles.
 inline constexpr int kFusedSmallInner = 16;
 
-// A column-major operand: entry e starts at offset + e stride, or at offset + (e / inner)
-// outer + (e % inner) stride in two-level batches; element (row, col) at row + col ld.
+// A column-major operand: entry e starts at offset + e stride; element (row, col) at
+// row + col ld.
 struct FusedOperand {
   int array = 0;
-  long long offset = 0, ld = 0, stride = 0, outer = 0;
+  long long offset = 0, ld = 0, stride = 0;
   int vector = 0;  // set by the launch: 16-byte loads and stores apply (aligned everywhere)
 };
 
@@ -28,7 +28,7 @@ struct FusedStep {
   FusedOperand a, b, c;
   int trans_a = 0, trans_b = 0;
   int m = 0, n = 0, k = 0;
-  long long batch = 0, inner = 0;
+  long long batch = 0;
   int to_y = 0;
   int small = 0;  // set by the launch: n, k <= kFusedSmallInner, the CUDA-core form
   // Set by the launch (tensor-core form): the tile grid, and the parts k is split into when

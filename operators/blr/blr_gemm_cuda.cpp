@@ -1,8 +1,7 @@
-// The GEMM plans of blr_gemm_plan.hpp on the GPU: one cuBLAS strided batched GEMM per stage,
-// or, for a two-level batch (Monarch's first stage), a pointer-array batched GEMM whose
-// arrays a small kernel fills on the device. Half and bfloat16 signals run on tensor cores
-// with fp32 accumulation (values and intermediates rounded to 16 bits); float stays on FP32
-// (no TF32), the arithmetic of the CPU path.
+// The GEMM plans of blr_gemm_plan.hpp on the GPU: one cuBLAS strided batched GEMM per stage
+// (or our small-inner kernel for BLAST's streamed coupling). Half and bfloat16 signals run on
+// tensor cores with fp32 accumulation (values and intermediates rounded to 16 bits); float stays on
+// FP32 (no TF32), the arithmetic of the CPU path.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -139,7 +138,7 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
     return base[static_cast<int>(p.array)] + p.offset * kElement;
   };
   if (g.streamed) {
-    require<DeviceError>(!g.trans_a && g.inner == 0, "blr plan: a streamed product needs A as is");
+    require<DeviceError>(!g.trans_a, "blr plan: a streamed product needs A as is");
     SmallInnerGemm s{};
     s.a = start(g.a), s.b = start(g.b), s.c = start(g.c);
     s.m = g.m, s.n = g.n, s.k = g.k;
@@ -157,32 +156,11 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
             k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
   const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
             ldc = cuda_int(g.c.ld, "blr plan: ldc");
-  cublasStatus_t status;
-  if (g.inner == 0) {
-    status = cublasGemmStridedBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,
-                                        a_scale, start(g.a), type, lda, g.a.stride, start(g.b),
-                                        type, ldb, g.b.stride, b_scale, start(g.c), type, ldc,
-                                        g.c.stride, batch, compute, CUBLAS_GEMM_DEFAULT);
-  } else {
-    Buffer<char*> pointers(3 * g.batch, MemorySpace::Device, ctx);
-    TwoLevelPointers p{};
-    const PlanOperand* operands[3] = {&g.a, &g.b, &g.c};
-    for (int q = 0; q < 3; ++q) {
-      p.base[q] = start(*operands[q]);
-      p.outer[q] = operands[q]->outer_stride * kElement;
-      p.stride[q] = operands[q]->stride * kElement;
-      p.out[q] = pointers.data() + q * g.batch;
-    }
-    p.inner = g.inner;
-    p.count = g.batch;
-    make_two_level_pointers(p, ctx);
-    status = cublasGemmBatchedEx(handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k,
-                                 a_scale, reinterpret_cast<const void* const*>(p.out[0]), type, lda,
-                                 reinterpret_cast<const void* const*>(p.out[1]), type, ldb, b_scale,
-                                 reinterpret_cast<void* const*>(p.out[2]), type, ldc, batch,
-                                 compute, CUBLAS_GEMM_DEFAULT);
-  }
-  check_cublas(status, "blr plan (cublasGemm*BatchedEx)");
+  const cublasStatus_t status = cublasGemmStridedBatchedEx(
+      handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k, a_scale, start(g.a), type, lda,
+      g.a.stride, start(g.b), type, ldb, g.b.stride, b_scale, start(g.c), type, ldc, g.c.stride,
+      batch, compute, CUBLAS_GEMM_DEFAULT);
+  check_cublas(status, "blr plan (cublasGemmStridedBatchedEx)");
 }
 
 // Runs the plan: its steps with cuBLAS, or all of them in the decode kernel (blr_decode.hpp)
@@ -216,10 +194,10 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
       weight_bytes += sizeof(Storage) * std::size_t(plan_value_count(A, slot));
     }
 
-  // The decode kernel accumulates in fp32: not for double signals. Auto takes the one-launch
-  // kernels for the host time they save, which a CUDA graph saves anyway: while the stream
-  // is captured, cuBLAS's calls replay faster (bench/NOTES-blr.md, sessions 17 and 19), except
-  // at 2 signals on large layers (kDecodeCaptureWeightBytes).
+  // The decode kernel accumulates in fp32: not for double signals. Auto takes it for the host
+  // time it saves, which a CUDA graph saves anyway: while the stream is captured, cuBLAS's
+  // calls replay faster (bench/NOTES-blr.md, sessions 17 and 19), except at 2 signals on large
+  // layers (kDecodeCaptureWeightBytes).
   const bool capturing = ctx.capturing();
   const bool one_launch = path == PlanPath::Auto && !capturing;
   const bool decode_replays_faster = path == PlanPath::Auto && capturing && X.cols == 2 &&
@@ -244,8 +222,7 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
     return;
   }
   if constexpr (is_reduced_precision_v<Storage>) {
-    const bool fused = path == PlanPath::Fused || (one_launch && blr_fused_preferred(plan));
-    if (fused) {  // (blr_fused_run checks that the kernel takes the plan)
+    if (path == PlanPath::Fused) {  // (blr_fused_run checks that the kernel takes the plan)
       blr_fused_run<Storage>(plan, base, float(alpha), float(beta), ctx);
       return;
     }

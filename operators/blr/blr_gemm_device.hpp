@@ -22,16 +22,13 @@ template <class Storage>
 bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 
 // How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
-// double) for up to kDecodeAutoBatch signals; for more, with half or bfloat16 signals, the
-// fused kernel (blr_fused.hpp: one launch on tensor cores) for the plans where it measured
-// faster per call (blr_fused_preferred); one cuBLAS call per stage otherwise. While the
+// double) for up to kDecodeAutoBatch signals, one cuBLAS call per stage otherwise. While the
 // context's stream is captured into a CUDA graph cuBLAS replays faster, so Auto takes it then,
 // except for 2 signals on layers of at least kDecodeCaptureWeightBytes of weights, where the
 // decode kernel replays faster (cuBLAS's kernels for 2 signals take about twice their time
-// for 1). Gemm: cuBLAS
-// always. Decode: the decode kernel (up to kDecodeMaxBatch signals), Fused: the fused kernel
-// (half or bfloat16 signals), DeviceError where they do not apply. (Benchmarks and tests
-// pick.)
+// for 1). Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals),
+// Fused: the fused kernel (blr_fused.hpp; half or bfloat16 signals), DeviceError where they do
+// not apply. (Benchmarks and tests pick.)
 enum class PlanPath { Auto, Gemm, Decode, Fused };
 inline constexpr Index kDecodeMaxBatch = 8;
 // On an H100 (bench/NOTES-blr.md, session 15) the decode kernel beat the cuBLAS plans by a

@@ -5,19 +5,17 @@
 namespace strop::detail {
 namespace {
 
-// X's input block i as the transposed GEMM operand X_i^T (B x in_size), entry e at block
-// e (one-level) or e / inner (two-level, the same block for every inner entry).
+// X's input block i as the transposed GEMM operand X_i^T (B x in_size), entry e at block e.
 struct SignalOperand {
   PlanOperand operand;
   bool trans = false;
 };
-SignalOperand input_blocks(const PlanSignals& s, Index in_size, bool two_level) {
+SignalOperand input_blocks(const PlanSignals& s, Index in_size) {
   // RowMajor: X (in x B, row stride ld) is the column-major B x in matrix X^T.
   // ColMajor: X is column-major in x B; op T makes X_i^T.
   const bool row_major = s.layout == Layout::RowMajor;
   const Index block_step = row_major ? in_size * s.x_ld : in_size;
-  PlanOperand x{PlanArray::X, 0, s.x_ld, two_level ? 0 : block_step, two_level ? block_step : 0};
-  return {x, !row_major};
+  return {PlanOperand{PlanArray::X, 0, s.x_ld, block_step}, !row_major};
 }
 
 // The last stage: Y's output block o (out_size x B) = G_o (out_size x width) W_o, with W_o
@@ -34,7 +32,7 @@ PlanGemm output_stage(const PlanSignals& s, Index out_blocks, Index out_size, In
     gemm.a = w;
     gemm.b = g;
     gemm.trans_b = !g_is_transposed_form;
-    gemm.c = {PlanArray::Y, 0, s.y_ld, out_size * s.y_ld, 0};
+    gemm.c = {PlanArray::Y, 0, s.y_ld, out_size * s.y_ld};
   } else {
     // Y_o (out_size x B) = G_o (out_size x width) W_o, W_o = (W_o^T)^T.
     gemm.m = out_size, gemm.n = s.batch;
@@ -42,7 +40,7 @@ PlanGemm output_stage(const PlanSignals& s, Index out_blocks, Index out_size, In
     gemm.trans_a = g_is_transposed_form;
     gemm.b = w;
     gemm.trans_b = true;
-    gemm.c = {PlanArray::Y, 0, s.y_ld, out_size, 0};
+    gemm.c = {PlanArray::Y, 0, s.y_ld, out_size};
   }
   return gemm;
 }
@@ -61,15 +59,15 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   // Z1_i^T (B x r) = X_i^T first_i^T. first_i^T is V_l^T (V_l column-major r x w: op T) or,
   // for A^T, U_k (column-major h x r).
   PlanGemm first;
-  const SignalOperand x = input_blocks(s, in_size, false);
+  const SignalOperand x = input_blocks(s, in_size);
   first.batch = in_blocks;
   first.m = B, first.n = r, first.k = in_size;
   first.a = x.operand;
   first.trans_a = x.trans;
-  first.b = transposed ? PlanOperand{PlanArray::Left, 0, h, h * r, 0}
-                       : PlanOperand{PlanArray::Right, 0, r, r * w, 0};
+  first.b = transposed ? PlanOperand{PlanArray::Left, 0, h, h * r}
+                       : PlanOperand{PlanArray::Right, 0, r, r * w};
   first.trans_b = !transposed;
-  first.c = {PlanArray::Z1, 0, in_blocks * B, B, 0};
+  first.c = {PlanArray::Z1, 0, in_blocks * B, B};
   plan.steps.push_back(first);
 
   // Z2_t^T (B x out) = Z1_t^T (B x in) coupling_t^T, batched over t; coupling_t is the
@@ -77,10 +75,10 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   PlanGemm couple;
   couple.batch = r;
   couple.m = B, couple.n = out_blocks, couple.k = in_blocks;
-  couple.a = {PlanArray::Z1, 0, B, in_blocks * B, 0};
-  couple.b = {PlanArray::Extra, 0, K, K * L, 0};
+  couple.a = {PlanArray::Z1, 0, B, in_blocks * B};
+  couple.b = {PlanArray::Extra, 0, K, K * L};
   couple.trans_b = !transposed;
-  couple.c = {PlanArray::Z2, 0, r * B, B, 0};
+  couple.c = {PlanArray::Z2, 0, r * B, B};
   // b x b couplings per rank index over B tokens, streamed by our kernel for small grids.
   // Measured on an H100 (bf16, blr_bench rows blast_coupling_*, session 17): 1.35-10.7x
   // faster than cuBLAS's strided batch for b = 3, 6, 9 at 128-4096 tokens (cuBLAS spends
@@ -90,9 +88,9 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   plan.steps.push_back(couple);
 
   // y_o = second_o Z2_o: U_k (column-major h x r) or, for A^T, V_l^T (V_l column-major).
-  const PlanOperand z2{PlanArray::Z2, 0, B, r * B, 0};
-  const PlanOperand second = transposed ? PlanOperand{PlanArray::Right, 0, r, r * w, 0}
-                                        : PlanOperand{PlanArray::Left, 0, h, h * r, 0};
+  const PlanOperand z2{PlanArray::Z2, 0, B, r * B};
+  const PlanOperand second = transposed ? PlanOperand{PlanArray::Right, 0, r, r * w}
+                                        : PlanOperand{PlanArray::Left, 0, h, h * r};
   plan.steps.push_back(output_stage(s, out_blocks, out_size, r, z2, second, transposed));
   return plan;
 }
@@ -110,23 +108,23 @@ BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s
   // NoTrans: F_l is R's by-column copy for block column l (column-major K r x w: op T).
   // A^T: F_k^T = [L_k0 ... L_k,L-1], L's storage for block row k (column-major h x L r).
   PlanGemm first;
-  const SignalOperand x = input_blocks(s, in_size, false);
+  const SignalOperand x = input_blocks(s, in_size);
   first.batch = in_blocks;
   first.m = B, first.n = out_blocks * r, first.k = in_size;
   first.a = x.operand;
   first.trans_a = x.trans;
-  first.b = transposed ? PlanOperand{PlanArray::Left, 0, h, L * h * r, 0}
-                       : PlanOperand{PlanArray::Extra, 0, K * r, K * r * w, 0};
+  first.b = transposed ? PlanOperand{PlanArray::Left, 0, h, L * h * r}
+                       : PlanOperand{PlanArray::Extra, 0, K * r, K * r * w};
   first.trans_b = !transposed;
-  first.c = {PlanArray::Z1, 0, in_blocks * B, B, 0};
+  first.c = {PlanArray::Z1, 0, in_blocks * B, B};
   plan.steps.push_back(first);
 
   // y_o = G_o Z1_o, Z1_o (r I x B) with rows (t, i), G_o = [second_o,i] with columns in that
   // order. NoTrans: G_k is L by rank for block row k (column-major h x r L). A^T: G_l^T is R
   // by rank for block column l (column-major r K x w).
-  const PlanOperand z1{PlanArray::Z1, 0, B, r * in_blocks * B, 0};
-  const PlanOperand g = transposed ? PlanOperand{PlanArray::RightByRank, 0, K * r, K * r * w, 0}
-                                   : PlanOperand{PlanArray::LeftByRank, 0, h, L * h * r, 0};
+  const PlanOperand z1{PlanArray::Z1, 0, B, r * in_blocks * B};
+  const PlanOperand g = transposed ? PlanOperand{PlanArray::RightByRank, 0, K * r, K * r * w}
+                                   : PlanOperand{PlanArray::LeftByRank, 0, h, L * h * r};
   plan.steps.push_back(output_stage(s, out_blocks, out_size, in_blocks * r, z1, g, transposed));
   return plan;
 }
@@ -171,23 +169,20 @@ BlrGemmPlan blast_unfused_plan(const BlockGrid& grid, const PlanSignals& s) {
   // X -> Xp (L, B, w) in Z1.
   plan.steps.push_back(blocks_of(PlanArray::X, s.x_ld, L, B, w, PlanArray::Z1, true));
   // Z[l] (B x r) = Xp[l] V_l^T, into Z2; V_l is column-major r x w (op N gives V_l).
-  plan.steps.push_back(bmm(L, B, r, w, {PlanArray::Z1, 0, w, B * w, 0},
-                           {PlanArray::Right, 0, r, r * w, 0}, false,
-                           {PlanArray::Z2, 0, r, B * r, 0}));
+  plan.steps.push_back(bmm(L, B, r, w, {PlanArray::Z1, 0, w, B * w},
+                           {PlanArray::Right, 0, r, r * w}, false, {PlanArray::Z2, 0, r, B * r}));
   // (L, B, r) -> (r, B, L) into Z1.
   plan.steps.push_back(
       PlanPermute{PlanArray::Z2, PlanArray::Z1, {1, L, B, r}, {0, B * r, r, 1}, {0, 1, L, B * L}});
   // Z2p[t] (B x K) = Z1p[t] (B x L) S_t^T, S_t the column-major K x L coupling (op N).
-  plan.steps.push_back(bmm(r, B, K, L, {PlanArray::Z1, 0, L, B * L, 0},
-                           {PlanArray::Extra, 0, K, K * L, 0}, false,
-                           {PlanArray::Z2, 0, K, B * K, 0}));
+  plan.steps.push_back(bmm(r, B, K, L, {PlanArray::Z1, 0, L, B * L},
+                           {PlanArray::Extra, 0, K, K * L}, false, {PlanArray::Z2, 0, K, B * K}));
   // (r, B, K) -> (K, B, r) into Z1.
   plan.steps.push_back(
       PlanPermute{PlanArray::Z2, PlanArray::Z1, {1, r, B, K}, {0, B * K, K, 1}, {0, 1, r, B * r}});
   // Yp[k] (B x h) = Z[k] (B x r) U_k^T, U_k column-major h x r (op N), into Z2.
-  plan.steps.push_back(bmm(K, B, h, r, {PlanArray::Z1, 0, r, B * r, 0},
-                           {PlanArray::Left, 0, h, h * r, 0}, false,
-                           {PlanArray::Z2, 0, h, B * h, 0}));
+  plan.steps.push_back(bmm(K, B, h, r, {PlanArray::Z1, 0, r, B * r}, {PlanArray::Left, 0, h, h * r},
+                           false, {PlanArray::Z2, 0, h, B * h}));
   // Yp (K, B, h) -> Y.
   plan.steps.push_back(blocks_of(PlanArray::Y, s.y_ld, K, B, h, PlanArray::Z2, false));
   return plan;
@@ -203,9 +198,9 @@ BlrGemmPlan monarch_unfused_plan(const BlockGrid& grid, const PlanSignals& s) {
   plan.steps.push_back(blocks_of(PlanArray::X, s.x_ld, L, B, w, PlanArray::Z1, true));
   // Z[l] (B x r K) = Xp[l] Rpub[l]^T, Rpub[l] row-major (r K) x w = column-major w x (r K)
   // (op T gives Rpub[l]).
-  plan.steps.push_back(bmm(L, B, r * K, w, {PlanArray::Z1, 0, w, B * w, 0},
-                           {PlanArray::Unfused, 0, w, K * r * w, 0}, true,
-                           {PlanArray::Z2, 0, r * K, B * r * K, 0}));
+  plan.steps.push_back(bmm(L, B, r * K, w, {PlanArray::Z1, 0, w, B * w},
+                           {PlanArray::Unfused, 0, w, K * r * w}, true,
+                           {PlanArray::Z2, 0, r * K, B * r * K}));
   // (L, B, r, K) -> (L, B, K, r) into Z1, then -> (K, B, L, r) into Z2.
   plan.steps.push_back(PlanPermute{
       PlanArray::Z2, PlanArray::Z1, {L * B, r, K, 1}, {r * K, K, 1, 0}, {K * r, 1, r, 0}});
@@ -215,9 +210,9 @@ BlrGemmPlan monarch_unfused_plan(const BlockGrid& grid, const PlanSignals& s) {
                                    {B * K * r, K * r, r, 1},
                                    {r, L * r, B * L * r, 1}});
   // Yp[k] (B x h) = U[k] (B x L r) G_k^T, G_k = L's block row k, column-major h x L r.
-  plan.steps.push_back(bmm(K, B, h, L * r, {PlanArray::Z2, 0, L * r, B * L * r, 0},
-                           {PlanArray::Left, 0, h, L * h * r, 0}, false,
-                           {PlanArray::Z1, 0, h, B * h, 0}));
+  plan.steps.push_back(bmm(K, B, h, L * r, {PlanArray::Z2, 0, L * r, B * L * r},
+                           {PlanArray::Left, 0, h, L * h * r}, false,
+                           {PlanArray::Z1, 0, h, B * h}));
   plan.steps.push_back(blocks_of(PlanArray::Y, s.y_ld, K, B, h, PlanArray::Z1, false));
   return plan;
 }

@@ -19,8 +19,9 @@
 // blocks stacked, [first_0i; ...; first_O-1,i] x_i, whose rows (o, t) go to Z1 with a
 // single row stride (I B) because the rank index lies between o and i in Z1. The second
 // stage then reads Z1[o] with its inner index (t, i), i fastest, so its factor's columns are
-// laid out in that order (LeftByRank, RightByRank). The plans are checked against the operators on the CPU by executing them with a naive GEMM
-// (tests/unit/test_blr_gemm_plan.cpp); the GPU runs them with cuBLAS (blr_gemm_cuda.cpp).
+// laid out in that order (LeftByRank, RightByRank). The plans are checked against the operators on
+// the CPU by executing them with a naive GEMM (tests/unit/test_blr_gemm_plan.cpp); the GPU runs
+// them with cuBLAS (blr_gemm_cuda.cpp).
 #include <array>
 #include <variant>
 #include <vector>
@@ -43,11 +44,10 @@ namespace strop::detail {
 enum class PlanArray { X, Y, Z1, Z2, Left, Right, Extra, Unfused, LeftByRank, RightByRank };
 inline constexpr int kPlanArrays = 10;
 
-// Entry e of a batch starts at offset + e * stride, or, in two-level batches (inner > 0),
-// at offset + (e / inner) * outer_stride + (e % inner) * stride.
+// Entry e of a batch starts at offset + e * stride.
 struct PlanOperand {
   PlanArray array = PlanArray::X;
-  Index offset = 0, ld = 1, stride = 0, outer_stride = 0;
+  Index offset = 0, ld = 1, stride = 0;
 };
 
 // The largest BLAST block grid (b x b) whose coupling stage the plan streams (see
@@ -56,13 +56,13 @@ inline constexpr Index kStreamedCouplingBlocks = 12;
 
 // C_e = op(A_e) op(B_e) (m x n, inner dimension k), column-major with leading dimensions;
 // when C is Y, C_e = alpha op(A_e) op(B_e) + beta C_e. `streamed`: run by strop's own
-// small-inner kernel (small_inner_gemm: A not transposed, n and k <= 32, one-level batch)
-// instead of cuBLAS; the value is the same, only the GPU's route differs.
+// small-inner kernel (small_inner_gemm: A not transposed, n and k <= 32) instead of cuBLAS;
+// the value is the same, only the GPU's route differs.
 struct PlanGemm {
   bool trans_a = false, trans_b = false;
   Index m = 0, n = 0, k = 0;
   PlanOperand a, b, c;
-  Index batch = 0, inner = 0;
+  Index batch = 0;
   bool streamed = false;
 };
 

@@ -1,5 +1,5 @@
-// The BLR GEMM plans' device kernels (blr_plan_kernels.hpp): pointer arrays of two-level
-// batches; the unfused baselines' strided copies (16-bit values scaled in fp32): runs
+// The BLR GEMM plans' device kernels (blr_plan_kernels.hpp): the unfused baselines' strided
+// copies (16-bit values scaled in fp32): runs
 // along a dimension contiguous in dst, or 32 x 32 tiles through shared memory where the
 // dimension contiguous in src is another one (what PyTorch's permute().contiguous() does
 // too), so that both sides move whole memory segments; and batched products with small
@@ -17,15 +17,6 @@ namespace strop::detail {
 namespace {
 
 constexpr int kThreads = 256;
-
-__global__ void two_level_pointers(const TwoLevelPointers p) {
-  const Index e = Index(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= p.count) return;
-  const Index outer = e / p.inner, inner = e - outer * p.inner;
-#pragma unroll
-  for (int q = 0; q < 3; ++q)
-    p.out[q][e] = p.base[q] + outer * p.outer[q] + inner * p.stride[q];
-}
 
 template <class S>
 using CopyCompute = std::conditional_t<std::is_same_v<S, double>, double, float>;
@@ -272,13 +263,6 @@ void small_inner_gemm(const SmallInnerGemm& g, Context& ctx) {
     launch_small_inner_gemm<S, 32>(g, grid, stream);
   }
   check_launch("small_inner_gemm");
-}
-
-void make_two_level_pointers(const TwoLevelPointers& p, Context& ctx) {
-  if (p.count == 0) return;
-  const auto blocks = unsigned((p.count + kThreads - 1) / kThreads);
-  two_level_pointers<<<blocks, kThreads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(p);
-  check_launch("two_level_pointers");
 }
 
 // The first dimension (of more than one value) with stride 1, or -1.

@@ -165,8 +165,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
   // The one-launch decode kernel (operators/blr/blr_decode.cu), forced, against the float CPU
   // application to the same (representable) values: every grid shape (ragged row groups
   // included), both layouts, padded leading dimensions, 1 to 8 tokens, alpha = 0.5 and
-  // beta = -2 (beta = 0 once), Monarch (two-level first stage), BLAST (three stages) and
-  // LowRank.
+  // beta = -2 (beta = 0 once), Monarch (a first stage of all output blocks per input block), BLAST
+  // (three stages) and LowRank.
   std::mt19937 gen(53);
   // 16-bit: the values and the output rounded to 16 bits (intermediates stay in fp32).
   double rounding = 0;
@@ -373,7 +373,7 @@ BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
   // decode kernel (B = 1), the cooperative fused kernel (its workspace a stream-ordered
   // allocation inside the graph, its split counters made by the earlier calls), cuBLAS with
   // the streamed coupling on CUDA cores (BLAST 4 x 4) and on tensor cores (BLAST 12 x 12,
-  // B = 40: leading dimensions multiples of 8), Monarch's pointer-array stage, and Auto (which
+  // B = 40: leading dimensions multiples of 8), Monarch's plan, and Auto (which
   // takes cuBLAS while capturing); alpha = 0.5, beta = 0. An operator's first call uploads
   // its values (a synchronous copy, which a capture cannot hold), so one call runs before,
   // into another Y; a capture that fails gives NaN seconds and leaves the context usable.

@@ -22,9 +22,8 @@ using detail::PlanOperand;
 using detail::PlanPermute;
 
 // The start of batch entry e of an operand.
-Index entry_offset(const PlanOperand& p, Index e, Index inner) {
-  if (inner == 0) return p.offset + e * p.stride;
-  return p.offset + (e / inner) * p.outer_stride + (e % inner) * p.stride;
+Index entry_offset(const PlanOperand& p, Index e) {
+  return p.offset + e * p.stride;
 }
 
 // What cublasGemm(Strided)Batched computes, in double, on arrays indexed by PlanArray.
@@ -39,8 +38,7 @@ void run_gemm(const PlanGemm& g, std::array<std::vector<double>, detail::kPlanAr
   auto& C = arrays[static_cast<int>(g.c.array)];
   const bool to_y = g.c.array == PlanArray::Y;
   for (Index e = 0; e < g.batch; ++e) {
-    const Index a0 = entry_offset(g.a, e, g.inner), b0 = entry_offset(g.b, e, g.inner),
-                c0 = entry_offset(g.c, e, g.inner);
+    const Index a0 = entry_offset(g.a, e), b0 = entry_offset(g.b, e), c0 = entry_offset(g.c, e);
     for (Index i = 0; i < g.m; ++i)
       for (Index j = 0; j < g.n; ++j) {
         double acc = 0;
@@ -252,10 +250,10 @@ BOOST_AUTO_TEST_CASE(lowrank_is_a_one_block_monarch) {
   BOOST_TEST(detail::monarch_right_by_rank(M) == right);
   BOOST_TEST(detail::monarch_left_by_rank(M) == left);
   for (Op op : {Op::NoTrans, Op::Trans})
-    check_plan(M, detail::monarch_gemm_plan,
-               {{PlanArray::Extra, right}, {PlanArray::LeftByRank, left},
-                {PlanArray::RightByRank, right}},
-               op, Layout::RowMajor, 4, 2);
+    check_plan(
+        M, detail::monarch_gemm_plan,
+        {{PlanArray::Extra, right}, {PlanArray::LeftByRank, left}, {PlanArray::RightByRank, right}},
+        op, Layout::RowMajor, 4, 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
