@@ -197,14 +197,14 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   // The decode kernel accumulates in fp32: not for double signals. Auto takes it for the host
   // time it saves, which a CUDA graph saves anyway: while the stream is captured, cuBLAS's
   // calls replay faster (bench/NOTES-blr.md, sessions 17 and 19), except at 2 signals on large
-  // layers (kDecodeCaptureWeightBytes).
+  // layers (decode_replays_faster).
   const bool capturing = ctx.capturing();
   const bool one_launch = path == PlanPath::Auto && !capturing;
-  const bool decode_replays_faster = path == PlanPath::Auto && capturing && X.cols == 2 &&
-                                     weight_bytes >= kDecodeCaptureWeightBytes;
-  const bool decode = (path == PlanPath::Decode || (one_launch && X.cols <= kDecodeAutoBatch) ||
-                       decode_replays_faster) &&
-                      !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
+  const bool graph_decode =
+      path == PlanPath::Auto && capturing && decode_replays_faster(X.cols, weight_bytes);
+  const bool decode =
+      (path == PlanPath::Decode || (one_launch && X.cols <= kDecodeAutoBatch) || graph_decode) &&
+      !std::is_same_v<Storage, double> && blr_decode_takes(plan, X.cols);
   require<DeviceError>(decode || path != PlanPath::Decode, Operator::type_name,
                        ": the decode path needs at most ", kDecodeMaxBatch,
                        " float, half or bfloat16 signals and A (not A^T)");

@@ -24,9 +24,8 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 // How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
 // double) for up to kDecodeAutoBatch signals, one cuBLAS call per stage otherwise. While the
 // context's stream is captured into a CUDA graph cuBLAS replays faster, so Auto takes it then,
-// except for 2 signals on layers of at least kDecodeCaptureWeightBytes of weights, where the
-// decode kernel replays faster (cuBLAS's kernels for 2 signals take about twice their time
-// for 1). Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals),
+// except on the large layers where the decode kernel replays faster (decode_replays_faster).
+// Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals),
 // Fused: the fused kernel (blr_fused.hpp; half or bfloat16 signals), DeviceError where they do
 // not apply. (Benchmarks and tests pick.)
 enum class PlanPath { Auto, Gemm, Decode, Fused };
@@ -34,11 +33,17 @@ inline constexpr Index kDecodeMaxBatch = 8;
 // On an H100 (bench/NOTES-blr.md, session 15) the decode kernel beat the cuBLAS plans by a
 // median 1.2-1.5x at 1 and 2 signals, tied at 4 and lost at 8 (CUDA-core sums).
 inline constexpr Index kDecodeAutoBatch = 2;
-// Graph replay on an H100 (bench/NOTES-blr.md, sessions 19, 25, 26), at 2 signals, cuBLAS
-// plan / decode kernel: 1.13-1.68x on the Llama-7B layers (16.8-36 MB of 16-bit weights),
-// 0.90-1.30x (median 1.07) on Llama-3.2-1B's up and down (15.7 MB), mostly below 1 on the
-// smaller layers.
-inline constexpr std::size_t kDecodeCaptureWeightBytes = std::size_t(12) << 20;
+// Whether the decode kernel replays faster than the cuBLAS plan from a CUDA graph, for
+// `batch` signals and `weight_bytes` of weights. Graph replay on an H100, cuBLAS plan / decode
+// kernel (bench/NOTES-blr.md): at 2 signals 1.11-1.68x on the Llama-7B layers (17-46 MB of
+// 16-bit weights; cuBLAS's kernels for 2 signals take about twice their time for 1) and a
+// median 1.06 on Llama-3.2-1B's up and down (15.7 MB), mostly below 1 on the smaller layers
+// (sessions 19-27); at 1 signal 0.93-1.39x (geometric mean 1.09) on Llama-7B's gate_up and
+// down (45-46 MB), 0.6-0.93x on the 16-17 MB layers (session 27).
+inline bool decode_replays_faster(Index batch, std::size_t weight_bytes) {
+  constexpr std::size_t MiB = std::size_t(1) << 20;
+  return (batch == 2 && weight_bytes >= 12 * MiB) || (batch == 1 && weight_bytes >= 32 * MiB);
+}
 
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of
 // double for double signals; Op::Adjoint is Op::Trans). DeviceError unless blr_plan_takes.
