@@ -232,19 +232,27 @@ std::vector<T> blast_coupling_by_rank(const Blast<T>& A) {
 }
 
 namespace {
+// Every block of one of Monarch's factors, value (i, j) of block (k, l) (block(k, l): rows x
+// cols), moved to position(k, l, i, j) of an array of `size` values.
+template <class T, class Block, class Position>
+std::vector<T> monarch_relaid(const Monarch<T>& A, std::size_t size, Block block, Index rows,
+                              Index cols, Position position) {
+  std::vector<T> out(size);
+  for (Index k = 0; k < A.grid().row_blocks; ++k)
+    for (Index l = 0; l < A.grid().col_blocks; ++l) {
+      const auto values = block(k, l);
+      for (Index i = 0; i < rows; ++i)
+        for (Index j = 0; j < cols; ++j)
+          out[static_cast<std::size_t>(position(k, l, i, j))] = values(i, j);
+    }
+  return out;
+}
 // R_kl(t, j) moved to position(k, l, t, j).
 template <class T, class Position>
 std::vector<T> monarch_right_relaid(const Monarch<T>& A, Position position) {
-  const BlockGrid& g = A.grid();
-  std::vector<T> out(A.right_values().size());
-  for (Index k = 0; k < g.row_blocks; ++k)
-    for (Index l = 0; l < g.col_blocks; ++l) {
-      const auto R = A.right_block(k, l);
-      for (Index t = 0; t < g.rank; ++t)
-        for (Index j = 0; j < g.block_width(); ++j)
-          out[static_cast<std::size_t>(position(k, l, t, j))] = R(t, j);
-    }
-  return out;
+  return monarch_relaid(
+      A, A.right_values().size(), [&](Index k, Index l) { return A.right_block(k, l); },
+      A.grid().rank, A.grid().block_width(), position);
 }
 }  // namespace
 
@@ -265,17 +273,11 @@ std::vector<T> monarch_right_by_rank(const Monarch<T>& A) {
 
 template <class T>
 std::vector<T> monarch_left_by_rank(const Monarch<T>& A) {
-  const BlockGrid& g = A.grid();
-  const Index L = g.col_blocks, h = g.block_height(), r = g.rank;
-  std::vector<T> out(A.left_values().size());
-  for (Index k = 0; k < g.row_blocks; ++k)
-    for (Index l = 0; l < L; ++l) {
-      const auto Lkl = A.left_block(k, l);
-      for (Index t = 0; t < r; ++t)
-        for (Index row = 0; row < h; ++row)
-          out[static_cast<std::size_t>(k * h * r * L + (t * L + l) * h + row)] = Lkl(row, t);
-    }
-  return out;
+  const Index L = A.grid().col_blocks, h = A.grid().block_height(), hrL = h * A.grid().rank * L;
+  return monarch_relaid(
+      A, A.left_values().size(), [&](Index k, Index l) { return A.left_block(k, l); }, h,
+      A.grid().rank,
+      [&](Index k, Index l, Index row, Index t) { return k * hrL + (t * L + l) * h + row; });
 }
 
 template <class T>
