@@ -3,7 +3,7 @@
 // cuBLAS on the equivalent dense matrix and the memory-traffic bound measured in the same run.
 //
 //   blr_bench [--reps R] [--csv FILE] [--csv16 FILE] [--json FILE] [--batches 1,16,...]
-//             [--ks-algorithm NAME] [--layer MODEL/NAME] [--graph | --enqueue]
+//             [--ks-algorithm NAME] [--layer MODEL/NAME] [--graph | --enqueue] [--tune]
 //
 // Each row's times are medians of calls timed one by one between events (host enqueue
 // included), or, with --graph, of replays of a CUDA graph of 10 calls: the GPU's time, as a
@@ -23,6 +23,10 @@
 // (bmm + permute, blr_unfused_apply_device) against a dense bf16 cublasGemmEx and the 2-byte
 // memory bound; --json writes blr-summary.json from it ("fused" = the plans; medians over
 // the layers at B = 1024).
+//
+// --tune adds rows *_plan_cublas_tuned and dense_tuned to the bf16 CSV: the cuBLAS plan and the
+// dense GEMM with each product's algorithm tuned by measurement (src/runtime/strided_gemm.hpp,
+// cuBLAS's default against cuBLASLt's proposals), timed in alternation with the untuned call.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -41,6 +45,7 @@
 
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
+#include "src/runtime/strided_gemm.hpp"
 #endif
 
 using namespace strop;
@@ -80,6 +85,7 @@ struct Options {
   std::vector<Index> batches = {1, 16, 128, 1024, 4096};
   KSAlgorithm ks_algorithm = KSAlgorithm::Auto;
   std::string layer;  // only layers whose "model/name" contains this (profiling)
+  bool tune = false;  // also time the cuBLAS plans and dense with tuned GEMM algorithms
 };
 
 #if STROP_BENCH_HAVE_CUBLAS
@@ -181,6 +187,8 @@ int main(int argc, char** argv) {
         opt.batches.push_back(std::stoll(b));
     } else if (arg == "--layer") {
       opt.layer = next();
+    } else if (arg == "--tune") {
+      opt.tune = true;
     } else if (arg == "--graph") {
       bench::timing() = bench::Timing::Graph;
     } else if (arg == "--enqueue") {
@@ -299,6 +307,19 @@ int main(int argc, char** argv) {
             if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: dense bf16 GEMM");
           }},
           opt.reps)[0];
+      // call(X, Y) on bf16 signals with tuning off and on, in alternation: {untuned, tuned}.
+      // The tuned call's first (warm-up) run measures its products' candidates.
+      auto time_tuned_and_not = [&](Index in, Index out, auto call) {
+        DeviceMatrix<bfloat16> x(in, batch, Layout::ColMajor, ctx),
+            y(out, batch, Layout::ColMajor, ctx);
+        fill_random_device(x.view(), 5, ctx);
+        auto run = [&](bool tuned) {
+          set_tuning_enabled(tuned);
+          call(ConstView<bfloat16>(x.view()), y.view());
+          set_tuning_enabled(false);
+        };
+        return bench::median_seconds_each(ctx, {[&] { run(false); }, [&] { run(true); }}, opt.reps);
+      };
       auto row16_raw = [&](const char* structure, Index r, Index b, Index params,
                            Index intermediate, double t) {
         return write_row(csv16, 2.0, t_dense16, structure, r, b, params, intermediate, t);
@@ -327,7 +348,17 @@ int main(int argc, char** argv) {
                                                         path);
               });
         };
-        const double t_cublas = time_path(detail::PlanPath::Gemm);
+        double t_cublas = 0;
+        if (opt.tune) {
+          const std::vector<double> t = time_tuned_and_not(A.cols(), A.rows(), [&](auto x, auto y) {
+            detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx,
+                                                    detail::PlanPath::Gemm);
+          });
+          t_cublas = t[0];
+          row16_raw((name + "_plan_cublas_tuned").c_str(), r, b, params, intermediate, t[1]);
+        } else {
+          t_cublas = time_path(detail::PlanPath::Gemm);
+        }
         row16_raw((name + "_plan_cublas").c_str(), r, b, params, intermediate, t_cublas);
         row16_raw((name + "_plan_fused").c_str(), r, b, params, intermediate,
                   time_path(detail::PlanPath::Fused));
@@ -374,6 +405,19 @@ int main(int argc, char** argv) {
       };
       // Intermediates of the plans: LowRank one (r rows), Monarch one (b^2 r' rows), BLAST two
       // (b r rows each).
+      if (opt.tune) {
+        // Dense bf16 through the library's GEMM call (a batch of one), untuned and tuned.
+        const std::vector<double> t =
+            time_tuned_and_not(l.in, l.out, [&](ConstView<bfloat16> x, MatrixView<bfloat16> y) {
+              const cublasStatus_t status = detail::strided_batched_gemm(
+                  ctx, CUBLAS_OP_N, CUBLAS_OP_N, int(l.out), int(batch), int(l.in), &one,
+                  wd.view().data, CUDA_R_16BF, int(l.out), 0, x.data, int(l.in), 0, &zero, y.data,
+                  int(l.out), 0, 1, CUBLAS_COMPUTE_32F);
+              if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: dense GEMM");
+            });
+        row16_raw("dense_untuned", l.in, 1, l.in * l.out, 0, t[0]);
+        row16_raw("dense_tuned", l.in, 1, l.in * l.out, 0, t[1]);
+      }
       const double lowrank_t = time_bf16(lowrank);
       row16("lowrank_plan", l.lowrank_r, 1, lowrank.parameter_count(), l.lowrank_r, lowrank_t);
       {

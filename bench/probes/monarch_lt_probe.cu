@@ -8,8 +8,8 @@
 //
 // Stage 1 (per input block i, i < b): Z1_i^T (B x b r) = X_i^T F_i^T, ldc = b B, stride B.
 // Stage 2 (per output block o): Y_o (n/b x B) = G_o (n/b x r b) Z1_o, Z1_o read as op T of a
-// column-major B x (r b) matrix, Y column-major with ld n. Times are medians of 50 calls after
-// 10 warm-ups (events around each call); every algorithm's result is compared with the
+// column-major B x (r b) matrix, Y column-major with ld n. Times are per call, from replays of CUDA
+// graphs of 20 calls (median of 15); every algorithm's result is compared with the
 // default call's (max abs difference) so that a wrong layout cannot look fast.
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -38,22 +38,40 @@ struct Gemm {  // column-major, cuBLAS terms
   __nv_bfloat16* c;
 };
 
+cudaStream_t g_stream;  // every call runs on it, so that it can be captured
+
+// Median over 15 replays of a CUDA graph holding 20 back-to-back calls, per call: GPU time
+// only (timing calls as they are enqueued would include cuBLAS's host time whenever a call
+// is shorter than its enqueue).
 template <class F>
 float median_us(F f) {
+  constexpr int kCallsPerSample = 20;
+  for (int i = 0; i < 3; ++i)
+    f();
+  CHECK(cudaStreamSynchronize(g_stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeGlobal));
+  for (int c = 0; c < kCallsPerSample; ++c)
+    f();
+  CHECK(cudaStreamEndCapture(g_stream, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0), cudaEventCreate(&e1);
-  for (int i = 0; i < 10; ++i)
-    f();
+  for (int i = 0; i < 3; ++i)
+    CHECK(cudaGraphLaunch(exec, g_stream));
   std::vector<float> t;
-  for (int i = 0; i < 50; ++i) {
-    cudaEventRecord(e0);
-    f();
-    cudaEventRecord(e1);
+  for (int i = 0; i < 15; ++i) {
+    cudaEventRecord(e0, g_stream);
+    CHECK(cudaGraphLaunch(exec, g_stream));
+    cudaEventRecord(e1, g_stream);
     cudaEventSynchronize(e1);
     float ms = 0;
     cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms * 1e3f);
+    t.push_back(ms * 1e3f / kCallsPerSample);
   }
+  cudaGraphExecDestroy(exec), cudaGraphDestroy(graph);
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
@@ -111,7 +129,7 @@ void probe(const char* name, Gemm g, size_t c_count, cublasHandle_t blas, cublas
   for (int i = 0; i < found; ++i) {
     auto run = [&] {
       CHECK(cublasLtMatmul(lt, desc, &one, g.a, la, g.b, lb, &zero, g.c, lc, g.c, lc,
-                           &results[i].algo, workspace, workspace_bytes, 0));
+                           &results[i].algo, workspace, workspace_bytes, g_stream));
     };
     const float t = median_us(run);
     const float diff = max_difference(reference, g.c, c_count);
@@ -145,6 +163,8 @@ int main(int argc, char** argv) {
   void* workspace = nullptr;
   CHECK(cudaMalloc(&workspace, workspace_bytes));
   CHECK(cublasSetWorkspace(blas, workspace, workspace_bytes));
+  CHECK(cudaStreamCreate(&g_stream));
+  CHECK(cublasSetStream(blas, g_stream));
   // X (n x B), F (by column: b blocks of (b r) x w), Z1 (b r b B), G (b blocks of h x r b), Y.
   const size_t x_count = n * B, f_count = b * b * r * w, z_count = b * r * b * B,
                g_count = b * h * r * b, y_count = n * B;
@@ -172,5 +192,20 @@ int main(int argc, char** argv) {
         {CUBLAS_OP_N, CUBLAS_OP_T, int(h), int(B), int(r * b), int(b), h, B, n, h * r * b,
          r * b * B, h, g, z, y},
         y_count, blas, lt, workspace, workspace_bytes);
+  // Dense reference on the same device: Y (n x B) = W (n x n) X, W random.
+  __nv_bfloat16* dense = nullptr;
+  CHECK(cudaMalloc(&dense, n * n * 2));
+  host.resize(n * n);
+  for (auto& v : host)
+    v = __float2bfloat16(float(rand()) / RAND_MAX - 0.5f);
+  CHECK(cudaMemcpy(dense, host.data(), n * n * 2, cudaMemcpyHostToDevice));
+  const float one = 1, zero = 0;
+  const float t_dense = median_us([&] {
+    CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(B), int(n), &one, dense,
+                       CUDA_R_16BF, int(n), x, CUDA_R_16BF, int(n), &zero, y, CUDA_R_16BF, int(n),
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  });
+  std::printf("dense %lld x %lld x %lld: %.2f us\n", n, n, B, t_dense);
+  cudaFree(dense);
   return 0;
 }

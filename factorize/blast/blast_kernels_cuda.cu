@@ -10,6 +10,7 @@
 #include "runtime/cublas_calls.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
+#include "runtime/strided_gemm.hpp"
 #include "strop/core/buffer.hpp"
 
 namespace strop::detail {
@@ -50,14 +51,13 @@ class CudaBlastKernels final : public BlastKernels<T> {
             Batched<const T*> b, T beta, Batched<T*> c, Index batch) override {
     const cudaDataType_t type = cuda_data_type<T>();
     check_cublas(
-        cublasGemmStridedBatchedEx(
-            blas_, to_cublas(op_a), to_cublas(op_b), cuda_int(m, "blast gemm m"),
-            cuda_int(n, "blast gemm n"), cuda_int(k, "blast gemm k"), &alpha, a.data, type,
-            cuda_int(a.ld, "blast gemm lda"), a.stride, b.data, type,
-            cuda_int(b.ld, "blast gemm ldb"), b.stride, &beta, c.data, type,
-            cuda_int(c.ld, "blast gemm ldc"), c.stride, cuda_int(batch, "blast gemm batch"),
-            cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT),
-        "factorize_blast: cublasGemmStridedBatchedEx");
+        strided_batched_gemm(ctx_, to_cublas(op_a), to_cublas(op_b), cuda_int(m, "blast gemm m"),
+                             cuda_int(n, "blast gemm n"), cuda_int(k, "blast gemm k"), &alpha,
+                             a.data, type, cuda_int(a.ld, "blast gemm lda"), a.stride, b.data,
+                             cuda_int(b.ld, "blast gemm ldb"), b.stride, &beta, c.data,
+                             cuda_int(c.ld, "blast gemm ldc"), c.stride,
+                             cuda_int(batch, "blast gemm batch"), cublas_compute_type<T>()),
+        "factorize_blast: strided-batched GEMM");
   }
 
   void scale_left_factor(const T* B, const T* d, T* b_bar) override {

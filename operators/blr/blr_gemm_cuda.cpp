@@ -17,6 +17,7 @@
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
 #include "runtime/rounded_words.hpp"
+#include "runtime/strided_gemm.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/blast.hpp"
 #include "strop/operators/lowrank.hpp"
@@ -149,18 +150,15 @@ void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,
     small_inner_gemm<Storage>(s, ctx);
     return;
   }
-  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
-  const cudaDataType_t type = cuda_data_type<Storage>();
-  const cublasComputeType_t compute = cublas_compute_type<Storage>();
   const int m = cuda_int(g.m, "blr plan: m"), n = cuda_int(g.n, "blr plan: n"),
             k = cuda_int(g.k, "blr plan: k"), batch = cuda_int(g.batch, "blr plan: batch");
   const int lda = cuda_int(g.a.ld, "blr plan: lda"), ldb = cuda_int(g.b.ld, "blr plan: ldb"),
             ldc = cuda_int(g.c.ld, "blr plan: ldc");
-  const cublasStatus_t status = cublasGemmStridedBatchedEx(
-      handle, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k, a_scale, start(g.a), type, lda,
-      g.a.stride, start(g.b), type, ldb, g.b.stride, b_scale, start(g.c), type, ldc, g.c.stride,
-      batch, compute, CUBLAS_GEMM_DEFAULT);
-  check_cublas(status, "blr plan (cublasGemmStridedBatchedEx)");
+  const cublasStatus_t status = strided_batched_gemm(
+      ctx, cublas_op(g.trans_a), cublas_op(g.trans_b), m, n, k, a_scale, start(g.a),
+      cuda_data_type<Storage>(), lda, g.a.stride, start(g.b), ldb, g.b.stride, b_scale, start(g.c),
+      ldc, g.c.stride, batch, cublas_compute_type<Storage>());
+  check_cublas(status, "blr plan (strided-batched GEMM)");
 }
 
 // Runs the plan: its steps with cuBLAS, or all of them in the decode kernel (blr_decode.hpp)

@@ -15,6 +15,7 @@
 
 #include "operators/kron/kron_kernels.hpp"
 #include "runtime/cuda_types.hpp"
+#include "runtime/strided_gemm.hpp"
 #include "strop/core/reduced_precision.hpp"
 
 namespace strop::detail {
@@ -50,7 +51,6 @@ KronGemmFactor<T> kron_gemm_factor(std::span<const KronFactorRef<T>> group, T* r
 template <class T, class Compute>
 void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T* out, Index K,
                     Index B, Layout layout, Compute alpha, Compute beta, Context& ctx) {
-  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const cudaDataType_t type = cuda_data_type<T>();
   const cublasOperation_t g_op =
       !g.transpose ? CUBLAS_OP_N : (g.conjugate ? CUBLAS_OP_C : CUBLAS_OP_T);
@@ -61,20 +61,18 @@ void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T
     const int m = cuda_int(S, "kron gemm: slices");
     for (Index b0 = 0; b0 < B && status == CUBLAS_STATUS_SUCCESS; b0 += kMaxBatch) {
       const int count = int(std::min(kMaxBatch, B - b0));
-      status =
-          cublasGemmStridedBatchedEx(handle, CUBLAS_OP_T, g_op, m, n, k, &alpha, in + b0 * K, type,
-                                     k, K, g.data, type, g.ld, 0, &beta, out + b0 * S * Q, type, m,
-                                     S * Q, count, cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+      status = strided_batched_gemm(ctx, CUBLAS_OP_T, g_op, m, n, k, &alpha, in + b0 * K, type, k,
+                                    K, g.data, g.ld, 0, &beta, out + b0 * S * Q, m, S * Q, count,
+                                    cublas_compute_type<T>());
     }
   } else {
     const int m = cuda_int(B, "kron gemm: batch");
     const int ldc = cuda_int(S * B, "kron gemm: slices x batch");
     for (Index s0 = 0; s0 < S && status == CUBLAS_STATUS_SUCCESS; s0 += kMaxBatch) {
       const int count = int(std::min(kMaxBatch, S - s0));
-      status = cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, g_op, m, n, k, &alpha,
-                                          in + s0 * P * B, type, m, P * B, g.data, type, g.ld, 0,
-                                          &beta, out + s0 * B, type, ldc, B, count,
-                                          cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+      status = strided_batched_gemm(ctx, CUBLAS_OP_N, g_op, m, n, k, &alpha, in + s0 * P * B, type,
+                                    m, P * B, g.data, g.ld, 0, &beta, out + s0 * B, ldc, B, count,
+                                    cublas_compute_type<T>());
     }
   }
   require<DeviceError>(status == CUBLAS_STATUS_SUCCESS,

@@ -10,6 +10,7 @@
 #include "operators/ks/ks_group_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
+#include "runtime/strided_gemm.hpp"
 #include "strop/core/buffer.hpp"
 
 namespace strop::detail {
@@ -79,10 +80,9 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
     const int ld_y = as_int(std::max<Index>(d * Y.row_stride, Y.cols), "ld y");
     ld_a = ld_x, ld_b = ld_w, ld_c = ld_y;
     if (strided) {
-      status = cublasGemmStridedBatchedEx(
-          handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha, X.data, type, ld_x, x_step, w_adbc,
-          type, ld_w, w_step, &beta, Y.data, type, ld_y, y_step, as_int(groups, "groups"),
-          cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
+      status = strided_batched_gemm(ctx, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha, X.data,
+                                    type, ld_x, x_step, w_adbc, ld_w, w_step, &beta, Y.data, ld_y,
+                                    y_step, as_int(groups, "groups"), cublas_compute_type<T>());
     } else {
       status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
                                    x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
@@ -95,11 +95,10 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
     const cublasOperation_t w_op = op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
     ld_a = ld_w, ld_b = int(X.col_stride), ld_c = int(Y.col_stride);
     if (strided) {
-      status = cublasGemmStridedBatchedEx(
-          handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha, w_adbc, type, ld_w, w_step, X.data,
-          type, as_int(X.col_stride, "ld x"), x_step, &beta, Y.data, type,
-          as_int(Y.col_stride, "ld y"), y_step, as_int(groups, "groups"), cublas_compute_type<T>(),
-          CUBLAS_GEMM_DEFAULT);
+      status = strided_batched_gemm(ctx, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha, w_adbc,
+                                    type, ld_w, w_step, X.data, as_int(X.col_stride, "ld x"),
+                                    x_step, &beta, Y.data, as_int(Y.col_stride, "ld y"), y_step,
+                                    as_int(groups, "groups"), cublas_compute_type<T>());
     } else {
       status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
                                    w_ptr.data(), type, ld_w, x_ptr.data(), type,

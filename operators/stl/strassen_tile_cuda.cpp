@@ -13,6 +13,7 @@
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
 #include "runtime/rounded_words.hpp"
+#include "runtime/strided_gemm.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/stl_path.hpp"
 
@@ -113,22 +114,21 @@ void stl_run_device(const std::vector<StlDeviceStage<Storage>>& stages, ConstVie
     if (out.signal_fast) {
       // Ŷ^(p) (S x out) = X̂^(p) op_w(Ŵ^(p)).
       const cublasOperation_t op_x = in.signal_fast ? CUBLAS_OP_N : CUBLAS_OP_T;
-      status = cublasGemmStridedBatchedEx(handle, op_x, to_cublas(s.weight_op), n_sig, m_out, m_in,
-                                          &one, encoded.data(), type, ld_x, in.pairs(), w.weight,
-                                          type, ld_w, w_stride, &zero, colours.data(), type, n_sig,
-                                          out.pairs(), rank, compute, CUBLAS_GEMM_DEFAULT);
+      status =
+          strided_batched_gemm(ctx, op_x, to_cublas(s.weight_op), n_sig, m_out, m_in, &one,
+                               encoded.data(), type, ld_x, in.pairs(), w.weight, ld_w, w_stride,
+                               &zero, colours.data(), n_sig, out.pairs(), rank, compute);
     } else {
       // Ŷ^(p)^T (out x S) = op_w(Ŵ^(p))^T X̂^(p)^T; (Ŵ^H)^T = conj(Ŵ), the conjugated copy.
       const Storage* weight =
           s.weight_op == Op::Adjoint && w.weight_conj ? w.weight_conj : w.weight;
       const cublasOperation_t op_w = s.weight_op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
       const cublasOperation_t op_x = in.signal_fast ? CUBLAS_OP_T : CUBLAS_OP_N;
-      status = cublasGemmStridedBatchedEx(handle, op_w, op_x, m_out, n_sig, m_in, &one, weight,
-                                          type, ld_w, w_stride, encoded.data(), type, ld_x,
-                                          in.pairs(), &zero, colours.data(), type, m_out,
-                                          out.pairs(), rank, compute, CUBLAS_GEMM_DEFAULT);
+      status = strided_batched_gemm(ctx, op_w, op_x, m_out, n_sig, m_in, &one, weight, type, ld_w,
+                                    w_stride, encoded.data(), ld_x, in.pairs(), &zero,
+                                    colours.data(), m_out, out.pairs(), rank, compute);
     }
-    check_cublas(status, "strassen_tile colour GEMMs (cublasGemmStridedBatchedEx)");
+    check_cublas(status, "strassen_tile colour GEMMs (strided-batched GEMM)");
     if (last) {
       stl_decode<Storage>(s.tile, s.rank, w.decoder, w.decoder_host, colours.data(), out, Y, alpha,
                           beta, ctx);

@@ -5,6 +5,10 @@
 #include <mutex>
 #include <string>
 
+#if STROP_HAVE_CUDA
+#include <cublasLt.h>
+#endif
+
 #include "runtime/cuda_check.hpp"
 #include "strop/core/error.hpp"
 
@@ -37,6 +41,7 @@ struct Context::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
+  cublasLtHandle_t cublas_lt = nullptr;
   cusolverDnHandle_t cusolver = nullptr;
   struct Block {
     void* data = nullptr;
@@ -67,6 +72,7 @@ struct Context::Impl {
         cudaFree(block.data);
     }
     if (cusolver != nullptr) cusolverDnDestroy(cusolver);
+    if (cublas_lt != nullptr) cublasLtDestroy(cublas_lt);
     if (cublas != nullptr) cublasDestroy(cublas);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
@@ -98,6 +104,13 @@ void* Context::cublas() {
     detail::check_cublas(cublasSetStream(impl_->cublas, s), "cublasSetStream");
   }
   return impl_->cublas;
+}
+
+void* Context::cublas_lt() {
+  impl_->activate();
+  if (impl_->cublas_lt == nullptr)
+    detail::check_cublas(cublasLtCreate(&impl_->cublas_lt), "cublasLtCreate");
+  return impl_->cublas_lt;
 }
 
 void* Context::cusolver() {
@@ -183,6 +196,9 @@ void* Context::stream() {
 }
 void* Context::cublas() {
   no_cuda_build("Context::cublas");
+}
+void* Context::cublas_lt() {
+  no_cuda_build("Context::cublas_lt");
 }
 void* Context::cusolver() {
   no_cuda_build("Context::cusolver");

@@ -4,6 +4,7 @@
 // there is one; otherwise each candidate is run a few times on the caller's stream (by
 // `run`, into scratch memory: never the caller's output), the fastest is stored and
 // returned. A candidate that throws (an unsupported case) is skipped.
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -13,6 +14,10 @@
 #include "strop/core/tuning.hpp"
 
 namespace strop::detail {
+
+// Changes whenever the tuning cache's choices do (stored, loaded or cleared): a memo of
+// resolved choices is valid while this stays the same.
+std::uint64_t tuning_generation();
 
 template <class Candidate, class Name>
 Candidate tuned_choice_by_measurement(const std::string& key, std::span<const Candidate> candidates,

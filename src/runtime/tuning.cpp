@@ -2,6 +2,8 @@
 // to a text file when one is set.
 #include "strop/core/tuning.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -31,6 +33,7 @@ struct Cache {
   std::map<std::string, std::string> choices;
   std::string file;
   bool enabled = false;
+  std::atomic<std::uint64_t> generation{0};  // counts changes to `choices`
 
   // From the environment: STROP_TUNE=1, STROP_TUNING_FILE=path.
   Cache() {
@@ -93,6 +96,7 @@ void set_tuning_file(const std::string& path) {
   for (auto& [key, value] : loaded)
     c.choices[key] = std::move(value);
   c.file = path;
+  ++c.generation;
 }
 
 std::string tuning_file() {
@@ -117,6 +121,7 @@ void store_tuned_choice(const std::string& key, const std::string& value) {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   c.choices[key] = value;
+  ++c.generation;
   if (c.file.empty()) return;
   // Merge with what the file holds now (another process may have added choices); a file
   // that stopped being a tuning cache is not overwritten (IoError).
@@ -142,6 +147,13 @@ void clear_tuned_choices() {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   c.choices.clear();
+  ++c.generation;
 }
+
+namespace detail {
+std::uint64_t tuning_generation() {
+  return cache().generation.load(std::memory_order_acquire);
+}
+}  // namespace detail
 
 }  // namespace strop

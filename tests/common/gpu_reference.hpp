@@ -2,6 +2,8 @@
 // GPU test helpers: the device precondition and the check of a device application
 // against the (independently tested) CPU application of the same operator.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "reference.hpp"
 
@@ -49,6 +51,15 @@ inline void check_gpu_against_cpu(const E& A, Index batch, double tol = -1) {
       }
     }
   }
+}
+
+// The tuning cache's keys that start with `prefix`: each engine's keys start with its name
+// ("ks|", "kron|"), and the GEMMs an engine's candidates run add "gemm|" keys of their own.
+inline std::vector<std::string> tuned_keys(const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (const auto& entry : tuned_choices())
+    if (entry.first.rfind(prefix, 0) == 0) keys.push_back(entry.first);
+  return keys;
 }
 
 }  // namespace strop::testing

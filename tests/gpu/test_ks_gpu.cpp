@@ -284,11 +284,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_tuning, S, HalfTypes) {
   for (const KSPattern& p : patterns) {
     const auto [K, K_abs] = representable_factor<S>(p, gen);
     for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
-      const std::size_t before = tuned_choice_count();
+      const std::size_t before = tuned_keys("ks|").size();
       check_sixteen_bit<S>(K, K_abs, Op::NoTrans, layout, layout, 300);
-      BOOST_TEST(tuned_choice_count() == before + 1);
+      BOOST_TEST(tuned_keys("ks|").size() == before + 1);
       check_sixteen_bit<S>(K, K_abs, Op::NoTrans, layout, layout, 300);  // from the cache
-      BOOST_TEST(tuned_choice_count() == before + 1);
+      BOOST_TEST(tuned_keys("ks|").size() == before + 1);
     }
   }
   const std::string dtype = std::is_same_v<S, half> ? "float16" : "bfloat16";
@@ -361,7 +361,7 @@ BOOST_AUTO_TEST_CASE(tuned_algorithm_is_cached_and_correct) {
     BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(2.0f * dense * x - y0)) <=
                tolerance<float>(K.cols()));
   }
-  BOOST_TEST(tuned_choice_count() == 2u);  // B = 64 once, B = 3 once
+  BOOST_TEST(tuned_keys("ks|").size() == 2u);  // B = 64 once, B = 3 once
   set_tuning_enabled(false);
   clear_tuned_choices();
 }

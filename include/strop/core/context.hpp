@@ -23,6 +23,8 @@ class Context {
   void* stream();
   // cublasHandle_t bound to stream() (created on first use).
   void* cublas();
+  // cublasLtHandle_t (created on first use; cuBLASLt calls name their stream).
+  void* cublas_lt();
   // cusolverDnHandle_t bound to stream() (created on first use).
   void* cusolver();
   // Waits for all work queued on stream().
