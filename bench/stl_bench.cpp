@@ -3,7 +3,10 @@
 // r = 16 ... 49), all in one run on one GPU.
 //
 //   stl_bench [--sizes 4096,8192] [--ranks 16,32] [--dtypes half,bf16] [--reps 20]
-//             [--layout col|row] [--batches 1,4,16] [--csv FILE] [--json FILE]
+//             [--layout col|row] [--batches 1,4,16] [--csv FILE] [--json FILE] [--tune]
+//
+// --tune prints, per layer, its time with tuning off and on in alternation (the colour GEMMs'
+// algorithm measured: src/runtime/strided_gemm.hpp).
 //
 // Columns (milliseconds, medians after 3 warm-ups):
 //   t_dense      cublasGemmEx, 16-bit in/out, fp32 accumulation (the baseline);
@@ -60,6 +63,7 @@ struct Options {
   std::string json = "stl-summary.json";
   Layout layout = Layout::ColMajor;  // of X and Y (the dense baseline is square: either way)
   std::vector<Index> batches = {1, 2, 4, 8, 16, 32};  // the small-batch rows
+  bool tune = false;  // also time each layer with tuned GEMM algorithms (stdout only)
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -202,6 +206,19 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
                                     synthetic_weights(count, unsigned(r)));
     for (Index batch : opt.batches)
       small.push_back(run_small<Storage>(opt, layer, batch, dtype, bandwidth, w.data(), ctx));
+    if (opt.tune) {
+      // The layer with tuning off and on (its colour GEMMs' algorithm measured on the first
+      // tuned call, src/runtime/strided_gemm.hpp), in alternation.
+      auto run = [&](bool tuned) {
+        set_tuning_enabled(tuned);
+        apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
+        set_tuning_enabled(false);
+      };
+      const std::vector<double> t =
+          median_device_seconds_each(ctx, {[&] { run(false); }, [&] { run(true); }}, opt.reps);
+      std::printf("# tuned layer: n %lld, r %lld, %s: untuned %.4f ms, tuned %.4f ms, %.3f\n",
+                  (long long)n, (long long)r, dtype.c_str(), 1e3 * t[0], 1e3 * t[1], t[1] / t[0]);
+    }
     const StrassenTileChain<float> chain({layer, layer, layer, layer});
     const double t_layer = median_device_seconds(
         ctx,
@@ -320,6 +337,8 @@ int main(int argc, char** argv) {
       opt.csv = next();
     } else if (arg == "--json") {
       opt.json = next();
+    } else if (arg == "--tune") {
+      opt.tune = true;
     } else {
       std::fprintf(stderr, "stl_bench: unknown argument %s\n", arg.c_str());
       return 2;

@@ -6,6 +6,12 @@
 #   PART=bench bash bench/probes/session28-run.sh OUT  # build; blr_bench --tune, graph replay
 #       and per call, at BATCHES (default 1,16,128,1024,4096)
 #   PART=all: both, one build
+#   PART=engines TARGETS='stl_bench kron_bench' bash bench/probes/session28-run.sh OUT
+#       stl_bench (n = 8192, 16384, r = 32, half) and kron_bench (Auto, Table 1) with tuning off
+#       and on (STROP_TUNE=1: the Kron plan and every GEMM's algorithm measured), one run
+#       after the other
+#   PART=stl-tune TARGETS=stl_bench bash bench/probes/session28-run.sh OUT
+#       stl_bench --tune: each layer untuned and tuned in alternation (n = 8192, 16384)
 set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:--session28}
@@ -17,6 +23,30 @@ cmake --build build-gpu -j 16 --target ${TARGETS:-strop_gpu_tests blr_bench} 2>&
   grep -E "error|warning" | head -30
 echo "build: $(($(date +%s) - start)) s"
 tests=./build-gpu/tests/strop_gpu_tests
+if [ "${PART:-tests}" = stl-tune ]; then
+  timeout ${STL_TIMEOUT:-120} ./build-gpu/bench/stl_bench --tune --sizes 8192,16384 \
+    --ranks 16,32,49 --dtypes half,bf16 --reps 10 --batches "" \
+    --csv "$out/stl-bench$tag-tune-$dev.csv" --json /dev/null >"$out/stl-tune$tag-$dev.log" 2>&1
+  echo "stl_bench --tune: exit code $?"
+  grep "tuned layer" "$out/stl-tune$tag-$dev.log"
+  exit 0
+fi
+if [ "${PART:-tests}" = engines ]; then
+  for tune in 0 1; do
+    start=$(date +%s)
+    STROP_TUNE=$tune timeout ${STL_TIMEOUT:-70} ./build-gpu/bench/stl_bench --sizes 8192,16384 \
+      --ranks 32 --dtypes half --reps 10 --batches "" \
+      --csv "$out/stl-bench$tag-tune$tune-$dev.csv" --json /dev/null >/dev/null 2>&1
+    echo "stl_bench, STROP_TUNE=$tune: exit code $? ($(($(date +%s) - start)) s)"
+    start=$(date +%s)
+    STROP_TUNE=$tune timeout ${KRON_TIMEOUT:-80} ./build-gpu/bench/kron_bench --auto-only \
+      --only table1 --no-table4 --reps 10 --csv "$out/kron-bench$tag-tune$tune-$dev.csv" \
+      --json /dev/null >/dev/null 2>&1
+    echo "kron_bench, STROP_TUNE=$tune: exit code $? ($(($(date +%s) - start)) s)"
+  done
+  head -50 "$out"/stl-bench$tag-tune*-$dev.csv "$out"/kron-bench$tag-tune*-$dev.csv | cut -c1-220
+  exit 0
+fi
 if [ "${PART:-tests}" != bench ]; then
   start=$(date +%s)
   timeout ${TEST_TIMEOUT:-300} $tests \
