@@ -269,11 +269,13 @@ ProductKey product_key(const StridedGemm& g, Context& ctx) {
 }
 
 // A choice as it runs: cuBLAS's default (no product) or algorithm `index` of `product`; valid
-// while the tuning cache's generation is `generation`.
+// while the tuning cache's generation is `generation`. Not `kept` when it is the default only
+// because nothing could be measured (under graph capture): the next call looks again.
 struct Resolved {
   std::uint64_t generation = 0;
   const LtProduct* product = nullptr;
   std::size_t index = 0;
+  bool kept = true;
 };
 
 // The cached choice for `g` (measured first when there is none and the stream is not being
@@ -282,7 +284,7 @@ Resolved resolve(const StridedGemm& g, Context& ctx) {
   const std::string key = tuning_key(g, ctx);
   std::optional<std::string> choice = tuned_choice(key);
   if (!choice) {
-    if (ctx.capturing()) return {tuning_generation()};
+    if (ctx.capturing()) return {tuning_generation(), nullptr, 0, false};
     choice = measure(key, g, lt_product(key, g, ctx), ctx);
   }
   // "lt<index>"; anything else (cuBLAS's default, or a value this version does not know from
@@ -322,7 +324,7 @@ cublasStatus_t strided_batched_gemm(Context& ctx, cublasOperation_t trans_a,
   if (!known) {
     choice = resolve(g, ctx);
     std::lock_guard lock(mutex);
-    resolved[key] = choice;
+    if (choice.kept) resolved[key] = choice;
   }
   if (choice.product == nullptr) return default_call(g, ctx);
   const cublasStatus_t status = lt_call(*choice.product, choice.index, g, ctx);
