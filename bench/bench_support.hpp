@@ -45,6 +45,22 @@ inline std::vector<double> median_seconds_each(Context& ctx,
   }
 }
 
+// Medians of `work` with tuning off and with it on (strop/core/tuning.hpp), timed in
+// alternation in the mode of timing(): {untuned, tuned}. The tuned work's first (warm-up) run
+// measures what it tunes; tuning is left off.
+inline std::vector<double> median_seconds_untuned_and_tuned(Context& ctx,
+                                                            const std::function<void()>& work,
+                                                            int reps) {
+  auto with_tuning = [&](bool tuned) {
+    return [&work, tuned] {
+      set_tuning_enabled(tuned);
+      work();
+      set_tuning_enabled(false);
+    };
+  };
+  return median_seconds_each(ctx, {with_tuning(false), with_tuning(true)}, reps);
+}
+
 // Median seconds of call(X, Y) on `batch` random device signals of `in` values in `layout`
 // (X) into signals of `out` values (Y), of storage type T (3 warm-up runs), and with
 // `with_memcpy` that of a cudaMemcpy of X's bytes, timed in alternation with the call (the

@@ -308,17 +308,12 @@ int main(int argc, char** argv) {
           }},
           opt.reps)[0];
       // call(X, Y) on bf16 signals with tuning off and on, in alternation: {untuned, tuned}.
-      // The tuned call's first (warm-up) run measures its products' candidates.
       auto time_tuned_and_not = [&](Index in, Index out, auto call) {
         DeviceMatrix<bfloat16> x(in, batch, Layout::ColMajor, ctx),
             y(out, batch, Layout::ColMajor, ctx);
         fill_random_device(x.view(), 5, ctx);
-        auto run = [&](bool tuned) {
-          set_tuning_enabled(tuned);
-          call(ConstView<bfloat16>(x.view()), y.view());
-          set_tuning_enabled(false);
-        };
-        return bench::median_seconds_each(ctx, {[&] { run(false); }, [&] { run(true); }}, opt.reps);
+        return bench::median_seconds_untuned_and_tuned(
+            ctx, [&] { call(ConstView<bfloat16>(x.view()), y.view()); }, opt.reps);
       };
       auto row16_raw = [&](const char* structure, Index r, Index b, Index params,
                            Index intermediate, double t) {

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "operators/stl/stl_kernels.hpp"  // stl_encode, stl_decode
 #include "operators/stl/stl_steps.hpp"    // stl_fused_refusal
 #include "strop/strop.hpp"
@@ -209,13 +210,13 @@ std::vector<Row> run(const Options& opt, Index n, const std::string& dtype, doub
     if (opt.tune) {
       // The layer with tuning off and on (its colour GEMMs' algorithm measured on the first
       // tuned call, src/runtime/strided_gemm.hpp), in alternation.
-      auto run = [&](bool tuned) {
-        set_tuning_enabled(tuned);
-        apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f, ctx);
-        set_tuning_enabled(false);
-      };
-      const std::vector<double> t =
-          median_device_seconds_each(ctx, {[&] { run(false); }, [&] { run(true); }}, opt.reps);
+      const std::vector<double> t = bench::median_seconds_untuned_and_tuned(
+          ctx,
+          [&] {
+            apply_reduced_precision<Storage>(layer, Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f,
+                                             ctx);
+          },
+          opt.reps);
       std::printf("# tuned layer: n %lld, r %lld, %s: untuned %.4f ms, tuned %.4f ms, %.3f\n",
                   (long long)n, (long long)r, dtype.c_str(), 1e3 * t[0], 1e3 * t[1], t[1] / t[0]);
     }

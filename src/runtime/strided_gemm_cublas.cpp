@@ -89,21 +89,51 @@ std::uint32_t alignment(const void* start, long long stride, const StridedGemm& 
   return std::uint32_t(bits & (~bits + 1));
 }
 
-char op_letter(cublasOperation_t op) {
-  return op == CUBLAS_OP_N ? 'N' : op == CUBLAS_OP_T ? 'T' : 'C';
+// What tells products apart for tuning, as a map key: each call looks its choice up by these
+// numbers (writing the text key costs more host time than a small product's launch).
+struct ProductKey {
+  int device, type, compute, trans_a, trans_b, m, n, k, batch, lda, ldb, ldc;
+  long long stride_a, stride_b, stride_c;
+  bool beta_zero;
+  std::uint32_t align_a, align_b, align_c;
+  auto operator<=>(const ProductKey&) const = default;
+};
+
+ProductKey product_key(const StridedGemm& g, Context& ctx) {
+  return {ctx.device(),
+          int(g.type),
+          int(g.compute),
+          int(g.trans_a),
+          int(g.trans_b),
+          g.m,
+          g.n,
+          g.k,
+          g.batch,
+          g.lda,
+          g.ldb,
+          g.ldc,
+          g.stride_a,
+          g.stride_b,
+          g.stride_c,
+          beta_is_zero(g),
+          alignment(g.a, g.stride_a, g),
+          alignment(g.b, g.stride_b, g),
+          alignment(g.c, g.stride_c, g)};
 }
 
-std::string tuning_key(const StridedGemm& g, Context& ctx) {
-  return concat("gemm|", device_name(ctx.device()), "|cublasLt ", cublasLtGetVersion(), "|type ",
-                int(g.type), "/", int(g.compute), "|", op_letter(g.trans_a), op_letter(g.trans_b),
-                "|", g.m, "x", g.n, "x", g.k, "|ld ", g.lda, ",", g.ldb, ",", g.ldc, "|stride ",
-                g.stride_a, ",", g.stride_b, ",", g.stride_c, "|batch ", g.batch, "|beta ",
-                beta_is_zero(g) ? 0 : 1, "|align ", alignment(g.a, g.stride_a, g), ",",
-                alignment(g.b, g.stride_b, g), ",", alignment(g.c, g.stride_c, g));
+// The tuning cache's key of a product: its numbers, with the device's name and the cuBLASLt
+// version in place of the device id.
+std::string tuning_key(const ProductKey& k) {
+  auto op_letter = [](int op) { return op == CUBLAS_OP_N ? 'N' : op == CUBLAS_OP_T ? 'T' : 'C'; };
+  return concat("gemm|", device_name(k.device), "|cublasLt ", cublasLtGetVersion(), "|type ",
+                k.type, "/", k.compute, "|", op_letter(k.trans_a), op_letter(k.trans_b), "|", k.m,
+                "x", k.n, "x", k.k, "|ld ", k.lda, ",", k.ldb, ",", k.ldc, "|stride ", k.stride_a,
+                ",", k.stride_b, ",", k.stride_c, "|batch ", k.batch, "|beta ", k.beta_zero ? 0 : 1,
+                "|align ", k.align_a, ",", k.align_b, ",", k.align_c);
 }
 
 // cuBLASLt's description of one product and the algorithms its heuristic proposed, made once
-// per tuning key and kept for the process (host objects only).
+// per product and kept for the process (host objects only).
 struct LtProduct {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
@@ -134,7 +164,7 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, int rows, int cols, int 
   return layout;
 }
 
-std::unique_ptr<LtProduct> describe(const StridedGemm& g, Context& ctx) {
+std::unique_ptr<LtProduct> describe(const StridedGemm& g, const ProductKey& key, Context& ctx) {
   auto p = std::make_unique<LtProduct>();
   const cudaDataType_t scale = double_scale(g) ? CUDA_R_64F : CUDA_R_32F;
   check_cublas(cublasLtMatmulDescCreate(&p->desc, g.compute, scale), "cublasLtMatmulDescCreate");
@@ -152,19 +182,16 @@ std::unique_ptr<LtProduct> describe(const StridedGemm& g, Context& ctx) {
   cublasLtMatmulPreference_t preference = nullptr;
   check_cublas(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
   const std::uint64_t workspace = kLtWorkspaceBytes;
-  const std::uint32_t align_a = alignment(g.a, g.stride_a, g),
-                      align_b = alignment(g.b, g.stride_b, g),
-                      align_c = alignment(g.c, g.stride_c, g);
   cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                        &workspace, sizeof workspace);
   cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                       &align_a, sizeof align_a);
+                                       &key.align_a, sizeof key.align_a);
   cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                       &align_b, sizeof align_b);
+                                       &key.align_b, sizeof key.align_b);
   cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                       &align_c, sizeof align_c);
+                                       &key.align_c, sizeof key.align_c);
   cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                       &align_c, sizeof align_c);
+                                       &key.align_c, sizeof key.align_c);
   cublasLtMatmulHeuristicResult_t results[kLtCandidates] = {};
   int found = 0;
   const cublasStatus_t status =
@@ -177,13 +204,13 @@ std::unique_ptr<LtProduct> describe(const StridedGemm& g, Context& ctx) {
   return p;
 }
 
-// The process's descriptions by tuning key.
-LtProduct& lt_product(const std::string& key, const StridedGemm& g, Context& ctx) {
+// The process's descriptions by product.
+LtProduct& lt_product(const ProductKey& key, const StridedGemm& g, Context& ctx) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<LtProduct>> products;
+  static std::map<ProductKey, std::unique_ptr<LtProduct>> products;
   std::lock_guard lock(mutex);
   std::unique_ptr<LtProduct>& p = products[key];
-  if (!p) p = describe(g, ctx);
+  if (!p) p = describe(g, key, ctx);
   return *p;
 }
 
@@ -236,38 +263,6 @@ std::string measure(const std::string& key, const StridedGemm& g, LtProduct& p, 
   return best;
 }
 
-// The numbers a tuning key is made of, as a map key: each call looks its choice up by these
-// (writing the text key costs more host time than a small product's launch).
-struct ProductKey {
-  int device, type, compute, trans_a, trans_b, m, n, k, batch, lda, ldb, ldc;
-  long long stride_a, stride_b, stride_c;
-  bool beta_zero;
-  std::uint32_t align_a, align_b, align_c;
-  auto operator<=>(const ProductKey&) const = default;
-};
-
-ProductKey product_key(const StridedGemm& g, Context& ctx) {
-  return {ctx.device(),
-          int(g.type),
-          int(g.compute),
-          int(g.trans_a),
-          int(g.trans_b),
-          g.m,
-          g.n,
-          g.k,
-          g.batch,
-          g.lda,
-          g.ldb,
-          g.ldc,
-          g.stride_a,
-          g.stride_b,
-          g.stride_c,
-          beta_is_zero(g),
-          alignment(g.a, g.stride_a, g),
-          alignment(g.b, g.stride_b, g),
-          alignment(g.c, g.stride_c, g)};
-}
-
 // A choice as it runs: cuBLAS's default (no product) or algorithm `index` of `product`; valid
 // while the tuning cache's generation is `generation`. Not `kept` when it is the default only
 // because nothing could be measured (under graph capture): the next call looks again.
@@ -280,12 +275,12 @@ struct Resolved {
 
 // The cached choice for `g` (measured first when there is none and the stream is not being
 // captured; cuBLAS's default under capture).
-Resolved resolve(const StridedGemm& g, Context& ctx) {
-  const std::string key = tuning_key(g, ctx);
-  std::optional<std::string> choice = tuned_choice(key);
+Resolved resolve(const StridedGemm& g, const ProductKey& key, Context& ctx) {
+  const std::string text = tuning_key(key);
+  std::optional<std::string> choice = tuned_choice(text);
   if (!choice) {
     if (ctx.capturing()) return {tuning_generation(), nullptr, 0, false};
-    choice = measure(key, g, lt_product(key, g, ctx), ctx);
+    choice = measure(text, g, lt_product(key, g, ctx), ctx);
   }
   // "lt<index>"; anything else (cuBLAS's default, or a value this version does not know from
   // a cache file) runs cuBLAS's default.
@@ -322,7 +317,7 @@ cublasStatus_t strided_batched_gemm(Context& ctx, cublasOperation_t trans_a,
     if (known) choice = it->second;
   }
   if (!known) {
-    choice = resolve(g, ctx);
+    choice = resolve(g, key, ctx);
     std::lock_guard lock(mutex);
     if (choice.kept) resolved[key] = choice;
   }

@@ -14,6 +14,7 @@
 #if STROP_HAVE_CUDA
 #include <cuda_runtime.h>
 
+#include "src/runtime/cuda_types.hpp"
 #include "src/runtime/strided_gemm.hpp"
 
 using namespace strop;
@@ -23,14 +24,6 @@ namespace {
 
 // strop's 16-bit types (cuda_fp16.h's ::half is visible here too).
 using GemmTypes = boost::mpl::list<float, double, strop::half, strop::bfloat16>;
-
-template <class T>
-cudaDataType_t data_type() {
-  if constexpr (std::is_same_v<T, strop::half>) return CUDA_R_16F;
-  if constexpr (std::is_same_v<T, strop::bfloat16>) return CUDA_R_16BF;
-  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
-  return CUDA_R_64F;
-}
 
 // double for double, float (fp32 sums) for the others, as cuBLAS takes the scalars.
 template <class T>
@@ -95,8 +88,8 @@ struct Problem {
                        c0.size() * sizeof(T), ctx);
     const ScaleOf<T> al = ScaleOf<T>(alpha), be = ScaleOf<T>(c.beta);
     return detail::strided_batched_gemm(
-        ctx, c.ta, c.tb, c.m, c.n, c.k, &al, da.data() + c.offset, data_type<T>(), lda, sa,
-        db.data() + c.offset, ldb, sb, &be, dc.data() + c.offset, ldc, sc, c.batch,
+        ctx, c.ta, c.tb, c.m, c.n, c.k, &al, da.data() + c.offset, detail::cuda_data_type<T>(), lda,
+        sa, db.data() + c.offset, ldb, sb, &be, dc.data() + c.offset, ldc, sc, c.batch,
         std::is_same_v<T, double> ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F);
   }
 
