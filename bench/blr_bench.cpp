@@ -45,6 +45,7 @@
 
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
+#include "operators/blr/blr_skinny_kernel.hpp"
 #include "src/runtime/strided_gemm.hpp"
 #endif
 
@@ -221,6 +222,7 @@ int main(int argc, char** argv) {
   double llama_b1024_min_speedup = 1e300, llama_b1_min_speedup = 1e300, b1_max_over_bound = 0;
   std::vector<double> monarch_speedups, blast_speedups;  // unfused / plan time at B = 1024
   std::vector<double> decode_speedups_b1;  // cuBLAS plan / decode kernel time at B = 1
+  std::vector<double> skinny_speedups_b1;  // cuBLAS plan / skinny path time at B = 1
   std::mt19937 gen(1);
   for (const Layer& l : kLayers) {
     if (!opt.layer.empty() && (l.model + "/" + l.name).find(opt.layer) == std::string::npos)
@@ -360,6 +362,11 @@ int main(int argc, char** argv) {
         if (batch <= detail::kDecodeMaxBatch)
           row16_raw((name + "_plan_decode").c_str(), r, b, params, intermediate,
                     time_path(detail::PlanPath::Decode));
+        if (batch <= detail::kSkinnyMaxTokens) {
+          const double t_skinny = time_path(detail::PlanPath::Skinny);
+          row16_raw((name + "_plan_skinny").c_str(), r, b, params, intermediate, t_skinny);
+          if (batch == 1) skinny_speedups_b1.push_back(t_cublas / t_skinny);
+        }
         return t_cublas;
       };
       // BLAST's coupling stage alone, Z2[o][t][:] = sum_i s_oi[t] Z1[t][i][:] over r rank
@@ -466,6 +473,7 @@ int main(int argc, char** argv) {
        << ", \"llama7b_b1_min_speedup_over_dense\": " << key(llama_b1_min_speedup)
        << ", \"b1_max_time_over_bound\": " << key(b1_max_over_bound)
        << ", \"b1_decode_over_cublas_plan_median\": " << key(bench::median_of(decode_speedups_b1))
+       << ", \"b1_cublas_plan_over_skinny_median\": " << key(bench::median_of(skinny_speedups_b1))
        << "}\n";
   return 0;
 }

@@ -7,12 +7,20 @@
 // accumulators, a grid-wide barrier separates the stages, and the block that completes a
 // row set of the last stage writes it to Y.
 #include <array>
+#include <optional>
 
+#include "operators/blr/blr_decode_kernel.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_gemm_plan.hpp"
 #include "strop/core/context.hpp"
 
 namespace strop::detail {
+
+// A GEMM step as a stage C(row, token) = sum_k W(row, k) act(k, token) whose weights (the
+// operand that is neither a signal nor a workspace) have their output rows contiguous; none
+// for other steps (A^T plans read their weights along the other direction). Fills every
+// field but the launch's (entries and after).
+std::optional<DecodeStage> decode_stage_of(const PlanGemm& g);
 
 // Whether the decode kernel runs this plan: at most kDecodeMaxBatch signals, GEMM steps
 // only (no permutation), and in each stage the weights' output rows contiguous in memory

@@ -24,9 +24,9 @@ DecodeOperand operand_of(const PlanOperand& p) {
   return {static_cast<int>(p.array), p.offset, p.stride};
 }
 
-// The stage of a GEMM step whose weights (the operand that is not a signal or workspace)
-// have their output rows contiguous; none for other steps.
-std::optional<DecodeStage> stage_of(const PlanGemm& g) {
+}  // namespace
+
+std::optional<DecodeStage> decode_stage_of(const PlanGemm& g) {
   DecodeStage s;
   const bool weights_a = !is_activation(g.a.array), weights_b = !is_activation(g.b.array);
   const bool writes_workspace_or_y =
@@ -58,14 +58,12 @@ std::optional<DecodeStage> stage_of(const PlanGemm& g) {
   return s;
 }
 
-}  // namespace
-
 bool blr_decode_takes(const BlrGemmPlan& plan, Index batch) {
   if (batch < 1 || batch > kDecodeMaxBatch || plan.steps.size() > std::size_t(kDecodeMaxStages))
     return false;
   for (const PlanStep& step : plan.steps) {
     const auto* g = std::get_if<PlanGemm>(&step);
-    if (g == nullptr || !stage_of(*g)) return false;
+    if (g == nullptr || !decode_stage_of(*g)) return false;
   }
   return true;
 }
@@ -88,7 +86,7 @@ void blr_decode_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
   }
   for (const PlanStep& step : plan.steps) {
     const auto& g = std::get<PlanGemm>(step);
-    DecodeStage s = *stage_of(g);
+    DecodeStage s = *decode_stage_of(g);
     s.entries = g.batch;  // launch_blr_decode cuts the entries into row groups and items
     a.stages[a.count++] = s;
   }

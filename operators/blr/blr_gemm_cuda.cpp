@@ -14,6 +14,7 @@
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_gemm_plan.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
+#include "operators/blr/blr_skinny.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_types.hpp"
 #include "runtime/rounded_words.hpp"
@@ -227,6 +228,11 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   }
   require<DeviceError>(path != PlanPath::Fused, Operator::type_name,
                        ": the fused path needs half or bfloat16 signals");
+  const bool skinny = path == PlanPath::Skinny;
+  require<DeviceError>(
+      !skinny || (!std::is_same_v<Storage, double> && blr_skinny_takes(plan, X.cols)),
+      Operator::type_name, ": the skinny path needs at most ", kSkinnyMaxTokens,
+      " float, half or bfloat16 signals and A (not A^T)");
   // Z1 and Z2 in one stream-ordered allocation (each costs the host a few microseconds), Z2
   // from a 16-byte boundary.
   const Index z1_padded =
@@ -234,6 +240,11 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   Buffer<Storage> z(z1_padded + plan.z2_size, MemorySpace::Device, ctx);
   set(PlanArray::Z1, z.data());
   set(PlanArray::Z2, z.data() + z1_padded);
+  if (skinny) {
+    if constexpr (!std::is_same_v<Storage, double>)
+      blr_skinny_run<Storage>(plan, base, X.cols, float(alpha), float(beta), ctx);
+    return;
+  }
   for (const PlanStep& step : plan.steps) {
     if (const auto* g = std::get_if<PlanGemm>(&step)) {
       run_gemm<Storage>(*g, base, alpha, beta, ctx);

@@ -26,9 +26,11 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 // context's stream is captured into a CUDA graph cuBLAS replays faster, so Auto takes it then,
 // except on the large layers where the decode kernel replays faster (decode_replays_faster).
 // Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals),
-// Fused: the fused kernel (blr_fused.hpp; half or bfloat16 signals), DeviceError where they do
-// not apply. (Benchmarks and tests pick.)
-enum class PlanPath { Auto, Gemm, Decode, Fused };
+// Fused: the fused kernel (blr_fused.hpp; half or bfloat16 signals), Skinny: one launch of our
+// skinny kernel per stage, chained by programmatic dependent launch (blr_skinny.hpp; up to
+// kSkinnyMaxTokens float, half or bfloat16 signals, A not A^T); DeviceError where they do not
+// apply. (Benchmarks and tests pick.)
+enum class PlanPath { Auto, Gemm, Decode, Fused, Skinny };
 inline constexpr Index kDecodeMaxBatch = 8;
 // On an H100 (bench/NOTES-blr.md, session 15) the decode kernel beat the cuBLAS plans by a
 // median 1.2-1.5x at 1 and 2 signals, tied at 4 and lost at 8 (CUDA-core sums).

@@ -8,6 +8,7 @@
 #include "gpu_reference.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
+#include "operators/blr/blr_skinny_kernel.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -161,14 +162,19 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfT
 }
 
 using DecodeTypes = boost::mpl::list<float, half, bfloat16>;
-BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
-  // The one-launch decode kernel (operators/blr/blr_decode.cu), forced, against the float CPU
-  // application to the same (representable) values: every grid shape (ragged row groups
-  // included), both layouts, padded leading dimensions, 1 to 8 tokens, alpha = 0.5 and
-  // beta = -2 (beta = 0 once), Monarch (a first stage of all output blocks per input block), BLAST
-  // (three stages) and LowRank.
+BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes) {
+  // The few-token paths, forced, against the float CPU application to the same
+  // (representable) values: the one-launch decode kernel (operators/blr/blr_decode.cu, 1 to
+  // 8 tokens) and the skinny stages chained by programmatic dependent launch
+  // (operators/blr/blr_skinny.cu, 1 to 16 tokens: every kernel width, the depth split over
+  // clusters where the entries are few, BLAST's coupling folded). Every grid shape (ragged
+  // row groups and column tiles included), both layouts, padded leading dimensions,
+  // alpha = 0.5 and beta = -2 (beta = 0 once), Monarch (a first stage of all output blocks per
+  // input block), BLAST (three stages) and LowRank.
   std::mt19937 gen(53);
-  // 16-bit: the values and the output rounded to 16 bits (intermediates stay in fp32).
+  using detail::PlanPath;
+  // 16-bit: the values and the output rounded to 16 bits (the decode path keeps its
+  // intermediates in fp32; the skinny path rounds them to 16 bits, as the cuBLAS plans do).
   double rounding = 0;
   if constexpr (is_reduced_precision_v<S>) rounding = 8 * unit_roundoff_v<S>;
   // Besides the common shapes, deep ranks: the last stage's k split over many blocks (added
@@ -177,9 +183,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
   std::vector<Shape> shapes = kShapes;
   shapes.push_back({1024, 512, 4, 4, 1000});
   shapes.push_back({600, 300, 3, 3, 700});
+  for (PlanPath path : {PlanPath::Decode, PlanPath::Skinny})
   for (const Shape& s : shapes)
     for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
-      for (Index batch : {1, 2, 3, 5, 8}) {
+      for (Index batch : {1, 2, 3, 5, 8, 16}) {
+        if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
         const auto M =
             Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
         const auto B =
@@ -199,11 +207,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
           detail::blr_plan_apply_device<S>(A, Op::NoTrans,
                                            xd.view().row_block(0, s.cols).col_block(0, batch),
                                            yd.view().row_block(0, s.rows).col_block(0, batch), 0.5f,
-                                           beta, default_context(), detail::PlanPath::Decode);
+                                           beta, default_context(), path);
           const HostMatrix<float> got = yd.to_host().template cast<float>();
-          BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
-                                  << "x" << s.col_blocks << " rank " << s.rank << ", "
-                                  << to_string(layout) << ", B = " << batch) {
+          BOOST_TEST_CONTEXT((path == PlanPath::Decode ? "decode " : "skinny ")
+                             << name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
+                             << "x" << s.col_blocks << " rank " << s.rank << ", "
+                             << to_string(layout) << ", B = " << batch) {
             const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
             BOOST_TEST(relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)),
                                       expected) <= bound);
@@ -220,20 +229,67 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_path_matches_cpu, S, DecodeTypes) {
         check(B, "blast");
         check(L, "lowrank");
       }
-  // Where the decode kernel does not apply, forcing it is a DeviceError (the default path
-  // then runs cuBLAS): A^T, and more than 8 tokens.
+  // Where a path does not apply, forcing it is a DeviceError (the default path then runs
+  // cuBLAS): A^T, and more than 8 (decode) or 16 (skinny) tokens.
   const auto A = Blast<float>::random(64, 64, 4, 4, 3, gen);
   const DeviceMatrix<S> x1 = to_device(HostMatrix<S>(random_matrix<float>(64, 1).cast<S>()));
   DeviceMatrix<S> y1 = to_device(HostMatrix<S>(random_matrix<float>(64, 1).cast<S>()));
-  BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(A, Op::Trans, x1.view(), y1.view(), 1.0f, 0.0f,
-                                                     default_context(), detail::PlanPath::Decode),
-                    DeviceError);
-  const DeviceMatrix<S> x9 = to_device(HostMatrix<S>(random_matrix<float>(64, 9).cast<S>()));
-  DeviceMatrix<S> y9 = to_device(HostMatrix<S>(random_matrix<float>(64, 9).cast<S>()));
-  BOOST_CHECK_THROW(
-      detail::blr_plan_apply_device<S>(A, Op::NoTrans, x9.view(), y9.view(), 1.0f, 0.0f,
-                                       default_context(), detail::PlanPath::Decode),
-      DeviceError);
+  for (PlanPath path : {PlanPath::Decode, PlanPath::Skinny}) {
+    BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(A, Op::Trans, x1.view(), y1.view(), 1.0f,
+                                                       0.0f, default_context(), path),
+                      DeviceError);
+    const Index too_many = path == PlanPath::Decode ? 9 : 17;
+    const DeviceMatrix<S> xn =
+        to_device(HostMatrix<S>(random_matrix<float>(64, too_many).cast<S>()));
+    DeviceMatrix<S> yn = to_device(HostMatrix<S>(random_matrix<float>(64, too_many).cast<S>()));
+    BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(A, Op::NoTrans, xn.view(), yn.view(), 1.0f,
+                                                       0.0f, default_context(), path),
+                      DeviceError);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(skinny_layers_chained_without_syncs_match_cpu) {
+  // Llama-7B-sized layers (4096 x 4096: Monarch 16 x 16 of rank 64 per block, BLAST 16 x 16
+  // of rank 1024, LowRank of rank 1024) applied one after the other by the skinny path with
+  // no synchronization between them, each layer's output the next one's input: every stage
+  // starts while the previous kernel runs and reads its weights before it waits, so a stage
+  // that read its activations or wrote its output too early shows here. Two rounds, the
+  // second into the same buffers (which the first round's last kernels may still be reading
+  // when the second starts). bf16, 2 tokens, against the float CPU chain.
+  Context& ctx = default_context();
+  std::mt19937 gen(71);
+  const Index n = 4096, tokens = 2;
+  const auto M = Monarch<float>::random(n, n, 16, 16, 64, gen);
+  const auto B = Blast<float>::random(n, n, 16, 16, 1024, gen);
+  const auto L = LowRank<float>::random(n, n, 1024, gen);
+  const HostMatrix<bfloat16> xs = random_matrix<float>(n, tokens).cast<bfloat16>();
+  HostMatrix<float> expected = xs.cast<float>();
+  for (int round = 0; round < 2; ++round) {
+    auto layer = [&](const auto& A) {
+      // Each layer's input rounded to bf16 as the GPU holds it.
+      const HostMatrix<float> in = expected.cast<bfloat16>().cast<float>();
+      HostMatrix<float> out = HostMatrix<float>::Zero(n, tokens);
+      A.apply(Op::NoTrans, view(in), view(out), 1.0f, 0.0f);
+      expected = out;
+    };
+    layer(M), layer(B), layer(L);
+  }
+  const DeviceMatrix<bfloat16> x = to_device(xs);
+  DeviceMatrix<bfloat16> y1(n, tokens, Layout::ColMajor, ctx), y2(n, tokens, Layout::ColMajor, ctx),
+      y3(n, tokens, Layout::ColMajor, ctx);
+  using detail::PlanPath;
+  for (int round = 0; round < 2; ++round) {
+    const ConstView<bfloat16> in = round == 0 ? ConstView<bfloat16>(x.view()) : y3.view();
+    // (round 1 reads y3 into y1: y3 is then rewritten by the last layer)
+    detail::blr_plan_apply_device<bfloat16>(M, Op::NoTrans, in, y1.view(), 1.0f, 0.0f, ctx,
+                                            PlanPath::Skinny);
+    detail::blr_plan_apply_device<bfloat16>(B, Op::NoTrans, y1.view(), y2.view(), 1.0f, 0.0f, ctx,
+                                            PlanPath::Skinny);
+    detail::blr_plan_apply_device<bfloat16>(L, Op::NoTrans, y2.view(), y3.view(), 1.0f, 0.0f, ctx,
+                                            PlanPath::Skinny);
+  }
+  BOOST_TEST(relative_error(HostMatrix<float>(y3.to_host().template cast<float>()), expected) <=
+             16 * unit_roundoff_v<bfloat16>);
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(fused_path_matches_cpu, S, HalfTypes) {
@@ -385,13 +441,16 @@ BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
   const auto monarch = Monarch<float>::random(96, 64, 4, 4, 5, gen);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   using detail::PlanPath;
-  for (PlanPath path : {PlanPath::Auto, PlanPath::Gemm, PlanPath::Fused, PlanPath::Decode})
+  for (PlanPath path :
+       {PlanPath::Auto, PlanPath::Gemm, PlanPath::Fused, PlanPath::Decode, PlanPath::Skinny})
     for (Index batch : {1, 40}) {
       if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
-      const char* path_name = path == PlanPath::Auto    ? "auto"
-                              : path == PlanPath::Gemm  ? "cuBLAS"
-                              : path == PlanPath::Fused ? "fused"
-                                                        : "decode";
+      if (path == PlanPath::Skinny && batch > detail::kSkinnyMaxTokens) continue;
+      const char* path_name = path == PlanPath::Auto     ? "auto"
+                              : path == PlanPath::Gemm   ? "cuBLAS"
+                              : path == PlanPath::Fused  ? "fused"
+                              : path == PlanPath::Decode ? "decode"
+                                                         : "skinny";
       auto check = [&](const auto& A, const char* name, Index signals) {
         const HostMatrix<bfloat16> xs =
             random_matrix<float>(A.cols(), signals).template cast<bfloat16>();

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Session 29's GPU calls: the skinny path of the BLR plans (operators/blr/blr_skinny.cu).
+#   PART=quick bash bench/probes/session29-run.sh OUT  # build; gpu_blr (SUITES); blr_bench
+#       graph replay and per call on LAYER (default Llama-7B) at 1-16 tokens
+#   PART=tests: every GPU suite that c7f76da and this session touch (SUITES), then gpu_blr with
+#       STROP_TUNE=1
+#   PART=bench: blr_bench over every layer at BATCHES, graph replay and per call
+set -uo pipefail
+out=${1:?OUT}
+tag=${TAG:--session29}
+dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DSTROP_BUILD_EXAMPLES=OFF >/dev/null
+start=$(date +%s)
+cmake --build build-gpu -j 16 --target ${TARGETS:-strop_gpu_tests blr_bench} 2>&1 |
+  grep -E "error|warning" | head -30
+echo "build: $(($(date +%s) - start)) s"
+tests=./build-gpu/tests/strop_gpu_tests
+run_tests() {  # suites, log name, [env]
+  local start=$(date +%s)
+  env ${3:-} timeout ${TEST_TIMEOUT:-300} $tests --run_test="$1" --report_level=short \
+    --log_level=error >"$out/gpu-tests$tag-$2-$dev.log" 2>&1
+  echo "gpu tests ($1${3:+, $3}) exit code: $? ($(($(date +%s) - start)) s)" |
+    tee -a "$out/gpu-tests$tag-$2-$dev.log"
+  tail -4 "$out/gpu-tests$tag-$2-$dev.log"
+}
+bench() {  # name, extra arguments
+  local start=$(date +%s)
+  timeout ${BENCH_TIMEOUT:-200} ./build-gpu/bench/blr_bench --reps 20 "${@:2}" --csv /dev/null \
+    --csv16 "$out/blr16-bench$tag-$1-$dev.csv" --json "$out/blr-summary$tag-$1-$dev.json" \
+    >/dev/null 2>&1
+  echo "blr_bench $1: exit code $? ($(($(date +%s) - start)) s)"
+  cat "$out/blr-summary$tag-$1-$dev.json"
+}
+summarize() {  # csv: plan paths at few tokens, us
+  python3 - "$1" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))][1:]
+t = {(r[0], r[1], r[4], int(r[7])): (float(r[8]), float(r[9]), float(r[10])) for r in rows}
+for (m, l, s, b), (tp, td, tb) in sorted(t.items()):
+    if not s.endswith('_plan_skinny'): continue
+    base = s[:-len('_plan_skinny')]
+    cub = t.get((m, l, base + '_plan_cublas', b), (float('nan'),))[0]
+    dec = t.get((m, l, base + '_plan_decode', b), (float('nan'),))[0]
+    print(f"{m:12s} {l:8s} {base:8s} B={b:2d} skinny {tp*1e6:6.1f} cublas {cub*1e6:6.1f} "
+          f"decode {dec*1e6:6.1f} dense {td*1e6:6.1f} bound {tb*1e6:5.1f} us  "
+          f"cublas/skinny {cub/tp:4.2f} skinny/bound {tp/tb:5.2f}")
+PY
+}
+case "${PART:-quick}" in
+quick)
+  run_tests "${SUITES:-gpu_blr}" blr
+  bench graph-quick --graph --layer "${LAYER:-Llama-7B}" --batches "${BATCHES:-1,2,4,8,16}"
+  summarize "$out/blr16-bench$tag-graph-quick-$dev.csv"
+  bench call-quick --layer "${LAYER:-Llama-7B}" --batches "${BATCHES:-1,2,4,8,16}"
+  summarize "$out/blr16-bench$tag-call-quick-$dev.csv"
+  ;;
+tests)
+  run_tests "${SUITES:-gpu_gemm_tuning:gpu_blr:gpu_stl:gpu_kron:gpu_ks:gpu_factorize}" all
+  run_tests gpu_blr blr-tuned STROP_TUNE=1
+  ;;
+bench)
+  bench graph --graph --batches "${BATCHES:-1,2,4,8,16,128,1024,4096}"
+  summarize "$out/blr16-bench$tag-graph-$dev.csv"
+  bench call --batches "${BATCHES:-1,2,4,8,16,128,1024,4096}"
+  summarize "$out/blr16-bench$tag-call-$dev.csv"
+  ;;
+esac
