@@ -48,6 +48,16 @@ for (m, l, s, b), (tp, td, tb) in sorted(t.items()):
 PY
 }
 case "${PART:-quick}" in
+probe)
+  # STROP_SKINNY_PROBE=rows per warp turn, blocks per multiprocessor, PDL (temporary switch)
+  run_tests "${SUITES:-gpu_blr}" blr
+  for v in ${VARIANTS:-8,1,1 8,1,0 16,1,1 8,2,1 16,2,1}; do
+    STROP_SKINNY_PROBE=$v bench "graph-probe-$v" --graph --layer "${LAYER:-Llama-7B}" \
+      --batches "${BATCHES:-1,2}" >/dev/null
+    echo "== variant $v (rows, blocks/SM, PDL)"
+    summarize "$out/blr16-bench$tag-graph-probe-$v-$dev.csv"
+  done
+  ;;
 quick)
   run_tests "${SUITES:-gpu_blr}" blr
   bench graph-quick --graph --layer "${LAYER:-Llama-7B}" --batches "${BATCHES:-1,2,4,8,16}"

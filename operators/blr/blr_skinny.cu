@@ -19,6 +19,8 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "operators/blr/blr_skinny_kernel.hpp"
 #include "operators/blr/weight_words.cuh"
@@ -33,8 +35,6 @@ namespace cg = cooperative_groups;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kRowsPerTurn = 8;                    // rows a warp has in flight
-constexpr int kTurnRows = kWarps * kRowsPerTurn;   // rows a block takes per turn
 constexpr int kStagedValues = 4096;                // fp32 activations staged at a time
 constexpr int kMaxSplit = 8;                       // portable cluster size
 
@@ -92,8 +92,9 @@ __device__ __forceinline__ float activation(const SkinnyStage& g, long long e, i
 
 // grid: (split, column tiles, entries); the blocks of one (tile, entry) form a cluster when
 // split > 1. `vector`: every lane's C weights are one aligned load.
-template <class DS, int TOK>
+template <class DS, int TOK, int kRowsPerTurn>
 __global__ void __launch_bounds__(kThreads, 2) blr_skinny_kernel(const SkinnyStage g, bool vector) {
+  constexpr int kTurnRows = kWarps * kRowsPerTurn;  // rows a block takes per turn
   constexpr int C = columns_per_lane<DS, TOK>();
   constexpr int kTile = 32 * C;
   extern __shared__ float4 shared_words[];
@@ -226,8 +227,22 @@ bool aligned(const void* p, std::size_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-template <class DS, int TOK>
+struct Probe {
+  int rows = 8, blocks_per_sm = 1, pdl = 1;
+};
+const Probe& probe() {
+  static const Probe p = [] {
+    Probe q;
+    if (const char* e = std::getenv("STROP_SKINNY_PROBE"))
+      std::sscanf(e, "%d,%d,%d", &q.rows, &q.blocks_per_sm, &q.pdl);
+    return q;
+  }();
+  return p;
+}
+
+template <class DS, int TOK, int kRowsPerTurn>
 void launch(const SkinnyStage& g, cudaStream_t stream) {
+  constexpr int kTurnRows = kWarps * kRowsPerTurn;
   constexpr int C = columns_per_lane<DS, TOK>();
   constexpr int kTile = 32 * C;
   const long long tiles = (g.columns + kTile - 1) / kTile;
@@ -237,7 +252,7 @@ void launch(const SkinnyStage& g, cudaStream_t stream) {
   // keeps at least one turn. (A multiprocessor holds two blocks: the other place is for the
   // next stage's blocks, which start reading their weights while this stage runs.)
   const long long turns = (g.depth + kTurnRows - 1) / kTurnRows;
-  const long long target = multiprocessors();
+  const long long target = (long long)probe().blocks_per_sm * multiprocessors();
   int split = 1;
   while (split < kMaxSplit && clusters_supported() && tiles * g.entries * split < target && turns >= 2 * split)
     split *= 2;
@@ -249,7 +264,7 @@ void launch(const SkinnyStage& g, cudaStream_t stream) {
   cudaLaunchConfig_t config = {};
   cudaLaunchAttribute attributes[2];
   attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attributes[0].val.programmaticStreamSerializationAllowed = 1;
+  attributes[0].val.programmaticStreamSerializationAllowed = probe().pdl;
   attributes[1].id = cudaLaunchAttributeClusterDimension;
   attributes[1].val.clusterDim.x = unsigned(split);
   attributes[1].val.clusterDim.y = 1;
@@ -260,7 +275,7 @@ void launch(const SkinnyStage& g, cudaStream_t stream) {
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = split > 1 ? 2 : 1;
-  check_cuda(cudaLaunchKernelEx(&config, blr_skinny_kernel<DS, TOK>, g, vector),
+  check_cuda(cudaLaunchKernelEx(&config, blr_skinny_kernel<DS, TOK, kRowsPerTurn>, g, vector),
              "blr skinny stage");
   check_launch("blr skinny stage");
 }
@@ -274,11 +289,15 @@ void launch_blr_skinny(const SkinnyStage& g, Context& ctx) {
                        "blr skinny stage: 1 to ", kSkinnyMaxTokens, " tokens");
   if (g.entries == 0 || g.columns == 0) return;
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
-  if (g.tokens == 1) return launch<DS, 1>(g, stream);
-  if (g.tokens == 2) return launch<DS, 2>(g, stream);
-  if (g.tokens <= 4) return launch<DS, 4>(g, stream);
-  if (g.tokens <= 8) return launch<DS, 8>(g, stream);
-  launch<DS, 16>(g, stream);
+  if (probe().rows == 16) {
+    if (g.tokens == 1) return launch<DS, 1, 16>(g, stream);
+    if (g.tokens == 2) return launch<DS, 2, 16>(g, stream);
+  }
+  if (g.tokens == 1) return launch<DS, 1, 8>(g, stream);
+  if (g.tokens == 2) return launch<DS, 2, 8>(g, stream);
+  if (g.tokens <= 4) return launch<DS, 4, 8>(g, stream);
+  if (g.tokens <= 8) return launch<DS, 8, 8>(g, stream);
+  launch<DS, 16, 8>(g, stream);
 }
 
 template void launch_blr_skinny<float>(const SkinnyStage&, Context&);

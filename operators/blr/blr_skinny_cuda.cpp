@@ -59,19 +59,23 @@ void blr_skinny_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
   std::vector<SkinnyStage> stages;
   for (const PlanStep& step : plan.steps) {
     const auto& g = std::get<PlanGemm>(step);
-    SkinnyStage s = stage_of(g, *decode_stage_of(g), base, sizeof(Storage), batch);
-    if (g.c.array == PlanArray::Y) s.alpha = alpha, s.beta = beta;
-    if (!stages.empty() && reads_output_of(s, stages.back())) {
-      // G_p(q, e) = W_p(q, e) and Z_p(i, q) = S_p(i, q) of the coupling step, which no
-      // longer runs on its own.
-      const SkinnyStage& coupling = stages.back();
-      s.coupling = coupling.w;
-      s.coupled = coupling.s;
-      s.coupling_depth = int(coupling.depth);
-      stages.back() = s;
-    } else {
-      stages.push_back(s);
-    }
+    stages.push_back(stage_of(g, *decode_stage_of(g), base, sizeof(Storage), batch));
+    if (g.c.array == PlanArray::Y) stages.back().alpha = alpha, stages.back().beta = beta;
+  }
+  // Fold from the last stage back, one level deep: BLAST's coupling goes into its last stage
+  // (its first stage, small as it may be, then stays a stage of its own).
+  for (std::size_t k = stages.size() - 1; k >= 1; --k) {
+    SkinnyStage& next = stages[k];
+    const SkinnyStage& prev = stages[k - 1];
+    if (next.coupling_depth > 0 || prev.coupling_depth > 0 || !reads_output_of(next, prev))
+      continue;
+    // G_p(q, e) = W_p(q, e) and Z_p(i, q) = S_p(i, q) of the small product, which no longer
+    // runs on its own.
+    next.coupling = prev.w;
+    next.coupled = prev.s;
+    next.coupling_depth = int(prev.depth);
+    stages.erase(stages.begin() + std::ptrdiff_t(k - 1));
+    if (--k == 0) break;
   }
   for (const SkinnyStage& s : stages)
     launch_blr_skinny<Storage>(s, ctx);
