@@ -228,11 +228,15 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   }
   require<DeviceError>(path != PlanPath::Fused, Operator::type_name,
                        ": the fused path needs half or bfloat16 signals");
-  const bool skinny = path == PlanPath::Skinny;
-  require<DeviceError>(
-      !skinny || (!std::is_same_v<Storage, double> && blr_skinny_takes(plan, X.cols)),
-      Operator::type_name, ": the skinny path needs at most ", kSkinnyMaxTokens,
-      " float, half or bfloat16 signals and A (not A^T)");
+  // Auto takes the skinny path where cuBLAS's kernels for a few tokens are slow (skinny_auto).
+  constexpr bool kLowRank = std::is_same_v<Operator, LowRank<T>>;
+  const bool skinny_applies =
+      !std::is_same_v<Storage, double> && blr_skinny_takes(plan, X.cols);
+  const bool skinny = path == PlanPath::Skinny ||
+                      (path == PlanPath::Auto && !kLowRank && skinny_auto(X.cols) && skinny_applies);
+  require<DeviceError>(!skinny || skinny_applies, Operator::type_name,
+                       ": the skinny path needs at most ", kSkinnyMaxTokens,
+                       " float, half or bfloat16 signals and A (not A^T)");
   // Z1 and Z2 in one stream-ordered allocation (each costs the host a few microseconds), Z2
   // from a 16-byte boundary.
   const Index z1_padded =

@@ -22,7 +22,8 @@ template <class Storage>
 bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 
 // How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
-// double) for up to kDecodeAutoBatch signals, one cuBLAS call per stage otherwise. While the
+// double) for up to kDecodeAutoBatch signals, the skinny path where skinny_auto says so, one
+// cuBLAS call per stage otherwise. While the
 // context's stream is captured into a CUDA graph cuBLAS replays faster, so Auto takes it then,
 // except on the large layers where the decode kernel replays faster (decode_replays_faster).
 // Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals),
@@ -45,6 +46,17 @@ inline constexpr Index kDecodeAutoBatch = 2;
 inline bool decode_replays_faster(Index batch, std::size_t weight_bytes) {
   constexpr std::size_t MiB = std::size_t(1) << 20;
   return (batch == 2 && weight_bytes >= 12 * MiB) || (batch == 1 && weight_bytes >= 32 * MiB);
+}
+
+// Whether Auto runs a Monarch or BLAST plan for `batch` signals by the skinny path: at 3 and 4
+// signals, where cuBLAS's kernels take about as long as for 16. Measured on an H200 over the
+// Table 3 layers (bf16, bench/NOTES-blr.md, session 29), Auto's former choice (cuBLAS) / skinny,
+// medians: per call 1.49 and 1.69 at 3 (Monarch, BLAST), 1.34 and 1.48 at 4; graph replay 1.40
+// and 1.43 at 3, 0.95 and 1.09 at 4 (up to 1.43 on Llama-7B's gate_up and down). Not for
+// LowRank (one entry per stage, too few blocks: 0.9-0.96 against the best other path), nor at 1-2
+// signals (the decode kernel or cuBLAS is faster) or from 8 (cuBLAS is, 2-3x).
+inline bool skinny_auto(Index batch) {
+  return batch == 3 || batch == 4;
 }
 
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of

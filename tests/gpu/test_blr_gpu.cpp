@@ -54,11 +54,13 @@ BOOST_AUTO_TEST_CASE(blr_in_an_expression_on_the_device) {
 // The permutation-free GEMM plans (operators/blr/blr_gemm_plan.hpp, checked on the CPU in
 // tests/unit/test_blr_gemm_plan.cpp), run with cuBLAS.
 BOOST_AUTO_TEST_CASE_TEMPLATE(gemm_plans_match_cpu, T, RealTypes) {
+  // Auto's path: cuBLAS, the decode kernel (1 float signal) or the skinny path (3 float signals,
+  // Monarch and BLAST; double stays on cuBLAS).
   std::mt19937 gen(41);
   for (const Shape& s : kShapes)
     for (Op op : {Op::NoTrans, Op::Trans})
       for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
-        for (Index batch : {1, 7, 70}) {
+        for (Index batch : {1, 3, 7, 70}) {
           const auto M =
               Monarch<T>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
           const auto B = Blast<T>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
