@@ -4,7 +4,9 @@
 #       graph replay and per call on LAYER (default Llama-7B) at 1-16 tokens
 #   PART=tests: every GPU suite that c7f76da and this session touch (SUITES), then gpu_blr with
 #       STROP_TUNE=1
-#   PART=bench: blr_bench over every layer at BATCHES, graph replay and per call
+#   PART=bench: blr_bench over every layer at BATCHES, graph replay and per call (TESTS=1:
+#       gpu_blr first)
+#   PART=final: every suite (as PART=tests), then blr_bench at 1-16 tokens (graph, per call)
 set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:--session29}
@@ -62,6 +64,13 @@ quick)
 tests)
   run_tests "${SUITES:-gpu_gemm_tuning:gpu_blr:gpu_stl:gpu_kron:gpu_ks:gpu_factorize}" all
   run_tests gpu_blr blr-tuned STROP_TUNE=1
+  ;;
+final)
+  run_tests "${SUITES:-gpu_gemm_tuning:gpu_blr:gpu_stl:gpu_kron:gpu_ks:gpu_factorize}" all
+  run_tests gpu_blr blr-tuned STROP_TUNE=1
+  BENCH_TIMEOUT=${BENCH_TIMEOUT:-120}
+  bench graph --graph --batches "${BATCHES:-1,2,3,4,8,16}"
+  bench call --batches "${BATCHES:-1,2,3,4,8,16}"
   ;;
 bench)
   [ "${TESTS:-0}" = 1 ] && run_tests "${SUITES:-gpu_blr}" blr
