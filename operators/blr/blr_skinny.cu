@@ -34,8 +34,8 @@ namespace cg = cooperative_groups;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kStagedValues = 4096;                // fp32 activations staged at a time
-constexpr int kMaxSplit = 8;                       // portable cluster size
+constexpr int kStagedValues = 4096;  // fp32 activations staged at a time
+constexpr int kMaxSplit = 8;         // portable cluster size
 
 // Columns per lane: one 16-byte load, at most 64 accumulators per thread.
 template <class DS, int TOK>
@@ -79,8 +79,7 @@ __device__ __forceinline__ float value_at(const SkinnyOperand& o, long long e, l
 
 // S_e(i, p): read, or computed from the folded coupling.
 template <class DS>
-__device__ __forceinline__ float activation(const SkinnyStage& g, long long e, int i,
-                                            long long p) {
+__device__ __forceinline__ float activation(const SkinnyStage& g, long long e, int i, long long p) {
   if (g.coupling_depth == 0) return value_at<DS>(g.s, e, i, p);
   float sum = 0;
 #pragma unroll 8
@@ -240,10 +239,10 @@ void launch(const SkinnyStage& g, cudaStream_t stream) {
   const long long turns = (g.depth + kTurnRows - 1) / kTurnRows;
   const long long target = multiprocessors();
   int split = 1;
-  while (split < kMaxSplit && clusters_supported() && tiles * g.entries * split < target && turns >= 2 * split)
+  while (split < kMaxSplit && clusters_supported() && tiles * g.entries * split < target &&
+         turns >= 2 * split)
     split *= 2;
-  const bool vector = aligned(g.w.data, C * sizeof(DS)) && g.w.entry % C == 0 &&
-                      g.w.row % C == 0;
+  const bool vector = aligned(g.w.data, C * sizeof(DS)) && g.w.entry % C == 0 && g.w.row % C == 0;
   const std::size_t shared =
       sizeof(float) * std::max<std::size_t>(kStagedValues, std::size_t(kWarps / 2) * TOK * kTile);
 
@@ -271,8 +270,8 @@ void launch(const SkinnyStage& g, cudaStream_t stream) {
 template <class Storage>
 void launch_blr_skinny(const SkinnyStage& g, Context& ctx) {
   using DS = DeviceScalar<Storage>;
-  require<DeviceError>(g.tokens >= 1 && g.tokens <= kSkinnyMaxTokens,
-                       "blr skinny stage: 1 to ", kSkinnyMaxTokens, " tokens");
+  require<DeviceError>(g.tokens >= 1 && g.tokens <= kSkinnyMaxTokens, "blr skinny stage: 1 to ",
+                       kSkinnyMaxTokens, " tokens");
   if (g.entries == 0 || g.columns == 0) return;
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   // Rows in flight per warp: 16 where the registers allow (1-2 tokens: 25 % faster than 8 on

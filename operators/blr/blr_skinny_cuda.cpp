@@ -34,10 +34,9 @@ SkinnyStage stage_of(const PlanGemm& g, const DecodeStage& d,
 // Whether `next` reads exactly what the small product `prev` writes, with prev's entries as
 // next's depth and prev's columns as next's entries: S_e(i, p) = C_p(i, e).
 bool reads_output_of(const SkinnyStage& next, const SkinnyStage& prev) {
-  return next.s.data == prev.c.data && next.s.col == prev.c.entry &&
-         next.s.entry == prev.c.col && next.s.row == prev.c.row && next.depth == prev.entries &&
-         next.entries == prev.columns && prev.depth <= kFoldMaxDepth && prev.alpha == 1.0f &&
-         prev.beta == 0.0f;
+  return next.s.data == prev.c.data && next.s.col == prev.c.entry && next.s.entry == prev.c.col &&
+         next.s.row == prev.c.row && next.depth == prev.entries && next.entries == prev.columns &&
+         prev.depth <= kFoldMaxDepth && prev.alpha == 1.0f && prev.beta == 0.0f;
 }
 
 }  // namespace
@@ -83,8 +82,8 @@ void blr_skinny_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
 
 template void blr_skinny_run<float>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
                                     Index, float, float, Context&);
-template void blr_skinny_run<half>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
-                                   Index, float, float, Context&);
+template void blr_skinny_run<half>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&, Index,
+                                   float, float, Context&);
 template void blr_skinny_run<bfloat16>(const BlrGemmPlan&, const std::array<char*, kPlanArrays>&,
                                        Index, float, float, Context&);
 

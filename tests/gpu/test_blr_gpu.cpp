@@ -186,51 +186,51 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
   shapes.push_back({1024, 512, 4, 4, 1000});
   shapes.push_back({600, 300, 3, 3, 700});
   for (PlanPath path : {PlanPath::Decode, PlanPath::Skinny})
-  for (const Shape& s : shapes)
-    for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
-      for (Index batch : {1, 2, 3, 5, 8, 16}) {
-        if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
-        const auto M =
-            Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
-        const auto B =
-            Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
-        const auto L = LowRank<float>::random(s.rows, s.cols, s.rank, gen);
-        const float beta = batch == 3 ? 0.0f : -2.0f;
-        // Three spare rows (ColMajor) or columns (RowMajor) of padding around the views.
-        const HostMatrix<S> xs = random_matrix<float>(s.cols + 3, batch + 3).cast<S>();
-        const HostMatrix<S> y0s = random_matrix<float>(s.rows + 3, batch + 3).cast<S>();
-        auto check = [&](const auto& A, const char* name) {
-          HostMatrix<float> expected = y0s.topLeftCorner(s.rows, batch).template cast<float>();
-          A.apply(Op::NoTrans,
-                  view(HostMatrix<float>(xs.topLeftCorner(s.cols, batch).template cast<float>())),
-                  view(expected), 0.5f, beta);
-          const DeviceMatrix<S> xd = to_device(xs, layout);
-          DeviceMatrix<S> yd = to_device(y0s, layout);
-          detail::blr_plan_apply_device<S>(A, Op::NoTrans,
-                                           xd.view().row_block(0, s.cols).col_block(0, batch),
-                                           yd.view().row_block(0, s.rows).col_block(0, batch), 0.5f,
-                                           beta, default_context(), path);
-          const HostMatrix<float> got = yd.to_host().template cast<float>();
-          BOOST_TEST_CONTEXT((path == PlanPath::Decode ? "decode " : "skinny ")
-                             << name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
-                             << "x" << s.col_blocks << " rank " << s.rank << ", "
-                             << to_string(layout) << ", B = " << batch) {
-            const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
-            BOOST_TEST(relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)),
-                                      expected) <= bound);
-            // The padding is untouched.
-            BOOST_TEST(
-                relative_error(HostMatrix<float>(got.bottomRows(3)),
-                               HostMatrix<float>(y0s.bottomRows(3).template cast<float>())) == 0);
-            BOOST_TEST(relative_error(HostMatrix<float>(got.rightCols(3)),
-                                      HostMatrix<float>(y0s.rightCols(3).template cast<float>())) ==
-                       0);
-          }
-        };
-        check(M, "monarch");
-        check(B, "blast");
-        check(L, "lowrank");
-      }
+    for (const Shape& s : shapes)
+      for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
+        for (Index batch : {1, 2, 3, 5, 8, 16}) {
+          if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
+          const auto M =
+              Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+          const auto B =
+              Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+          const auto L = LowRank<float>::random(s.rows, s.cols, s.rank, gen);
+          const float beta = batch == 3 ? 0.0f : -2.0f;
+          // Three spare rows (ColMajor) or columns (RowMajor) of padding around the views.
+          const HostMatrix<S> xs = random_matrix<float>(s.cols + 3, batch + 3).cast<S>();
+          const HostMatrix<S> y0s = random_matrix<float>(s.rows + 3, batch + 3).cast<S>();
+          auto check = [&](const auto& A, const char* name) {
+            HostMatrix<float> expected = y0s.topLeftCorner(s.rows, batch).template cast<float>();
+            A.apply(Op::NoTrans,
+                    view(HostMatrix<float>(xs.topLeftCorner(s.cols, batch).template cast<float>())),
+                    view(expected), 0.5f, beta);
+            const DeviceMatrix<S> xd = to_device(xs, layout);
+            DeviceMatrix<S> yd = to_device(y0s, layout);
+            detail::blr_plan_apply_device<S>(A, Op::NoTrans,
+                                             xd.view().row_block(0, s.cols).col_block(0, batch),
+                                             yd.view().row_block(0, s.rows).col_block(0, batch),
+                                             0.5f, beta, default_context(), path);
+            const HostMatrix<float> got = yd.to_host().template cast<float>();
+            BOOST_TEST_CONTEXT((path == PlanPath::Decode ? "decode " : "skinny ")
+                               << name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
+                               << "x" << s.col_blocks << " rank " << s.rank << ", "
+                               << to_string(layout) << ", B = " << batch) {
+              const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
+              BOOST_TEST(relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)),
+                                        expected) <= bound);
+              // The padding is untouched.
+              BOOST_TEST(
+                  relative_error(HostMatrix<float>(got.bottomRows(3)),
+                                 HostMatrix<float>(y0s.bottomRows(3).template cast<float>())) == 0);
+              BOOST_TEST(
+                  relative_error(HostMatrix<float>(got.rightCols(3)),
+                                 HostMatrix<float>(y0s.rightCols(3).template cast<float>())) == 0);
+            }
+          };
+          check(M, "monarch");
+          check(B, "blast");
+          check(L, "lowrank");
+        }
   // Where a path does not apply, forcing it is a DeviceError (the default path then runs
   // cuBLAS): A^T, and more than 8 (decode) or 16 (skinny) tokens.
   const auto A = Blast<float>::random(64, 64, 4, 4, 3, gen);
