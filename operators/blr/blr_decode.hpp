@@ -21,6 +21,8 @@ namespace strop::detail {
 // for other steps (A^T plans read their weights along the other direction). Fills every
 // field but the launch's (entries and after).
 std::optional<DecodeStage> decode_stage_of(const PlanGemm& g);
+// Whether every step of the plan is a GEMM step that decode_stage_of takes.
+bool every_step_is_a_decode_stage(const BlrGemmPlan& plan);
 
 // Whether the decode kernel runs this plan: at most kDecodeMaxBatch signals, GEMM steps
 // only (no permutation), and in each stage the weights' output rows contiguous in memory

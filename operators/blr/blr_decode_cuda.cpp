@@ -58,14 +58,17 @@ std::optional<DecodeStage> decode_stage_of(const PlanGemm& g) {
   return s;
 }
 
-bool blr_decode_takes(const BlrGemmPlan& plan, Index batch) {
-  if (batch < 1 || batch > kDecodeMaxBatch || plan.steps.size() > std::size_t(kDecodeMaxStages))
-    return false;
+bool every_step_is_a_decode_stage(const BlrGemmPlan& plan) {
   for (const PlanStep& step : plan.steps) {
     const auto* g = std::get_if<PlanGemm>(&step);
     if (g == nullptr || !decode_stage_of(*g)) return false;
   }
   return true;
+}
+
+bool blr_decode_takes(const BlrGemmPlan& plan, Index batch) {
+  return batch >= 1 && batch <= kDecodeMaxBatch &&
+         plan.steps.size() <= std::size_t(kDecodeMaxStages) && every_step_is_a_decode_stage(plan);
 }
 
 template <class Storage>

@@ -42,12 +42,7 @@ bool reads_output_of(const SkinnyStage& next, const SkinnyStage& prev) {
 }  // namespace
 
 bool blr_skinny_takes(const BlrGemmPlan& plan, Index batch) {
-  if (batch < 1 || batch > kSkinnyMaxTokens) return false;
-  for (const PlanStep& step : plan.steps) {
-    const auto* g = std::get_if<PlanGemm>(&step);
-    if (g == nullptr || !decode_stage_of(*g)) return false;
-  }
-  return true;
+  return batch >= 1 && batch <= kSkinnyMaxTokens && every_step_is_a_decode_stage(plan);
 }
 
 template <class Storage>
