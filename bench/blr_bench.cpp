@@ -334,8 +334,9 @@ int main(int argc, char** argv) {
         if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
       };
       // Each explicit path of the plan beside Auto's row (*_plan): one cuBLAS call per stage
-      // (rows *_plan_cublas), the fused kernel (*_plan_fused) and, for B <= 8, the decode
-      // kernel (*_plan_decode); returns the cuBLAS time.
+      // (rows *_plan_cublas), the fused kernel (*_plan_fused), for B <= 8 the decode kernel
+      // (*_plan_decode), for B < 8 cuBLAS on 8 padded signals (*_plan_cublas_padded), for
+      // B <= 16 the skinny stages (*_plan_skinny); returns the cuBLAS time.
       auto time_paths = [&](const auto& A, const std::string& name, Index r, Index b, Index params,
                             Index intermediate) {
         auto time_path = [&](detail::PlanPath path) {
@@ -362,6 +363,9 @@ int main(int argc, char** argv) {
         if (batch <= detail::kDecodeMaxBatch)
           row16_raw((name + "_plan_decode").c_str(), r, b, params, intermediate,
                     time_path(detail::PlanPath::Decode));
+        if (batch < detail::kPaddedSignals)
+          row16_raw((name + "_plan_cublas_padded").c_str(), r, b, params, intermediate,
+                    time_path(detail::PlanPath::GemmPadded));
         if (batch <= detail::kSkinnyMaxTokens) {
           const double t_skinny = time_path(detail::PlanPath::Skinny);
           row16_raw((name + "_plan_skinny").c_str(), r, b, params, intermediate, t_skinny);

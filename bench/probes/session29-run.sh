@@ -7,6 +7,7 @@
 #   PART=bench: blr_bench over every layer at BATCHES, graph replay and per call (TESTS=1:
 #       gpu_blr first)
 #   PART=final: every suite (as PART=tests), then blr_bench at 1-16 tokens (graph, per call)
+#   PART=padded: gpu_blr (tuning off and on), then blr_bench at 1-8 tokens (graph, per call)
 set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:--session29}
@@ -71,6 +72,13 @@ final)
   BENCH_TIMEOUT=${BENCH_TIMEOUT:-120}
   bench graph --graph --batches "${BATCHES:-1,2,3,4,8,16}"
   bench call --batches "${BATCHES:-1,2,3,4,8,16}"
+  ;;
+padded)
+  run_tests gpu_blr blr
+  run_tests gpu_blr blr-tuned STROP_TUNE=1
+  BENCH_TIMEOUT=${BENCH_TIMEOUT:-120}
+  bench graph --graph --batches "${BATCHES:-1,2,3,4,5,6,7,8}"
+  bench call --batches "${BATCHES:-1,2,3,4,5,6,7,8}"
   ;;
 bench)
   [ "${TESTS:-0}" = 1 ] && run_tests "${SUITES:-gpu_blr}" blr

@@ -276,6 +276,46 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y) {
   return (X.row_stride == 1 && Y.row_stride == 1) || (X.col_stride == 1 && Y.col_stride == 1);
 }
 
+namespace {
+
+// dst = src (same shape, any strides), one strided-copy kernel.
+template <class Storage>
+void copy_values(ConstView<Storage> src, MatrixView<Storage> dst, Context& ctx) {
+  StridedCopy c{};
+  c.src = src.data;
+  c.dst = dst.data;
+  const Index dims[4] = {1, 1, src.rows, src.cols};
+  const Index src_strides[4] = {0, 0, src.row_stride, src.col_stride};
+  const Index dst_strides[4] = {0, 0, dst.row_stride, dst.col_stride};
+  for (int d = 0; d < 4; ++d)
+    c.dims[d] = dims[d], c.src_strides[d] = src_strides[d], c.dst_strides[d] = dst_strides[d];
+  c.scaled = false;
+  strided_copy<Storage>(c, ctx);
+}
+
+// The cuBLAS plan on kPaddedSignals signals: X copied into the first columns of a padded
+// column-major copy (the other columns hold whatever the allocation held: every column of a
+// plan is computed on its own, so they only produce columns that are dropped), Y likewise
+// when beta reads it, and the result's first columns copied back.
+template <class Storage, class Operator>
+void run_padded(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
+                PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
+  const Index n = kPaddedSignals;
+  Buffer<Storage> xp(X.rows * n, MemorySpace::Device, ctx),
+      yp(Y.rows * n, MemorySpace::Device, ctx);
+  const MatrixView<Storage> x =
+      make_view(xp.data(), X.rows, n, Layout::ColMajor, MemorySpace::Device);
+  const MatrixView<Storage> y =
+      make_view(yp.data(), Y.rows, n, Layout::ColMajor, MemorySpace::Device);
+  copy_values<Storage>(X, x.col_block(0, X.cols), ctx);
+  if (beta != PlanScale<Storage>(0)) copy_values<Storage>(Y, y.col_block(0, Y.cols), ctx);
+  run_plan(plan_of(A, op, plan_signals<Storage>(x, y)), A, ConstView<Storage>(x), y, alpha, beta,
+           ctx, PlanPath::Gemm);
+  copy_values<Storage>(y.col_block(0, Y.cols), Y, ctx);
+}
+
+}  // namespace
+
 template <class Storage, class Operator>
 void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
                            PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx,
@@ -283,7 +323,13 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
   require<DeviceError>(blr_plan_takes(X, Y), Operator::type_name,
                        " (GEMM plan): X and Y must be device views with a unit stride on the same"
                        " side");
+  require<DeviceError>(path != PlanPath::GemmPadded || X.cols < kPaddedSignals, Operator::type_name,
+                       ": the padded cuBLAS path takes fewer than ", kPaddedSignals, " signals");
   if (Y.rows == 0 || Y.cols == 0) return;
+  const bool padded =
+      path == PlanPath::GemmPadded || (path == PlanPath::Auto && is_reduced_precision_v<Storage> &&
+                                       ctx.capturing() && pad_while_capturing(X.cols));
+  if (padded) return run_padded(A, op, X, Y, alpha, beta, ctx);
   run_plan(plan_of(A, op, plan_signals(X, Y)), A, X, Y, alpha, beta, ctx, path);
 }
 

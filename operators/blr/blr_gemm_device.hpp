@@ -23,7 +23,8 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 
 // How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
 // double) for up to kDecodeAutoBatch signals, the skinny path where skinny_auto says so, one
-// cuBLAS call per stage otherwise. While the
+// cuBLAS call per stage otherwise; while capturing, 16-bit signals of 2-7 pad to 8 signals
+// (pad_while_capturing). While the
 // context's stream is captured into a CUDA graph cuBLAS replays faster, so Auto takes it then,
 // except on the large layers where the decode kernel replays faster (decode_replays_faster).
 // Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals),
@@ -31,7 +32,15 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 // skinny kernel per stage, chained by programmatic dependent launch (blr_skinny.hpp; up to
 // kSkinnyMaxTokens float, half or bfloat16 signals, A not A^T); DeviceError where they do not
 // apply. (Benchmarks and tests pick.)
-enum class PlanPath { Auto, Gemm, Decode, Fused, Skinny };
+// GemmPadded: cuBLAS on kPaddedSignals signals, X and Y copied in and out (fewer signals only).
+enum class PlanPath { Auto, Gemm, Decode, Fused, Skinny, GemmPadded };
+// cuBLAS's kernels for 2-7 signals replay about twice as slow as for 8 (bench/NOTES-blr.md,
+// session 29), so while a graph is captured Auto runs 16-bit plans of 2-7 signals on 8: two
+// or three small copies more, which a replay pays far less for than a call does.
+inline constexpr Index kPaddedSignals = 8;
+inline bool pad_while_capturing(Index batch) {
+  return batch >= 2 && batch < kPaddedSignals;
+}
 inline constexpr Index kDecodeMaxBatch = 8;
 // On an H100 (bench/NOTES-blr.md, session 15) the decode kernel beat the cuBLAS plans by a
 // median 1.2-1.5x at 1 and 2 signals, tied at 4 and lost at 8 (CUDA-core sums).

@@ -167,9 +167,10 @@ using DecodeTypes = boost::mpl::list<float, half, bfloat16>;
 BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes) {
   // The few-token paths, forced, against the float CPU application to the same
   // (representable) values: the one-launch decode kernel (operators/blr/blr_decode.cu, 1 to
-  // 8 tokens) and the skinny stages chained by programmatic dependent launch
+  // 8 tokens), the skinny stages chained by programmatic dependent launch
   // (operators/blr/blr_skinny.cu, 1 to 16 tokens: every kernel width, the depth split over
-  // clusters where the entries are few, BLAST's coupling folded). Every grid shape (ragged
+  // clusters where the entries are few, BLAST's coupling folded) and the cuBLAS plan on
+  // signals padded to 8 (1 to 7 tokens). Every grid shape (ragged
   // row groups and column tiles included), both layouts, padded leading dimensions,
   // alpha = 0.5 and beta = -2 (beta = 0 once), Monarch (a first stage of all output blocks per
   // input block), BLAST (three stages) and LowRank.
@@ -185,11 +186,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
   std::vector<Shape> shapes = kShapes;
   shapes.push_back({1024, 512, 4, 4, 1000});
   shapes.push_back({600, 300, 3, 3, 700});
-  for (PlanPath path : {PlanPath::Decode, PlanPath::Skinny})
+  for (PlanPath path : {PlanPath::Decode, PlanPath::Skinny, PlanPath::GemmPadded})
     for (const Shape& s : shapes)
       for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
         for (Index batch : {1, 2, 3, 5, 8, 16}) {
           if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
+          if (path == PlanPath::GemmPadded && batch >= detail::kPaddedSignals) continue;
           const auto M =
               Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
           const auto B =
@@ -211,7 +213,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
                                              yd.view().row_block(0, s.rows).col_block(0, batch),
                                              0.5f, beta, default_context(), path);
             const HostMatrix<float> got = yd.to_host().template cast<float>();
-            BOOST_TEST_CONTEXT((path == PlanPath::Decode ? "decode " : "skinny ")
+            BOOST_TEST_CONTEXT((path == PlanPath::Decode   ? "decode "
+                                : path == PlanPath::Skinny ? "skinny "
+                                                           : "padded cuBLAS ")
                                << name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
                                << "x" << s.col_blocks << " rank " << s.rank << ", "
                                << to_string(layout) << ", B = " << batch) {
@@ -248,6 +252,22 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
                                                        0.0f, default_context(), path),
                       DeviceError);
   }
+  // The padded cuBLAS plan takes A^T (and 7 tokens at most).
+  const HostMatrix<S> x3 = random_matrix<float>(64, 3).cast<S>();
+  HostMatrix<float> expected = HostMatrix<float>::Zero(64, 3);
+  A.apply(Op::Trans, view(HostMatrix<float>(x3.template cast<float>())), view(expected), 1.0f,
+          0.0f);
+  const DeviceMatrix<S> x3d = to_device(x3);
+  DeviceMatrix<S> y3d(64, 3, Layout::ColMajor, default_context());
+  detail::blr_plan_apply_device<S>(A, Op::Trans, x3d.view(), y3d.view(), 1.0f, 0.0f,
+                                   default_context(), PlanPath::GemmPadded);
+  BOOST_TEST(relative_error(HostMatrix<float>(y3d.to_host().template cast<float>()), expected) <=
+             (rounding > 0 ? rounding : tolerance<float>(64)));
+  const DeviceMatrix<S> x8 = to_device(HostMatrix<S>(random_matrix<float>(64, 8).cast<S>()));
+  DeviceMatrix<S> y8(64, 8, Layout::ColMajor, default_context());
+  BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(A, Op::NoTrans, x8.view(), y8.view(), 1.0f,
+                                                     0.0f, default_context(), PlanPath::GemmPadded),
+                    DeviceError);
 }
 
 BOOST_AUTO_TEST_CASE(skinny_layers_chained_without_syncs_match_cpu) {
@@ -443,16 +463,18 @@ BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
   const auto monarch = Monarch<float>::random(96, 64, 4, 4, 5, gen);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   using detail::PlanPath;
-  for (PlanPath path :
-       {PlanPath::Auto, PlanPath::Gemm, PlanPath::Fused, PlanPath::Decode, PlanPath::Skinny})
-    for (Index batch : {1, 40}) {
+  for (PlanPath path : {PlanPath::Auto, PlanPath::Gemm, PlanPath::Fused, PlanPath::Decode,
+                        PlanPath::Skinny, PlanPath::GemmPadded})
+    for (Index batch : {1, 3, 40}) {
       if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
       if (path == PlanPath::Skinny && batch > detail::kSkinnyMaxTokens) continue;
+      if (path == PlanPath::GemmPadded && batch >= detail::kPaddedSignals) continue;
       const char* path_name = path == PlanPath::Auto     ? "auto"
                               : path == PlanPath::Gemm   ? "cuBLAS"
                               : path == PlanPath::Fused  ? "fused"
                               : path == PlanPath::Decode ? "decode"
-                                                         : "skinny";
+                              : path == PlanPath::Skinny ? "skinny"
+                                                         : "padded cuBLAS";
       auto check = [&](const auto& A, const char* name, Index signals) {
         const HostMatrix<bfloat16> xs =
             random_matrix<float>(A.cols(), signals).template cast<bfloat16>();
