@@ -293,20 +293,19 @@ void copy_values(ConstView<Storage> src, MatrixView<Storage> dst, Context& ctx) 
   strided_copy<Storage>(c, ctx);
 }
 
-// The cuBLAS plan on kPaddedSignals signals: X copied into the first columns of a padded
-// column-major copy (the other columns hold whatever the allocation held: every column of a
-// plan is computed on its own, so they only produce columns that are dropped), Y likewise
+// The cuBLAS plan on kPaddedSignals signals: X copied into the first columns of a padded copy
+// in the plan's layout (the other columns hold whatever the allocation held: every column of
+// a plan is computed on its own, so they only produce columns that are dropped), Y likewise
 // when beta reads it, and the result's first columns copied back.
 template <class Storage, class Operator>
 void run_padded(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
                 PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
   const Index n = kPaddedSignals;
+  const Layout layout = plan_signals(X, Y).layout;
   Buffer<Storage> xp(X.rows * n, MemorySpace::Device, ctx),
       yp(Y.rows * n, MemorySpace::Device, ctx);
-  const MatrixView<Storage> x =
-      make_view(xp.data(), X.rows, n, Layout::ColMajor, MemorySpace::Device);
-  const MatrixView<Storage> y =
-      make_view(yp.data(), Y.rows, n, Layout::ColMajor, MemorySpace::Device);
+  const MatrixView<Storage> x = make_view(xp.data(), X.rows, n, layout, MemorySpace::Device);
+  const MatrixView<Storage> y = make_view(yp.data(), Y.rows, n, layout, MemorySpace::Device);
   copy_values<Storage>(X, x.col_block(0, X.cols), ctx);
   if (beta != PlanScale<Storage>(0)) copy_values<Storage>(Y, y.col_block(0, Y.cols), ctx);
   run_plan(plan_of(A, op, plan_signals<Storage>(x, y)), A, ConstView<Storage>(x), y, alpha, beta,
