@@ -1,6 +1,6 @@
 # Plots blr_bench's bf16 CSV (--csv16) at a few tokens: for each Llama-7B layer, Monarch's and
 # BLAST's time against the number of tokens by path (cuBLAS plan, decode kernel, skinny
-# stages, Auto) beside dense bf16 cuBLAS.
+# stages, cuBLAS on padded signals, Auto) beside dense bf16 cuBLAS.
 #   gnuplot -e "csv='bench/results/blr16-bench-session29-final-graph-NVIDIA_H200.csv'" bench/plot_blr_few_tokens.gp
 if (!exists("csv")) csv = 'bench/results/blr16-bench.csv'
 if (!exists("png")) png = csv[1:strlen(csv) - 4] . '.png'
@@ -22,6 +22,7 @@ do for [kind in "monarch blast"] {
     plot rows(layer, kind.'_plan_cublas', 9) using 1:2 with linespoints title 'cuBLAS plan', \
          rows(layer, kind.'_plan_decode', 9) using 1:2 with linespoints title 'decode kernel', \
          rows(layer, kind.'_plan_skinny', 9) using 1:2 with linespoints title 'skinny stages (PDL)', \
+         rows(layer, kind.'_plan_cublas_padded', 9) using 1:2 with linespoints title 'cuBLAS on 8 padded signals', \
          rows(layer, kind.'_plan', 9) using 1:2 with points pt 6 ps 1.5 title 'Auto', \
          rows(layer, kind.'_plan', 10) using 1:2 with lines dashtype 2 lc rgb 'black' title 'dense bf16 cuBLAS', \
          rows(layer, kind.'_plan', 11) using 1:2 with lines dashtype 3 lc rgb 'gray' title 'weights-once bound'
