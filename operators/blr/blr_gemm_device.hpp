@@ -51,7 +51,8 @@ inline constexpr Index kDecodeAutoBatch = 2;
 // 16-bit weights; cuBLAS's kernels for 2 signals take about twice their time for 1) and a
 // median 1.06 on Llama-3.2-1B's up and down (15.7 MB), mostly below 1 on the smaller layers
 // (sessions 19-27); at 1 signal 0.93-1.39x (geometric mean 1.09) on Llama-7B's gate_up and
-// down (45-46 MB), 0.6-0.93x on the 16-17 MB layers (session 27).
+// down (45-46 MB), 0.6-0.93x on the 16-17 MB layers (session 27). (16-bit signals of 2 are
+// padded to 8 while capturing before this rule is asked: pad_while_capturing.)
 inline bool decode_replays_faster(Index batch, std::size_t weight_bytes) {
   constexpr std::size_t MiB = std::size_t(1) << 20;
   return (batch == 2 && weight_bytes >= 12 * MiB) || (batch == 1 && weight_bytes >= 32 * MiB);
