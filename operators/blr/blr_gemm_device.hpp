@@ -58,15 +58,15 @@ inline bool decode_replays_faster(Index batch, std::size_t weight_bytes) {
   return (batch == 2 && weight_bytes >= 12 * MiB) || (batch == 1 && weight_bytes >= 32 * MiB);
 }
 
-// Whether Auto runs a Monarch or BLAST plan for `batch` signals by the skinny path: at 3 and 4
-// signals, where cuBLAS's kernels take about as long as for 16. Measured on an H200 over the
-// Table 3 layers (bf16, bench/NOTES-blr.md, session 29), Auto's former choice (cuBLAS) / skinny,
-// medians: per call 1.49 and 1.69 at 3 (Monarch, BLAST), 1.34 and 1.48 at 4; graph replay 1.40
-// and 1.43 at 3, 0.95 and 1.09 at 4 (up to 1.43 on Llama-7B's gate_up and down). Not for
-// LowRank (one entry per stage, too few blocks: 0.9-0.96 against the best other path), nor at 1-2
-// signals (the decode kernel or cuBLAS is faster) or from 8 (cuBLAS is, 2-3x).
+// Whether Auto runs a Monarch or BLAST plan for `batch` signals by the skinny path: 3 to 7
+// signals, where cuBLAS's kernels take about as long as for 16 or longer. Measured per call on an
+// H200 over the Table 3 layers (bf16, bench/NOTES-blr.md, session 29), skinny / cuBLAS plan,
+// medians: 0.60-0.70 at 3, 0.72-0.78 at 4, 0.84-0.87 at 5, 1.00 at 6, 0.87-0.88 at 7. Not for
+// LowRank (one entry per stage, too few blocks), nor at 1-2 signals (the decode kernel or cuBLAS
+// is faster) or from 8 (cuBLAS is). While a graph is captured, 16-bit signals of 2-7 take the
+// padded cuBLAS plan first (pad_while_capturing).
 inline bool skinny_auto(Index batch) {
-  return batch == 3 || batch == 4;
+  return batch >= 3 && batch < kPaddedSignals;
 }
 
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of
