@@ -57,10 +57,11 @@ class LowRank : public OperatorBase<LowRank<T>> {
 // tensor-core GEMMs (fp32 accumulation; the factors and the r x B intermediate rounded to 16
 // bits) where X and Y share a unit stride, float copies of the signals otherwise; on the
 // host, through float.
-// At 1-2 signals (A, not A^T) the stages run in one cooperative decode kernel instead; while
+// At 1-2 signals (A, not A^T) the stages run in one cooperative decode kernel instead. While
 // the context's stream is captured into a CUDA graph the cuBLAS calls are kept (they replay
-// faster) except on large layers (operators/blr/blr_gemm_device.hpp). Tested and measured
-// on an H100 (bench/NOTES-blr.md).
+// faster), on 8 padded signals for 2-7 signals, and the decode kernel on large layers at 1
+// (operators/blr/blr_gemm_device.hpp). Tested and measured on an H100 and an H200
+// (bench/NOTES-blr.md).
 template <class Storage>
 void apply_reduced_precision(const LowRank<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,

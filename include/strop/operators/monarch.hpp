@@ -82,10 +82,12 @@ class Monarch : public OperatorBase<Monarch<T>> {
 // with a unit stride (either layout) run the permutation-free GEMM plan on tensor cores
 // (fp32 accumulation; the values and the intermediates rounded to 16 bits); other views go
 // through float copies of the signals. On the host, through float.
-// At 1-2 signals (A, not A^T) the stages run in one cooperative decode kernel instead; while
-// the context's stream is captured into a CUDA graph the cuBLAS calls are kept (they replay
-// faster) except on large layers (operators/blr/blr_gemm_device.hpp). Tested and measured
-// on an H100 (bench/NOTES-blr.md).
+// At 1-2 signals (A, not A^T) the stages run in one cooperative decode kernel instead, at 3-7
+// one launch of a skinny kernel per stage, chained by programmatic dependent launch. While the
+// context's stream is captured into a CUDA graph the cuBLAS calls are kept (they replay
+// faster), on 8 padded signals for 2-7 signals, and the decode kernel on large layers at 1
+// (operators/blr/blr_gemm_device.hpp). Tested and measured on an H100 and an H200
+// (bench/NOTES-blr.md).
 template <class Storage>
 void apply_reduced_precision(const Monarch<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
