@@ -10,6 +10,9 @@
 namespace strop::detail {
 namespace {
 
+// The grid's y and z extents (column tiles, entries) at most.
+constexpr long long kSkinnyMaxGrid = 65535;
+
 // The largest inner dimension of a step folded into the next stage's activations: each
 // activation then costs that many multiply-adds in the stage's prologue.
 constexpr long long kFoldMaxDepth = 32;
@@ -42,7 +45,13 @@ bool reads_output_of(const SkinnyStage& next, const SkinnyStage& prev) {
 }  // namespace
 
 bool blr_skinny_takes(const BlrGemmPlan& plan, Index batch) {
-  return batch >= 1 && batch <= kSkinnyMaxTokens && every_step_is_a_decode_stage(plan);
+  if (batch < 1 || batch > kSkinnyMaxTokens || !every_step_is_a_decode_stage(plan)) return false;
+  // The launch's grid: entries and column tiles (of 128 columns or more) each below 65536.
+  for (const PlanStep& step : plan.steps) {
+    const auto& g = std::get<PlanGemm>(step);
+    if (g.batch > kSkinnyMaxGrid || decode_stage_of(g)->rows > 128 * kSkinnyMaxGrid) return false;
+  }
+  return true;
 }
 
 template <class Storage>
