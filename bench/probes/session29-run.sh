@@ -11,14 +11,7 @@
 set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:--session29}
-dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DSTROP_BUILD_EXAMPLES=OFF >/dev/null
-start=$(date +%s)
-cmake --build build-gpu -j 16 --target ${TARGETS:-strop_gpu_tests blr_bench} 2>&1 |
-  grep -E "error|warning" | head -30
-echo "build: $(($(date +%s) - start)) s"
-tests=./build-gpu/tests/strop_gpu_tests
+source "$(dirname "$0")/probe-build.sh"
 run_tests() {  # suites, log name, [env]
   local start=$(date +%s)
   env ${3:-} timeout ${TEST_TIMEOUT:-300} $tests --run_test="$1" --report_level=short \
