@@ -231,8 +231,9 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   // Auto takes the skinny path where cuBLAS's kernels for a few tokens are slow (skinny_auto).
   constexpr bool kLowRank = std::is_same_v<Operator, LowRank<T>>;
   const bool skinny_applies = !std::is_same_v<Storage, double> && blr_skinny_takes(plan, X.cols);
-  const bool skinny = path == PlanPath::Skinny || (path == PlanPath::Auto && !kLowRank &&
-                                                   skinny_auto(X.cols) && skinny_applies);
+  const bool skinny =
+      path == PlanPath::Skinny || (path == PlanPath::Auto && is_reduced_precision_v<Storage> &&
+                                   !kLowRank && skinny_auto(X.cols) && skinny_applies);
   require<DeviceError>(!skinny || skinny_applies, Operator::type_name,
                        ": the skinny path needs at most ", kSkinnyMaxTokens,
                        " float, half or bfloat16 signals and A (not A^T)");

@@ -58,7 +58,8 @@ inline bool decode_replays_faster(Index batch, std::size_t weight_bytes) {
   return (batch == 2 && weight_bytes >= 12 * MiB) || (batch == 1 && weight_bytes >= 32 * MiB);
 }
 
-// Whether Auto runs a Monarch or BLAST plan for `batch` signals by the skinny path: 3 to 7
+// Whether Auto runs a Monarch or BLAST plan of 16-bit signals (as measured) for `batch`
+// signals by the skinny path: 3 to 7
 // signals, where cuBLAS's kernels take about as long as for 16 or longer. Measured per call on an
 // H200 over the Table 3 layers (bf16, bench/NOTES-blr.md, session 29), skinny / cuBLAS plan,
 // medians: 0.60-0.70 at 3, 0.72-0.78 at 4, 0.84-0.87 at 5, 1.00 at 6, 0.87-0.88 at 7. Not for
