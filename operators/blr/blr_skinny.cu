@@ -5,11 +5,10 @@
 // A block takes one entry, a tile of 32 C consecutive columns (C per lane: one 16-byte load
 // of 16-bit weights, fewer with 16 tokens) and a part of the depth. Its 8 warps take turns of
 // 16 rows each (8 from 4 tokens on, for the accumulators' registers) with all their loads in
-// flight; the activations of the rows are staged in
-// shared memory as fp32. The warps' sums meet in shared memory. Where the entries and tiles
-// are too few to fill the GPU, the depth is split over the blocks of a thread-block cluster
-// (up to 8), which add their sums through distributed shared memory: no atomics, no
-// workspace, nothing to zero.
+// flight; the activations of the rows are staged in shared memory as fp32. The warps' sums
+// meet in shared memory. Where the entries and tiles are too few to fill the GPU, the depth is
+// split over the blocks of a thread-block cluster (up to 8), which add their sums through
+// distributed shared memory: no atomics, no workspace, nothing to zero.
 //
 // Chaining: every block first lets the next kernel of the stream launch
 // (griddepcontrol.launch_dependents), then issues its first turn of weight loads, and only
