@@ -1,5 +1,5 @@
-# Sourced by the probe run scripts from session 29 on (the earlier ones keep their own copy as
-# a record of what ran): builds TARGETS (default strop_gpu_tests blr_bench) in build-gpu for
+# Sourced by the probe run scripts of sessions 28 and 29 (the earlier ones keep their own copy
+# as a record of what ran): builds TARGETS (default strop_gpu_tests blr_bench) in build-gpu for
 # sm_90 with 16 jobs, prints the errors and warnings and the build time, and sets `dev` (the
 # GPU's name for file names) and `tests` (the GPU test binary).
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')

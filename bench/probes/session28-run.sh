@@ -15,14 +15,7 @@
 set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:--session28}
-dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DSTROP_BUILD_EXAMPLES=OFF >/dev/null
-start=$(date +%s)
-cmake --build build-gpu -j 16 --target ${TARGETS:-strop_gpu_tests blr_bench} 2>&1 |
-  grep -E "error|warning" | head -30
-echo "build: $(($(date +%s) - start)) s"
-tests=./build-gpu/tests/strop_gpu_tests
+source "$(dirname "$0")/probe-build.sh"
 if [ "${PART:-tests}" = stl-tune ]; then
   timeout ${STL_TIMEOUT:-120} ./build-gpu/bench/stl_bench --tune --sizes 8192,16384 \
     --ranks 16,32,49 --dtypes half,bf16 --reps 10 --batches "" \

@@ -230,11 +230,12 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
                        ": the fused path needs half or bfloat16 signals");
   // Auto takes the skinny path where cuBLAS's kernels for a few tokens are slow (skinny_auto).
   constexpr bool kLowRank = std::is_same_v<Operator, LowRank<T>>;
-  const bool skinny_applies = !std::is_same_v<Storage, double> && blr_skinny_takes(plan, X.cols);
-  const bool skinny =
+  const bool skinny_wanted =
       path == PlanPath::Skinny || (path == PlanPath::Auto && is_reduced_precision_v<Storage> &&
-                                   !kLowRank && skinny_auto(X.cols) && skinny_applies);
-  require<DeviceError>(!skinny || skinny_applies, Operator::type_name,
+                                   !kLowRank && skinny_auto(X.cols));
+  const bool skinny =
+      skinny_wanted && !std::is_same_v<Storage, double> && blr_skinny_takes(plan, X.cols);
+  require<DeviceError>(skinny || path != PlanPath::Skinny, Operator::type_name,
                        ": the skinny path needs at most ", kSkinnyMaxTokens,
                        " float, half or bfloat16 signals and A (not A^T)");
   // Z1 and Z2 in one stream-ordered allocation (each costs the host a few microseconds), Z2
@@ -282,15 +283,14 @@ namespace {
 // dst = src (same shape, any strides), one strided-copy kernel.
 template <class Storage>
 void copy_values(ConstView<Storage> src, MatrixView<Storage> dst, Context& ctx) {
-  StridedCopy c{};
-  c.src = src.data;
-  c.dst = dst.data;
-  const Index dims[4] = {1, 1, src.rows, src.cols};
-  const Index src_strides[4] = {0, 0, src.row_stride, src.col_stride};
-  const Index dst_strides[4] = {0, 0, dst.row_stride, dst.col_stride};
-  for (int d = 0; d < 4; ++d)
-    c.dims[d] = dims[d], c.src_strides[d] = src_strides[d], c.dst_strides[d] = dst_strides[d];
-  c.scaled = false;
+  StridedCopy c{src.data,
+                dst.data,
+                {1, 1, src.rows, src.cols},
+                {0, 0, src.row_stride, src.col_stride},
+                {0, 0, dst.row_stride, dst.col_stride},
+                false,
+                1.0,
+                0.0};
   strided_copy<Storage>(c, ctx);
 }
 

@@ -23,16 +23,16 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 
 // How a plan runs. Auto: the decode kernel (blr_decode.hpp: one launch, A not A^T, not
 // double) for up to kDecodeAutoBatch signals, the skinny path where skinny_auto says so, one
-// cuBLAS call per stage otherwise; while capturing, 16-bit signals of 2-7 pad to 8 signals
-// (pad_while_capturing). While the
-// context's stream is captured into a CUDA graph cuBLAS replays faster, so Auto takes it then,
-// except on the large layers where the decode kernel replays faster (decode_replays_faster).
-// Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals),
-// Fused: the fused kernel (blr_fused.hpp; half or bfloat16 signals), Skinny: one launch of our
-// skinny kernel per stage, chained by programmatic dependent launch (blr_skinny.hpp; up to
-// kSkinnyMaxTokens float, half or bfloat16 signals, A not A^T); DeviceError where they do not
-// apply. (Benchmarks and tests pick.)
-// GemmPadded: cuBLAS on kPaddedSignals signals, X and Y copied in and out (fewer signals only).
+// cuBLAS call per stage otherwise. While the context's stream is captured into a CUDA graph
+// cuBLAS replays faster, so Auto takes it then, on 8 padded signals for 16-bit signals of 2-7
+// (pad_while_capturing), and the decode kernel on the large layers where it replays faster
+// (decode_replays_faster).
+// Gemm: cuBLAS always. Decode: the decode kernel (up to kDecodeMaxBatch signals). Fused: the
+// fused kernel (blr_fused.hpp; half or bfloat16 signals). Skinny: one launch of our skinny
+// kernel per stage, chained by programmatic dependent launch (blr_skinny.hpp; up to
+// kSkinnyMaxTokens float, half or bfloat16 signals, A not A^T). GemmPadded: cuBLAS on
+// kPaddedSignals signals, X and Y copied in and out (fewer signals only). DeviceError where
+// they do not apply. (Benchmarks and tests pick.)
 enum class PlanPath { Auto, Gemm, Decode, Fused, Skinny, GemmPadded };
 // cuBLAS's kernels for 2-7 signals replay about twice as slow as for 8 (bench/NOTES-blr.md,
 // session 29), so while a graph is captured Auto runs 16-bit plans of 2-7 signals on 8: two
@@ -59,13 +59,12 @@ inline bool decode_replays_faster(Index batch, std::size_t weight_bytes) {
 }
 
 // Whether Auto runs a Monarch or BLAST plan of 16-bit signals (as measured) for `batch`
-// signals by the skinny path: 3 to 7
-// signals, where cuBLAS's kernels take about as long as for 16 or longer. Measured per call on an
-// H200 over the Table 3 layers (bf16, bench/NOTES-blr.md, session 29), skinny / cuBLAS plan,
-// medians: 0.60-0.70 at 3, 0.72-0.78 at 4, 0.84-0.87 at 5, 1.00 at 6, 0.87-0.88 at 7. Not for
-// LowRank (one entry per stage, too few blocks), nor at 1-2 signals (the decode kernel or cuBLAS
-// is faster) or from 8 (cuBLAS is). While a graph is captured, 16-bit signals of 2-7 take the
-// padded cuBLAS plan first (pad_while_capturing).
+// signals by the skinny path: 3 to 7 signals, where cuBLAS's kernels take about as long as for
+// 16 or longer. Measured per call on an H200 over the Table 3 layers (bf16, bench/NOTES-blr.md,
+// session 29), skinny / cuBLAS plan, medians: 0.60-0.70 at 3, 0.72-0.78 at 4, 0.84-0.87 at 5, 1.00
+// at 6, 0.87-0.88 at 7. Not for LowRank (one entry per stage, too few blocks), nor at 1-2 signals
+// (the decode kernel or cuBLAS is faster) or from 8 (cuBLAS is). While a graph is captured, 16-bit
+// signals of 2-7 take the padded cuBLAS plan first (pad_while_capturing).
 inline bool skinny_auto(Index batch) {
   return batch >= 3 && batch < kPaddedSignals;
 }

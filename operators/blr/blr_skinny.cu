@@ -209,15 +209,21 @@ __global__ void __launch_bounds__(kThreads, 2) blr_skinny_kernel(const SkinnySta
   if (split > 1) cluster_sync();
 }
 
-bool clusters_supported() {
-  static const bool supported = [] {
+// The current device's multiprocessors and whether it launches clusters, asked once: each
+// stage's launch is on the few-token hot path.
+struct DeviceTraits {
+  long long multiprocessors = 0;
+  bool clusters = false;
+};
+const DeviceTraits& device_traits() {
+  static const DeviceTraits traits = [] {
     int device = 0, major = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
                "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
-    return major >= 9;
+    return DeviceTraits{multiprocessors(), major >= 9};
   }();
-  return supported;
+  return traits;
 }
 
 bool aligned(const void* p, std::size_t bytes) {
@@ -230,16 +236,17 @@ void launch(const SkinnyStage& g, cudaStream_t stream) {
   constexpr int C = columns_per_lane<DS, TOK>();
   constexpr int kTile = 32 * C;
   const long long tiles = (g.columns + kTile - 1) / kTile;
-  require<DeviceError>(tiles <= 65535 && g.entries <= 65535,
+  static_assert(kTile >= kSkinnyMinTile);
+  require<DeviceError>(tiles <= kSkinnyMaxGrid && g.entries <= kSkinnyMaxGrid,
                        "blr skinny stage: too many columns or entries");
   // Split the depth while the blocks are fewer than one per multiprocessor and every part
   // keeps at least one turn. (A multiprocessor holds two blocks: the other place is for the
   // next stage's blocks, which start reading their weights while this stage runs.)
   const long long turns = (g.depth + kTurnRows - 1) / kTurnRows;
-  const long long target = multiprocessors();
+  const DeviceTraits& device = device_traits();
   int split = 1;
-  while (split < kMaxSplit && clusters_supported() && tiles * g.entries * split < target &&
-         turns >= 2 * split)
+  while (split < kMaxSplit && device.clusters &&
+         tiles * g.entries * split < device.multiprocessors && turns >= 2 * split)
     split *= 2;
   const bool vector = aligned(g.w.data, C * sizeof(DS)) && g.w.entry % C == 0 && g.w.row % C == 0;
   const std::size_t shared =

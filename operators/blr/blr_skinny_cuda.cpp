@@ -10,9 +10,6 @@
 namespace strop::detail {
 namespace {
 
-// The grid's y and z extents (column tiles, entries) at most.
-constexpr long long kSkinnyMaxGrid = 65535;
-
 // The largest inner dimension of a step folded into the next stage's activations: each
 // activation then costs that many multiply-adds in the stage's prologue.
 constexpr long long kFoldMaxDepth = 32;
@@ -46,10 +43,11 @@ bool reads_output_of(const SkinnyStage& next, const SkinnyStage& prev) {
 
 bool blr_skinny_takes(const BlrGemmPlan& plan, Index batch) {
   if (batch < 1 || batch > kSkinnyMaxTokens || !every_step_is_a_decode_stage(plan)) return false;
-  // The launch's grid: entries and column tiles (of 128 columns or more) each below 65536.
+  // The launch's grid: entries and column tiles each at most kSkinnyMaxGrid.
   for (const PlanStep& step : plan.steps) {
     const auto& g = std::get<PlanGemm>(step);
-    if (g.batch > kSkinnyMaxGrid || decode_stage_of(g)->rows > 128 * kSkinnyMaxGrid) return false;
+    if (g.batch > kSkinnyMaxGrid || decode_stage_of(g)->rows > kSkinnyMinTile * kSkinnyMaxGrid)
+      return false;
   }
   return true;
 }
@@ -65,20 +63,20 @@ void blr_skinny_run(const BlrGemmPlan& plan, const std::array<char*, kPlanArrays
     stages.push_back(stage_of(g, *decode_stage_of(g), base, sizeof(Storage), batch));
     if (g.c.array == PlanArray::Y) stages.back().alpha = alpha, stages.back().beta = beta;
   }
-  // Fold from the last stage back, one level deep: BLAST's coupling goes into its last stage
-  // (its first stage, small as it may be, then stays a stage of its own).
-  for (std::size_t k = stages.size() - 1; k >= 1; --k) {
+  // Fold from the last stage back, one level deep: BLAST's coupling goes into its last stage,
+  // and the stage before a folded pair (its first stage, small as it may be) stays a stage of
+  // its own.
+  for (std::size_t k = stages.size(); k-- > 1;) {
     SkinnyStage& next = stages[k];
     const SkinnyStage& prev = stages[k - 1];
-    if (next.coupling_depth > 0 || prev.coupling_depth > 0 || !reads_output_of(next, prev))
-      continue;
+    if (!reads_output_of(next, prev)) continue;
     // G_p(q, e) = W_p(q, e) and Z_p(i, q) = S_p(i, q) of the small product, which no longer
     // runs on its own.
     next.coupling = prev.w;
     next.coupled = prev.s;
     next.coupling_depth = int(prev.depth);
     stages.erase(stages.begin() + std::ptrdiff_t(k - 1));
-    if (--k == 0) break;
+    --k;  // skip the folded pair
   }
   for (const SkinnyStage& s : stages)
     launch_blr_skinny<Storage>(s, ctx);

@@ -8,6 +8,10 @@ namespace strop::detail {
 
 // The most signals (tokens) a skinny stage takes.
 inline constexpr int kSkinnyMaxTokens = 16;
+// A launch's column tiles (of kSkinnyMinTile columns or more) and entries: at most
+// kSkinnyMaxGrid each (a grid's y and z extents).
+inline constexpr long long kSkinnyMaxGrid = 65535;
+inline constexpr long long kSkinnyMinTile = 128;
 
 // Element (x, y) of entry e at data + e entry + x row + y col (values of the storage type).
 struct SkinnyOperand {
