@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Session 30's GPU calls: the skinny stages on tensor cores (operators/blr/blr_skinny_mma.cu).
+#   PART=mma bash bench/probes/session30-run.sh OUT  # build; the few-token tests (mma with one
+#       and two k-steps per turn, the CUDA-core kernel forced), the whole gpu_blr suite; then
+#       blr_bench on LAYER (default Llama-7B) at BATCHES: graph replay and per call with the
+#       tensor-core kernel, graph replay with STROP_SKINNY_STEPS=2 and with STROP_SKINNY_FMA=1
+#   PART=tests: every GPU suite (SUITES), then gpu_blr with STROP_TUNE=1
+#   PART=bench: blr_bench over every layer at BATCHES, graph replay and per call
+set -uo pipefail
+out=${1:?OUT}
+tag=${TAG:--session30}
+source "$(dirname "$0")/probe-build.sh"
+run_tests() {  # suites, log name, [env]
+  local start=$(date +%s)
+  env ${3:-} timeout ${TEST_TIMEOUT:-300} $tests --run_test="$1" --report_level=short \
+    --log_level=error >"$out/gpu-tests$tag-$2-$dev.log" 2>&1
+  echo "gpu tests ($1${3:+, $3}) exit code: $? ($(($(date +%s) - start)) s)" |
+    tee -a "$out/gpu-tests$tag-$2-$dev.log"
+  tail -4 "$out/gpu-tests$tag-$2-$dev.log"
+}
+bench() {  # name, env (or -), extra arguments
+  local start=$(date +%s) vars=${2/#-/}
+  env $vars timeout ${BENCH_TIMEOUT:-200} ./build-gpu/bench/blr_bench --reps 20 "${@:3}" \
+    --csv /dev/null --csv16 "$out/blr16-bench$tag-$1-$dev.csv" \
+    --json "$out/blr-summary$tag-$1-$dev.json" >/dev/null 2>&1
+  echo "blr_bench $1${vars:+ ($vars)}: exit code $? ($(($(date +%s) - start)) s)"
+}
+summarize() {  # csv: the plan paths at a few tokens, us
+  python3 - "$1" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))][1:]
+t = {(r[0], r[1], r[4], int(r[7])): (float(r[8]), float(r[9]), float(r[10])) for r in rows}
+for (m, l, s, b), (tp, td, tb) in sorted(t.items()):
+    if not s.endswith('_plan_skinny'): continue
+    base = s[:-len('_plan_skinny')]
+    get = lambda p: t.get((m, l, base + p, b), (float('nan'),))[0]
+    cub, pad, auto = get('_plan_cublas'), get('_plan_cublas_padded'), get('_plan')
+    print(f"{m:9s} {l:7s} {base:8s} B={b:2d} skinny {tp*1e6:6.1f} auto {auto*1e6:6.1f} cublas "
+          f"{cub*1e6:6.1f} padded {pad*1e6:6.1f} dense {td*1e6:6.1f} bound {tb*1e6:5.1f} us  "
+          f"cublas/skinny {cub/tp:4.2f}")
+PY
+}
+few="gpu_blr/decode_and_skinny_paths_match_cpu*:gpu_blr/skinny_layers_chained_without_syncs_match_cpu"
+case "${PART:-mma}" in
+mma)
+  run_tests "$few" few-mma
+  run_tests "$few" few-mma-steps2 STROP_SKINNY_STEPS=2
+  run_tests "$few" few-fma STROP_SKINNY_FMA=1
+  run_tests gpu_blr blr
+  BENCH_TIMEOUT=${BENCH_TIMEOUT:-100}
+  args=(--layer "${LAYER:-Llama-7B}" --batches "${BATCHES:-1,2,4,8,16}")
+  bench graph-mma - --graph "${args[@]}"
+  summarize "$out/blr16-bench$tag-graph-mma-$dev.csv"
+  bench graph-mma-steps2 STROP_SKINNY_STEPS=2 --graph "${args[@]}"
+  summarize "$out/blr16-bench$tag-graph-mma-steps2-$dev.csv"
+  bench graph-fma STROP_SKINNY_FMA=1 --graph "${args[@]}"
+  summarize "$out/blr16-bench$tag-graph-fma-$dev.csv"
+  bench call-mma - "${args[@]}"
+  summarize "$out/blr16-bench$tag-call-mma-$dev.csv"
+  ;;
+tests)
+  run_tests "${SUITES:-gpu_gemm_tuning:gpu_blr:gpu_stl:gpu_kron:gpu_ks:gpu_factorize}" all
+  run_tests gpu_blr blr-tuned STROP_TUNE=1
+  ;;
+bench)
+  BENCH_TIMEOUT=${BENCH_TIMEOUT:-150}
+  bench graph - --graph --batches "${BATCHES:-1,2,3,4,8,16}"
+  summarize "$out/blr16-bench$tag-graph-$dev.csv"
+  bench call - --batches "${BATCHES:-1,2,3,4,8,16}"
+  summarize "$out/blr16-bench$tag-call-$dev.csv"
+  ;;
+esac
