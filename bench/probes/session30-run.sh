@@ -3,7 +3,7 @@
 #   PART=mma bash bench/probes/session30-run.sh OUT  # build; the few-token tests (mma with one
 #       and two k-steps per turn, the CUDA-core kernel forced), the whole gpu_blr suite; then
 #       blr_bench on LAYER (default Llama-7B) at BATCHES: graph replay and per call with the
-#       tensor-core kernel, graph replay with STROP_SKINNY_STEPS=2 and with STROP_SKINNY_FMA=1
+#       tensor-core kernel, graph replay with STROP_SKINNY_STEPS=2, both with STROP_SKINNY_FMA=1
 #   PART=tests: every GPU suite (SUITES), then gpu_blr with STROP_TUNE=1
 #   PART=bench: blr_bench over every layer at BATCHES, graph replay and per call
 set -uo pipefail
@@ -57,6 +57,8 @@ mma)
   summarize "$out/blr16-bench$tag-graph-fma-$dev.csv"
   bench call-mma - "${args[@]}"
   summarize "$out/blr16-bench$tag-call-mma-$dev.csv"
+  bench call-fma STROP_SKINNY_FMA=1 "${args[@]}"
+  summarize "$out/blr16-bench$tag-call-fma-$dev.csv"
   ;;
 tests)
   run_tests "${SUITES:-gpu_gemm_tuning:gpu_blr:gpu_stl:gpu_kron:gpu_ks:gpu_factorize}" all

@@ -70,23 +70,42 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   };
 
+  uint2* staged = reinterpret_cast<uint2*>(shared_words);  // [row / 4][TOK]: 4 values
+  // The padding tokens' activations are zeros, written once: the passes write the real
+  // tokens only.
+  for (int v = int(threadIdx.x); v < kStagedBytes / 8; v += kThreads)
+    staged[v] = make_uint2(0, 0);
+
   let_next_kernel_launch();
   if (p_begin < p_end) load_turn(p_begin);
   wait_for_previous_kernel();
 
   float acc[kGroups][4][NT][4] = {};
-  uint2* staged = reinterpret_cast<uint2*>(shared_words);  // [row / 4][TOK]: 4 values
   for (long long q0 = p_begin; q0 < p_end; q0 += kStagedRows) {
     const long long q1 = smaller(p_end, q0 + kStagedRows);
     // Whole turns are staged, zeros past q1, so that every k-step reads finite values (its
-    // weights past the block's rows are zeros too).
+    // weights past the block's rows are zeros too). A thread's four values are independent
+    // loads, in flight together.
     const int chunks = int((q1 - q0 + kTurnRows - 1) / kTurnRows) * kTurnRows / 4;
     __syncthreads();  // the previous pass is done with the staged values
-    DS* staged_values = reinterpret_cast<DS*>(staged);
-    for (int v = int(threadIdx.x); v < chunks * TOK * 4; v += kThreads) {
-      const int i = v / 4 % TOK;
-      const long long p = q0 + 4 * (v / (4 * TOK)) + v % 4;
-      staged_values[v] = DS(i < g.tokens && p < q1 ? activation<DS>(g, e, i, p) : 0.0f);
+    if (g.coupling_depth == 0) {
+      for (int v = int(threadIdx.x); v < chunks * g.tokens; v += kThreads) {
+        const int i = v % g.tokens;
+        const long long p = q0 + 4 * (v / g.tokens);
+        float x[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          x[u] = p + u < q1 ? value_at<DS>(g.s, e, i, p + u) : 0.0f;
+        staged[(v / g.tokens) * TOK + i] =
+            make_uint2(pack(DS(), x[0], x[1]), pack(DS(), x[2], x[3]));
+      }
+    } else {  // each value a sum over the coupling's depth: one at a time
+      DS* values = reinterpret_cast<DS*>(staged);
+      for (int v = int(threadIdx.x); v < chunks * g.tokens * 4; v += kThreads) {
+        const int i = v / 4 % g.tokens, chunk = v / 4 / g.tokens;
+        const long long p = q0 + 4 * chunk + v % 4;
+        values[(chunk * TOK + i) * 4 + v % 4] = DS(p < q1 ? activation<DS>(g, e, i, p) : 0.0f);
+      }
     }
     __syncthreads();
     for (long long turn = q0; turn < q1; turn += kTurnRows) {
