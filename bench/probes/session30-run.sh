@@ -60,6 +60,15 @@ mma)
   bench call-fma STROP_SKINNY_FMA=1 "${args[@]}"
   summarize "$out/blr16-bench$tag-call-fma-$dev.csv"
   ;;
+groups4)  # the tensor-core kernel with tiles of 256 columns (STROP_SKINNY_STEPS=4)
+  run_tests "$few" few-mma-groups4 STROP_SKINNY_STEPS=4
+  BENCH_TIMEOUT=${BENCH_TIMEOUT:-100}
+  args=(--layer "${LAYER:-Llama-7B}" --batches "${BATCHES:-1,2,4,8,16}")
+  bench graph-mma-groups4 STROP_SKINNY_STEPS=4 --graph "${args[@]}"
+  bench graph-fma STROP_SKINNY_FMA=1 --graph "${args[@]}"
+  bench call-mma-groups4 STROP_SKINNY_STEPS=4 "${args[@]}"
+  bench call-fma STROP_SKINNY_FMA=1 "${args[@]}"
+  ;;
 tests)
   run_tests "${SUITES:-gpu_gemm_tuning:gpu_blr:gpu_stl:gpu_kron:gpu_ks:gpu_factorize}" all
   run_tests gpu_blr blr-tuned STROP_TUNE=1

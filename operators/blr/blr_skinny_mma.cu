@@ -27,17 +27,14 @@
 namespace strop::detail::skinny {
 namespace {
 
-constexpr int kGroups = 2;           // 64-column groups per tile
-constexpr int kTile = 64 * kGroups;  // columns per block
-static_assert(kTile >= kSkinnyMinTile);
-
 // grid: (split, column tiles, entries), as the CUDA-core kernel's. NT: products of 8 tokens;
 // kSteps: k-steps of 16 rows per warp and turn (4 kGroups kSteps loads of 16 bytes in flight
 // per lane).
-template <class DS, int NT, int kSteps>
-__global__ void __launch_bounds__(kThreads, 2)
+template <class DS, int NT, int kSteps, int kGroups>
+__global__ void __launch_bounds__(kThreads, kGroups == 4 ? 1 : 2)
     blr_skinny_mma_kernel(const SkinnyStage g, bool vector) {
-  constexpr int TOK = 8 * NT;  // tokens, padded
+  constexpr int TOK = 8 * NT;          // tokens, padded
+  constexpr int kTile = 64 * kGroups;  // columns per block (kGroups 64-column groups)
   constexpr int kWarpRows = 16 * kSteps;
   constexpr int kTurnRows = kWarps * kWarpRows;
   constexpr int kStagedRows = kStagedBytes / TOK / int(sizeof(DS));
@@ -150,13 +147,15 @@ __global__ void __launch_bounds__(kThreads, 2)
   });
 }
 
-template <class DS, int NT, int kSteps>
+template <class DS, int NT, int kSteps, int kGroups>
 void launch_mma(const SkinnyStage& g, cudaStream_t stream) {
+  constexpr int kTile = 64 * kGroups;
+  static_assert(kTile >= kSkinnyMinTile);
   constexpr int TOK = 8 * NT;
   const std::size_t shared =
       std::max<std::size_t>(kStagedBytes, sizeof(float) * std::size_t(kWarps / 2) * TOK * kTile);
-  launch_stage(blr_skinny_mma_kernel<DS, NT, kSteps>, g, kTile, kWarps * 16 * kSteps, shared,
-               weights_aligned(g, sizeof(DS), 16), stream);
+  launch_stage(blr_skinny_mma_kernel<DS, NT, kSteps, kGroups>, g, kTile, kWarps * 16 * kSteps,
+               shared, weights_aligned(g, sizeof(DS), 16), stream);
 }
 
 }  // namespace
@@ -165,13 +164,16 @@ template <class DS>
 void launch_skinny_mma(const SkinnyStage& g, cudaStream_t stream) {
   // (Session 30 probe, temporary: STROP_SKINNY_STEPS=2 gives one product of tokens two
   // k-steps per turn, at some spilled registers.)
-  static const bool two_steps = [] {
+  static const char variant = [] {
     const char* v = std::getenv("STROP_SKINNY_STEPS");
-    return v != nullptr && v[0] == '2';
+    return v != nullptr ? v[0] : '1';
   }();
-  if (g.tokens <= 8)
-    return two_steps ? launch_mma<DS, 1, 2>(g, stream) : launch_mma<DS, 1, 1>(g, stream);
-  launch_mma<DS, 2, 1>(g, stream);
+  if (g.tokens <= 8) {
+    if (variant == '2') return launch_mma<DS, 1, 2, 2>(g, stream);
+    if (variant == '4') return launch_mma<DS, 1, 1, 4>(g, stream);
+    return launch_mma<DS, 1, 1, 2>(g, stream);
+  }
+  launch_mma<DS, 2, 1, 2>(g, stream);
 }
 
 template void launch_skinny_mma<__half>(const SkinnyStage&, cudaStream_t);
