@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (The tensor-core kernel and its switches STROP_SKINNY_FMA / STROP_SKINNY_STEPS were not kept:
+# they are bench/probes/blr-skinny-mma-tried.patch, which applies to 3b99a3c.)
 # Session 30's GPU calls: the skinny stages on tensor cores (operators/blr/blr_skinny_mma.cu).
 #   PART=mma bash bench/probes/session30-run.sh OUT  # build; the few-token tests (mma with one
 #       and two k-steps per turn, the CUDA-core kernel forced), the whole gpu_blr suite; then
