@@ -12,14 +12,6 @@ set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:--session29}
 source "$(dirname "$0")/probe-build.sh"
-run_tests() {  # suites, log name, [env]
-  local start=$(date +%s)
-  env ${3:-} timeout ${TEST_TIMEOUT:-300} $tests --run_test="$1" --report_level=short \
-    --log_level=error >"$out/gpu-tests$tag-$2-$dev.log" 2>&1
-  echo "gpu tests ($1${3:+, $3}) exit code: $? ($(($(date +%s) - start)) s)" |
-    tee -a "$out/gpu-tests$tag-$2-$dev.log"
-  tail -4 "$out/gpu-tests$tag-$2-$dev.log"
-}
 bench() {  # name, extra arguments
   local start=$(date +%s)
   timeout ${BENCH_TIMEOUT:-200} ./build-gpu/bench/blr_bench --reps 20 "${@:2}" --csv /dev/null \
@@ -27,21 +19,6 @@ bench() {  # name, extra arguments
     >/dev/null 2>&1
   echo "blr_bench $1: exit code $? ($(($(date +%s) - start)) s)"
   cat "$out/blr-summary$tag-$1-$dev.json"
-}
-summarize() {  # csv: plan paths at few tokens, us
-  python3 - "$1" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))][1:]
-t = {(r[0], r[1], r[4], int(r[7])): (float(r[8]), float(r[9]), float(r[10])) for r in rows}
-for (m, l, s, b), (tp, td, tb) in sorted(t.items()):
-    if not s.endswith('_plan_skinny'): continue
-    base = s[:-len('_plan_skinny')]
-    cub = t.get((m, l, base + '_plan_cublas', b), (float('nan'),))[0]
-    dec = t.get((m, l, base + '_plan_decode', b), (float('nan'),))[0]
-    print(f"{m:12s} {l:8s} {base:8s} B={b:2d} skinny {tp*1e6:6.1f} cublas {cub*1e6:6.1f} "
-          f"decode {dec*1e6:6.1f} dense {td*1e6:6.1f} bound {tb*1e6:5.1f} us  "
-          f"cublas/skinny {cub/tp:4.2f} skinny/bound {tp/tb:5.2f}")
-PY
 }
 case "${PART:-quick}" in
 probe)

@@ -12,35 +12,12 @@ set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:--session30}
 source "$(dirname "$0")/probe-build.sh"
-run_tests() {  # suites, log name, [env]
-  local start=$(date +%s)
-  env ${3:-} timeout ${TEST_TIMEOUT:-300} $tests --run_test="$1" --report_level=short \
-    --log_level=error >"$out/gpu-tests$tag-$2-$dev.log" 2>&1
-  echo "gpu tests ($1${3:+, $3}) exit code: $? ($(($(date +%s) - start)) s)" |
-    tee -a "$out/gpu-tests$tag-$2-$dev.log"
-  tail -4 "$out/gpu-tests$tag-$2-$dev.log"
-}
 bench() {  # name, env (or -), extra arguments
   local start=$(date +%s) vars=${2/#-/}
   env $vars timeout ${BENCH_TIMEOUT:-200} ./build-gpu/bench/blr_bench --reps 20 "${@:3}" \
     --csv /dev/null --csv16 "$out/blr16-bench$tag-$1-$dev.csv" \
     --json "$out/blr-summary$tag-$1-$dev.json" >/dev/null 2>&1
   echo "blr_bench $1${vars:+ ($vars)}: exit code $? ($(($(date +%s) - start)) s)"
-}
-summarize() {  # csv: the plan paths at a few tokens, us
-  python3 - "$1" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith('#'))][1:]
-t = {(r[0], r[1], r[4], int(r[7])): (float(r[8]), float(r[9]), float(r[10])) for r in rows}
-for (m, l, s, b), (tp, td, tb) in sorted(t.items()):
-    if not s.endswith('_plan_skinny'): continue
-    base = s[:-len('_plan_skinny')]
-    get = lambda p: t.get((m, l, base + p, b), (float('nan'),))[0]
-    cub, pad, auto = get('_plan_cublas'), get('_plan_cublas_padded'), get('_plan')
-    print(f"{m:9s} {l:7s} {base:8s} B={b:2d} skinny {tp*1e6:6.1f} auto {auto*1e6:6.1f} cublas "
-          f"{cub*1e6:6.1f} padded {pad*1e6:6.1f} dense {td*1e6:6.1f} bound {tb*1e6:5.1f} us  "
-          f"cublas/skinny {cub/tp:4.2f}")
-PY
 }
 few="gpu_blr/decode_and_skinny_paths_match_cpu*:gpu_blr/skinny_layers_chained_without_syncs_match_cpu"
 case "${PART:-mma}" in
