@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "blr_layers.hpp"
 #include "strop/strop.hpp"
 #if STROP_BENCH_HAVE_CUBLAS  // bench/CMakeLists.txt: CUDA builds
 #include <cublas_v2.h>
@@ -52,31 +53,6 @@
 using namespace strop;
 
 namespace {
-
-struct Layer {
-  std::string model, name;
-  Index in, out;
-  Index lowrank_r, monarch_r, monarch_b, blast_r, blast_b;  // 0: not in the table
-};
-
-// Table 3 of the BLR paper: i -> o, (r, b) for low-rank / Monarch / BLAST.
-const std::vector<Layer> kLayers = {
-    {"Llama-7B", "qkvo", 4096, 4096, 1024, 1024, 16, 1024, 16},
-    {"Llama-7B", "gate_up", 4096, 11008, 1488, 1536, 16, 1488, 16},
-    {"Llama-7B", "down", 11008, 4096, 1488, 1536, 16, 1488, 16},
-    {"Llama-3.2-1B", "qo", 2048, 2048, 256, 256, 16, 256, 16},
-    {"Llama-3.2-1B", "gate", 2048, 8192, 512, 512, 16, 512, 16},
-    {"Llama-3.2-1B", "up", 2048, 8192, 768, 768, 16, 768, 16},
-    {"Llama-3.2-1B", "down", 8192, 2048, 768, 768, 16, 768, 16},
-    {"GPT2-S", "c_attn", 768, 2304, 192, 192, 4, 192, 6},
-    {"GPT2-S", "c_fc", 768, 3072, 192, 192, 4, 192, 6},
-    {"GPT2-S", "c_proj", 3072, 768, 192, 192, 4, 192, 6},
-    {"ViT-B", "qkv", 768, 2304, 128, 128, 4, 128, 3},
-    {"ViT-B", "fc1", 768, 3072, 128, 128, 4, 128, 3},
-    {"ViT-B", "fc2", 3072, 768, 128, 128, 4, 128, 3},
-    {"DiT-XL/2", "qkv", 1152, 3456, 384, 0, 0, 384, 9},
-    {"DiT-XL/2", "fc1", 1152, 4608, 256, 0, 0, 256, 9},
-};
 
 struct Options {
   int reps = 20;
@@ -224,13 +200,12 @@ int main(int argc, char** argv) {
   std::vector<double> decode_speedups_b1;  // cuBLAS plan / decode kernel time at B = 1
   std::vector<double> skinny_speedups_b1;  // cuBLAS plan / skinny path time at B = 1
   std::mt19937 gen(1);
-  for (const Layer& l : kLayers) {
+  for (const bench::BlrLayer& l : bench::kBlrLayers) {
     if (!opt.layer.empty() && (l.model + "/" + l.name).find(opt.layer) == std::string::npos)
       continue;
     const Dense<float> dense(HostMatrix<float>::Random(l.out, l.in));
     const auto lowrank = LowRank<float>::random(l.out, l.in, l.lowrank_r, gen);
-    // Monarch's r is the rank of a block row: r / b per block of its b x b grid.
-    const Index mb = std::max<Index>(l.monarch_b, 1), per_block = l.monarch_r / mb;
+    const Index mb = std::max<Index>(l.monarch_b, 1), per_block = l.monarch_rank_per_block();
     const std::optional<Monarch<float>> monarch =
         l.monarch_b > 0 ? std::optional(Monarch<float>::random(l.out, l.in, mb, mb, per_block, gen))
                         : std::nullopt;

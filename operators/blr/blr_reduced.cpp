@@ -36,19 +36,19 @@ void apply_blr_reduced(const Operator& A, Op op, ConstView<Storage> X, MatrixVie
 }
 }  // namespace
 
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const Blast<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   apply_blr_reduced(A, op, X, Y, alpha, beta, ctx);
 }
 
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const LowRank<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   apply_blr_reduced(A, op, X, Y, alpha, beta, ctx);
 }
 
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const Monarch<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   apply_blr_reduced(A, op, X, Y, alpha, beta, ctx);

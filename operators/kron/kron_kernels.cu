@@ -690,11 +690,17 @@ void kron_permute(const T* in, T* out, Index n0, Index a, Index c, Index e, T al
   const D al = to_device_scalar(alpha), be = to_device_scalar(beta);
   if (e == 1) {
     const long long a_tiles = (a + 31) / 32, c_tiles = (c + 31) / 32;
-    require<DeviceError>(a_tiles * c_tiles <= INT_MAX && n0 <= 65535, "kron shuffle: transpose of ",
-                         n0, " x ", a, " x ", c, " exceeds the grid");
-    kron_transpose_kernel<D>
-        <<<dim3(unsigned(a_tiles * c_tiles), 1, unsigned(n0)), dim3(32, 8), 0, stream>>>(
-            src, dst, a, c, a_tiles, al, be, scale, is_zero_host(beta));
+    require<DeviceError>(a_tiles * c_tiles <= INT_MAX, "kron shuffle: transpose of ", a, " x ", c,
+                         " exceeds the grid");
+    // The grid's z extent holds at most 65535 of the n0 matrices: a launch per chunk of them.
+    const Index chunk = 65535, matrix = a * c;
+    for (Index b0 = 0; b0 < n0; b0 += chunk) {
+      const Index count = std::min(chunk, n0 - b0);
+      kron_transpose_kernel<D>
+          <<<dim3(unsigned(a_tiles * c_tiles), 1, unsigned(count)), dim3(32, 8), 0, stream>>>(
+              src + b0 * matrix, dst + b0 * matrix, a, c, a_tiles, al, be, scale,
+              is_zero_host(beta));
+    }
   } else {
     const long long total = n0 * a * c * e;
     const long long blocks = std::min<long long>((total + 255) / 256, 65536LL * 16);

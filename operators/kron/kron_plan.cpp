@@ -243,9 +243,10 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
   for (const KronShape& s : shapes)
     g_elems += s.P * s.Q;
 
-  if (algorithm == KronAlgorithm::Shuffle) {
-    // One pass per factor; three buffers (ping, pong, the GEMM/transpose temporary) of the
-    // largest extent, plus the factors packed column-major for cuBLAS.
+  if (algorithm == KronAlgorithm::Shuffle && element_bytes != 2) {
+    // (16-bit data has no shuffle path: it takes Auto's plan below.) One pass per factor; three
+    // buffers (ping, pong, the GEMM/transpose temporary) of the largest extent, plus the factors
+    // packed column-major for cuBLAS.
     for (int f = n - 1; f >= 0; --f) {
       plan.passes.push_back({f, f, KronPassKind::Gemm});
       K = K / shapes[f].P * shapes[f].Q;

@@ -46,7 +46,7 @@ void KSChain<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<St
 #endif
 }
 
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const KSChain<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;

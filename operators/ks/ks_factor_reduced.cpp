@@ -162,7 +162,7 @@ void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<S
 #endif
 }
 
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   if (detail::reduced_done_without_device(factor, op, X, Y, alpha, beta, ctx)) return;

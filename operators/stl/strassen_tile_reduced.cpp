@@ -10,7 +10,7 @@
 #include "strop/operators/strassen_tile.hpp"
 
 namespace strop {
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
@@ -22,7 +22,7 @@ void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Stor
 #endif
 }
 
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const StrassenTileChain<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;

@@ -18,8 +18,15 @@ template <class T>
 Kron<T>::Kron(std::vector<AnyOperator<T>> factors) : factors_(std::move(factors)) {
   require<ShapeError>(!factors_.empty(), "kron: needs at least one factor");
   for (const auto& f : factors_) {
-    rows_ *= f.rows();
-    cols_ *= f.cols();
+    // With several factors, each one is applied to slices of every signal side by side
+    // (apply_factor_by_factor), so a factor that mixes the signals of a batch (a
+    // Strassen-Tile operator with inexact encoders) would mix slices of one signal instead.
+    require<ShapeError>(factors_.size() == 1 || f.acts_per_signal(),
+                        "kron: a factor mixes the signals of a batch (a Strassen-Tile operator",
+                        " with inexact encoders); such an operator has no Kronecker product");
+    require<ShapeError>(!__builtin_mul_overflow(rows_, f.rows(), &rows_) &&
+                            !__builtin_mul_overflow(cols_, f.cols(), &cols_),
+                        "kron: the product of the factors' extents overflows a 64-bit index");
   }
 }
 
@@ -79,10 +86,7 @@ void permute_slices(const T* in, T* out, Index B, Index S, Index Q, T alpha, T b
                     MemorySpace space, Context& ctx) {
   if (space == MemorySpace::Device) {
 #if STROP_HAVE_CUDA
-    const Index K = S * Q, chunk = 65535;  // signals per launch (the kernel's grid)
-    for (Index b0 = 0; b0 < B; b0 += chunk)
-      detail::kron_permute(in + b0 * K, out + b0 * K, std::min(chunk, B - b0), S, Q, Index(1),
-                           alpha, beta, true, ctx);
+    detail::kron_permute(in, out, B, S, Q, Index(1), alpha, beta, true, ctx);
 #else
     (void)ctx;  // device data cannot exist without CUDA
 #endif
@@ -161,7 +165,7 @@ void Kron<T>::apply_factor_by_factor(Op op, ConstView<T> X, MatrixView<T> Y, T a
   }
 }
 
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const Kron<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
@@ -184,6 +188,7 @@ template void apply_reduced_precision<bfloat16>(const Kron<float>&, Op, ConstVie
 
 template <class T>
 double Kron<T>::flops(Index batch) const {
+  if (cols_ == 0) return 0;  // some factor has no columns: nothing to multiply (and no slices)
   double total = 0;
   Index K = cols_;
   for (std::size_t f = factors_.size(); f-- > 0;) {

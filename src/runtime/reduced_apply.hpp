@@ -53,9 +53,19 @@ bool reduced_done_without_device(const Operator& A, Op op, ConstView<Storage> X,
   static_assert(is_reduced_precision_v<Storage>, "half or bfloat16 signals");
   check_reduced(A, op, X, Y, alpha, beta);
   if (Y.rows == 0 || Y.cols == 0) return true;
-  if (X.space != MemorySpace::Host) return false;
-  apply_on_host(A, op, X, Y, alpha, beta, ctx);
-  return true;
+  if (X.space == MemorySpace::Host) {
+    apply_on_host(A, op, X, Y, alpha, beta, ctx);
+    return true;
+  }
+#if STROP_HAVE_CUDA
+  if (X.rows == 0) {  // an empty sum, as in OperatorBase::apply: Y = beta Y
+    TempMatrix<float> zero(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
+    scale(0.0f, zero.view, ctx);
+    device_convert(ConstView<float>(zero.view), beta, Y, ctx);
+    return true;
+  }
+#endif
+  return false;
 }
 
 #if STROP_HAVE_CUDA

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "bench/blr_layers.hpp"
 #include "gpu_reference.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
@@ -119,6 +120,144 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(unfused_baselines_match_cpu, T, RealTypes) {
       check(M, "monarch");
       check(B, "blast");
     }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_unfused_baselines_match_cpu, S, HalfTypes) {
+  // The baselines of the benchmark's 16-bit rows (the denominators of its fused / unfused
+  // ratios), against the float CPU application to the same (representable) values.
+  std::mt19937 gen(53);
+  for (const Shape& s : kShapes)
+    for (Index batch : {1, 7, 70}) {
+      const auto M =
+          Monarch<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+      const auto B = Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
+      const HostMatrix<S> xs = random_matrix<float>(s.cols, batch).cast<S>();
+      const HostMatrix<S> y0s = random_matrix<float>(s.rows, batch).cast<S>();
+      auto check = [&](const auto& A, const char* name) {
+        HostMatrix<float> expected = y0s.template cast<float>();
+        A.apply(Op::NoTrans, view(HostMatrix<float>(xs.template cast<float>())), view(expected),
+                0.5f, -2.0f);
+        const DeviceMatrix<S> xd = to_device(xs);
+        DeviceMatrix<S> yd = to_device(y0s);
+        detail::blr_unfused_apply_device<S>(A, xd.view(), yd.view(), 0.5f, -2.0f,
+                                            default_context());
+        BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks << "x"
+                                << s.col_blocks << " rank " << s.rank << ", B = " << batch) {
+          // Values, intermediates and output rounded to 16 bits (three stages for BLAST).
+          BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                    expected) <= 8 * unit_roundoff_v<S>);
+        }
+      };
+      check(M, "monarch");
+      check(B, "blast");
+    }
+}
+
+namespace {
+// One operator on the device against its CPU application, at a few tokens and both ops:
+// float signals by the public path and by the GEMM plan, half and bfloat16 signals by
+// apply_reduced_precision (Auto: the skinny stages or decode kernel at 3 tokens where they
+// apply, cuBLAS plans at 37), X and Y in `layout`.
+template <class Operator>
+void check_every_signal_type(const Operator& A, Layout layout, const std::string& name) {
+  for (Op op : {Op::NoTrans, Op::Trans})
+    for (Index batch : {3, 37}) {
+      const Index in = op == Op::NoTrans ? A.cols() : A.rows();
+      const Index out = op == Op::NoTrans ? A.rows() : A.cols();
+      const HostMatrix<float> x = random_matrix<float>(in, batch);
+      const HostMatrix<float> y0 = random_matrix<float>(out, batch);
+      HostMatrix<float> expected = y0;
+      A.apply(op, view(x), view(expected), 0.5f, -2.0f);
+      const std::string context = name + " " + std::string(to_string(op)) + " " +
+                                  std::string(to_string(layout)) + " B " + std::to_string(batch);
+      for (bool plan : {false, true}) {
+        const DeviceMatrix<float> xd = to_device(x, layout);
+        DeviceMatrix<float> yd = to_device(y0, layout);
+        if (plan) {
+          detail::blr_plan_apply_device<float>(A, op, xd.view(), yd.view(), 0.5f, -2.0f,
+                                               default_context());
+        } else {
+          A.apply(op, xd.view(), yd.view(), 0.5f, -2.0f);
+        }
+        BOOST_TEST_CONTEXT(context << (plan ? " float plan" : " float")) {
+          BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<float>(in));
+        }
+      }
+      auto check_16 = [&](auto storage, const char* type_name) {
+        using S = decltype(storage);
+        const HostMatrix<S> xs = x.cast<S>(), y0s = y0.cast<S>();
+        HostMatrix<float> expected16 = y0s.template cast<float>();
+        A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected16), 0.5f,
+                -2.0f);
+        const DeviceMatrix<S> xd = to_device(xs, layout);
+        DeviceMatrix<S> yd = to_device(y0s, layout);
+        apply_reduced_precision<S>(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+        BOOST_TEST_CONTEXT(context << " " << type_name) {
+          BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
+                                    expected16) <= 8 * unit_roundoff_v<S>);
+        }
+      };
+      check_16(half(), "half");
+      check_16(bfloat16(), "bfloat16");
+    }
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(table3_layers_match_cpu_at_a_few_tokens) {
+  // Every layer of the benchmark (bench/blr_layers.hpp) with its (r, b), at 3 and 37 tokens.
+  std::mt19937 gen(59);
+  for (const bench::BlrLayer& l : bench::kBlrLayers) {
+    const std::string name = l.model + "/" + l.name;
+    const Layout layout = l.in < l.out ? Layout::ColMajor : Layout::RowMajor;
+    check_every_signal_type(LowRank<float>::random(l.out, l.in, l.lowrank_r, gen), layout,
+                            name + " lowrank");
+    if (l.monarch_b > 0)
+      check_every_signal_type(Monarch<float>::random(l.out, l.in, l.monarch_b, l.monarch_b,
+                                                     l.monarch_rank_per_block(), gen),
+                              layout, name + " monarch");
+    check_every_signal_type(Blast<float>::random(l.out, l.in, l.blast_b, l.blast_b, l.blast_r, gen),
+                            layout, name + " blast");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(random_block_grids_match_cpu) {
+  // Grids of 1 to 12 blocks per side, blocks of 1 to 24 rows and columns, ranks 1 to 24 (above
+  // the block size too), either layout.
+  std::mt19937 gen(61);
+  for (int trial = 0; trial < 24; ++trial) {
+    const Index row_blocks = random_index(1, 12), col_blocks = random_index(1, 12);
+    const Index rows = row_blocks * random_index(1, 24), cols = col_blocks * random_index(1, 24);
+    const Index rank = random_index(1, 24);
+    const Layout layout = trial % 2 == 0 ? Layout::ColMajor : Layout::RowMajor;
+    std::ostringstream name;
+    name << rows << "x" << cols << " grid " << row_blocks << "x" << col_blocks << " rank " << rank;
+    check_every_signal_type(Monarch<float>::random(rows, cols, row_blocks, col_blocks, rank, gen),
+                            layout, "monarch " + name.str());
+    check_every_signal_type(Blast<float>::random(rows, cols, row_blocks, col_blocks, rank, gen),
+                            layout, "blast " + name.str());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(values_beyond_the_half_range_are_refused_for_half_signals) {
+  // Rounded to half, 1e5 would be Inf and every output it touches Inf or NaN.
+  HostMatrix<float> left = random_matrix<float>(16, 2);
+  const HostMatrix<float> right = random_matrix<float>(2, 16);
+  left(3, 1) = 1e5f;
+  const LowRank<float> A(left, right);
+  const HostMatrix<float> x = random_matrix<float>(16, 4);
+  const DeviceMatrix<half> xh = to_device(HostMatrix<half>(x.cast<half>()));
+  DeviceMatrix<half> yh(16, 4);
+  BOOST_CHECK_THROW(apply_reduced_precision<half>(A, Op::NoTrans, xh.view(), yh.view()),
+                    NumericalError);
+  // bfloat16 holds it.
+  const HostMatrix<bfloat16> xb = x.cast<bfloat16>();
+  HostMatrix<float> expected(16, 4);
+  A.apply(Op::NoTrans, view(HostMatrix<float>(xb.cast<float>())), view(expected));
+  const DeviceMatrix<bfloat16> xbd = to_device(xb);
+  DeviceMatrix<bfloat16> ybd(16, 4);
+  apply_reduced_precision<bfloat16>(A, Op::NoTrans, xbd.view(), ybd.view());
+  BOOST_TEST(relative_error(HostMatrix<float>(ybd.to_host().cast<float>()), expected) <=
+             8 * unit_roundoff_v<bfloat16>);
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfTypes) {

@@ -374,29 +374,97 @@ BOOST_AUTO_TEST_CASE(tuned_choice_is_cached_and_correct) {
   clear_tuned_choices();
 }
 
-// KronSolver on device right-hand sides: the engine applies the factor inverses.
-BOOST_AUTO_TEST_CASE_TEMPLATE(solve_on_the_device, T, TwoTypes) {
-  std::vector<AnyOperator<T>> factors;
-  HostMatrix<T> dense = HostMatrix<T>::Ones(1, 1);
-  for (Index n : {6, 8, 5}) {
-    HostMatrix<T> f = random_matrix<T>(n, n);
-    f.diagonal().array() += T(RealOf<T>(n));
-    factors.emplace_back(Dense<T>(f));
+// The 16-bit engine called directly with each algorithm (every one but Gemm takes Auto's
+// plan), each with a caller's work space of the size it asks for, used twice.
+BOOST_AUTO_TEST_CASE(sixteen_bit_engine_with_every_algorithm_and_a_workspace) {
+  const Shapes shapes = {{8, 8}, {4, 6}, {8, 8}};
+  std::vector<DeviceMatrix<float>> values;
+  std::vector<KronFactorRef<float>> refs;
+  HostMatrix<float> dense = HostMatrix<float>::Ones(1, 1);
+  for (auto [r, c] : shapes) {
+    const HostMatrix<float> f = random_matrix<float>(r, c);
     dense = kron_dense(dense, f);
+    values.push_back(to_device(f, Layout::ColMajor));
+    refs.push_back(KronFactorRef<float>::column_major(values.back().data(), r, c, Op::NoTrans));
   }
-  const KronSolver<T> solver{Kron<T>(factors)};
-  const HostMatrix<T> b = random_matrix<T>(dense.rows(), 9);
-  for (Op op : {Op::NoTrans, Op::Adjoint})
-    for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
-      const DeviceMatrix<T> bd = to_device(b, layout);
-      DeviceMatrix<T> xd(dense.rows(), 9, layout);
-      solver.solve(op, bd.view(), xd.view());
-      const HostMatrix<T> x = xd.to_host();
-      BOOST_TEST_CONTEXT(to_string(op) << " " << to_string(layout)) {
-        BOOST_TEST(relative_error(HostMatrix<T>(op_of(dense, op) * x), b) <=
-                   tolerance<T>(dense.rows()));
+  const Index B = 37;
+  for (KronAlgorithm algorithm : kAlgorithms) {
+    const std::size_t bytes =
+        kron_matmul_workspace_bytes<half>(refs, B, Layout::ColMajor, algorithm);
+    Buffer<char> workspace(Index(std::max<std::size_t>(bytes, 1)), MemorySpace::Device,
+                           default_context());
+    for (int round = 0; round < 2; ++round) {
+      const HostMatrix<half> xs = random_matrix<float>(dense.cols(), B).cast<half>();
+      const HostMatrix<half> y0 = random_matrix<float>(dense.rows(), B).cast<half>();
+      const HostMatrix<float> expected = 0.5f * dense * xs.cast<float>() - 2.0f * y0.cast<float>();
+      const DeviceMatrix<half> xd = to_device(xs, Layout::ColMajor);
+      DeviceMatrix<half> yd = to_device(y0, Layout::ColMajor);
+      kron_matmul<half>(refs, xd.view(), yd.view(), 0.5f, -2.0f, default_context(),
+                        workspace.data(), bytes, algorithm);
+      BOOST_TEST_CONTEXT(to_string(algorithm) << " round " << round) {
+        BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected) <=
+                   2.0 * 4 * unit_roundoff_v<half>);
       }
     }
+  }
+}
+
+// A factor without columns on 16-bit device signals: an empty sum, Y = beta Y.
+BOOST_AUTO_TEST_CASE(sixteen_bit_signals_of_an_operator_without_columns) {
+  const Kron<float> A =
+      kron(Dense<float>(random_matrix<float>(3, 2)), Dense<float>(HostMatrix<float>::Zero(2, 0)));
+  const HostMatrix<half> y0 = random_matrix<float>(6, 4).cast<half>();
+  const DeviceMatrix<half> xd(0, 4, Layout::ColMajor);
+  DeviceMatrix<half> yd = to_device(y0, Layout::ColMajor);
+  apply_reduced_precision(A, Op::NoTrans, xd.view(), yd.view(), 1.0f, 0.5f);
+  BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()),
+                            HostMatrix<float>(0.5f * y0.cast<float>())) <= unit_roundoff_v<half>);
+}
+
+// The shuffle baseline's transposes launch at most 65535 signals at a time.
+BOOST_AUTO_TEST_CASE(shuffle_with_more_signals_than_a_grid_extent) {
+  const HostMatrix<float> f1 = random_matrix<float>(3, 2), f2 = random_matrix<float>(2, 3);
+  const Kron<float> A = kron(Dense<float>(f1), Dense<float>(f2));
+  const HostMatrix<float> dense = kron_dense(f1, f2);
+  const Index B = 70001;
+  const HostMatrix<float> x = random_matrix<float>(6, B);
+  KronAlgorithmGuard guard(KronAlgorithm::Shuffle);
+  for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+    const DeviceMatrix<float> xd = to_device(x, layout);
+    DeviceMatrix<float> yd(6, B, layout);
+    A.apply(Op::NoTrans, xd.view(), yd.view());
+    BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(dense * x)) <= tolerance<float>(6));
+  }
+}
+
+// KronSolver on device right-hand sides: the engine applies the factor inverses, from LU of
+// general factors and from Cholesky of Hermitian positive definite ones.
+BOOST_AUTO_TEST_CASE_TEMPLATE(solve_on_the_device, T, TwoTypes) {
+  for (KronSolveMethod method : {KronSolveMethod::LU, KronSolveMethod::Cholesky}) {
+    std::vector<AnyOperator<T>> factors;
+    HostMatrix<T> dense = HostMatrix<T>::Ones(1, 1);
+    for (Index n : {6, 8, 5}) {
+      const HostMatrix<T> g = random_matrix<T>(n, n);
+      HostMatrix<T> f = method == KronSolveMethod::LU ? g : HostMatrix<T>(g * g.adjoint());
+      f.diagonal().array() += T(RealOf<T>(n));
+      factors.emplace_back(Dense<T>(f));
+      dense = kron_dense(dense, f);
+    }
+    const KronSolver<T> solver{Kron<T>(factors), method};
+    const HostMatrix<T> b = random_matrix<T>(dense.rows(), 9);
+    for (Op op : {Op::NoTrans, Op::Adjoint})
+      for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+        const DeviceMatrix<T> bd = to_device(b, layout);
+        DeviceMatrix<T> xd(dense.rows(), 9, layout);
+        solver.solve(op, bd.view(), xd.view());
+        const HostMatrix<T> x = xd.to_host();
+        BOOST_TEST_CONTEXT((method == KronSolveMethod::LU ? "LU " : "Cholesky ")
+                           << to_string(op) << " " << to_string(layout)) {
+          BOOST_TEST(relative_error(HostMatrix<T>(op_of(dense, op) * x), b) <=
+                     tolerance<T>(dense.rows()));
+        }
+      }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -50,6 +50,42 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_operators, T, ScalarTypes) {
   BOOST_TEST(kron(A, B, C).parameter_count() == 6 + 8 + 9);
 }
 
+// 1 to 8 factors of random mixed shapes (1 to 3 per side, some transposed), every op and
+// layout, against the dense Kronecker product.
+BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_many_mixed_factors, T, ScalarTypes) {
+  for (int n = 1; n <= 8; ++n) {
+    BOOST_TEST_CONTEXT(n << " factors") {
+      std::vector<AnyOperator<T>> factors;
+      HostMatrix<T> dense = HostMatrix<T>::Ones(1, 1);
+      for (int f = 0; f < n; ++f) {
+        const HostMatrix<T> g = random_matrix<T>(random_index(1, 3), random_index(1, 3));
+        if (f % 3 == 1) {
+          factors.emplace_back(Dense<T>(HostMatrix<T>(g.transpose())).transpose());
+        } else {
+          factors.emplace_back(Dense<T>(g));
+        }
+        dense = kron_dense(dense, g);
+      }
+      check_against_dense(Kron<T>(factors), dense);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(kron_rejects_what_it_cannot_represent) {
+  // Extents whose product overflows a 64-bit index.
+  const Identity<double> huge(Index(1) << 40);
+  BOOST_CHECK_THROW(kron(huge, huge), ShapeError);
+  // A factor without columns: an empty operator (flops 0, applied as beta * Y).
+  const Dense<double> empty(HostMatrix<double>::Zero(2, 0));
+  const auto k = kron(Dense<double>(random_matrix<double>(3, 2)), empty);
+  BOOST_TEST(k.rows() == 6);
+  BOOST_TEST(k.cols() == 0);
+  BOOST_TEST(k.flops(4) == 0.0);
+  HostMatrix<double> x(0, 4), y = HostMatrix<double>::Ones(6, 4);
+  k.apply(Op::NoTrans, view(x), view(y), 1.0, 0.5);
+  BOOST_TEST(y.isApprox(HostMatrix<double>::Constant(6, 4, 0.5)));
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(block_diag_and_stacks, T, ScalarTypes) {
   const HostMatrix<T> a = random_matrix<T>(2, 3), b = random_matrix<T>(4, 2),
                       c = random_matrix<T>(2, 2);

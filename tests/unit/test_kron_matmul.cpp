@@ -51,6 +51,13 @@ BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
   // Shuffle: ping, pong and the transpose temporary.
   BOOST_TEST(kron_matmul_workspace_bytes<float>(f, B, Layout::ColMajor, KronAlgorithm::Shuffle) >=
              3 * one);
+  // 16-bit data has no shuffle path: every algorithm but Gemm takes Auto's plan, which the
+  // 16-bit launcher runs with at most two intermediate buffers.
+  for (KronAlgorithm a : {KronAlgorithm::Shuffle, KronAlgorithm::Fused, KronAlgorithm::Sliced}) {
+    BOOST_TEST(kron_matmul_workspace_bytes<half>(f, B, Layout::ColMajor, a) == half_bytes);
+    const std::vector<detail::KronShape> shapes(6, detail::KronShape{8, 8});
+    BOOST_TEST(detail::plan_kron(shapes, B, Layout::ColMajor, a, 2).buffers <= 2);
+  }
   // A single factor writes Y directly (at most the factor is packed).
   BOOST_TEST(kron_matmul_workspace_bytes<float>(square_factors(8, 1), B, Layout::ColMajor) <
              std::size_t(2048));

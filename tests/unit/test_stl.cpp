@@ -174,6 +174,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(exact_encoders_give_the_dense_product, T, ScalarTy
     const auto expr = A * D + T(2) * Dense<T>(dense) * D;
     BOOST_TEST(relative_error(expr.to_dense(), HostMatrix<T>(3 * dense * D.matrix())) <=
                100 * exact_tolerance<T>());
+    // And as a Kronecker factor: I_2 ⊗ A is block-diagonal.
+    HostMatrix<T> blocks = HostMatrix<T>::Zero(32, 48);
+    blocks.topLeftCorner(16, 24) = dense;
+    blocks.bottomRightCorner(16, 24) = dense;
+    check_against_dense(kron(Identity<T>(2), A), blocks, 100 * exact_tolerance<T>(), 7);
   }
 }
 
@@ -187,6 +192,13 @@ BOOST_AUTO_TEST_CASE(inexact_operators_have_no_dense_matrix) {
   BOOST_CHECK_THROW((D * A).to_dense(), ShapeError);
   BOOST_CHECK_THROW(AnyOperator<double>(A + D).to_dense(), ShapeError);
   BOOST_TEST(AnyOperator<double>(D * D).acts_per_signal());
+  // A Kronecker product applies each factor to slices of every signal side by side, where an
+  // inexact operator would mix slices of one signal: refused, also behind other nodes.
+  const Identity<double> I2(2);
+  BOOST_CHECK_THROW(kron(I2, A), ShapeError);
+  BOOST_CHECK_THROW(kron(D * A, I2), ShapeError);
+  BOOST_CHECK_THROW(kron(I2, kron(A)), ShapeError);
+  BOOST_TEST(kron(A).rows() == 8);  // one factor: the operator itself, no slices
   // Products with other operators still apply (linear in the batch): D (A X).
   const HostMatrix<double> X = random_matrix<double>(8, 8);
   HostMatrix<double> AX(8, 8), expected(8, 8), got(8, 8);

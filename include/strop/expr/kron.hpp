@@ -13,6 +13,7 @@
 // of all signals (one application to S*B columns), followed by the permutation.
 #include <vector>
 
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/any_operator.hpp"
 
 namespace strop {
@@ -50,7 +51,9 @@ Kron<T> transpose_of(const Kron<T>& k);
 template <class T>
 Kron<T> adjoint_of(const Kron<T>& k);
 
-// kron(A, B, C, ...): at least one operator, all of one scalar type.
+// kron(A, B, C, ...): at least one operator, all of one scalar type. With several factors,
+// each must act on every signal separately (ShapeError for a Strassen-Tile operator with
+// inexact encoders: it mixes the signals of a batch, so it has no Kronecker product).
 template <Operator E, Operator... Es>
 requires(std::is_same_v<typename E::Scalar, typename Es::Scalar>&&...)
     Kron<typename E::Scalar> kron(const E& first, const Es&... rest) {
@@ -62,7 +65,7 @@ requires(std::is_same_v<typename E::Scalar, typename Es::Scalar>&&...)
 // dense/identity factors runs the Kron-matmul engine's 16-bit path (one tensor-core GEMM per
 // factor, fp32 accumulation, factors and intermediates rounded to 16 bits); other factors
 // go through float copies of the signals. On the host, through float.
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const Kron<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
                              Context& ctx = default_context());

@@ -52,11 +52,14 @@ StrassenTile<T> fit_encoded_weights(const HostMatrix<T>& A, const Encoders& enc)
 // The STL operator minimising ||A X - STL(X)||_F over a sample X of signals (N x S, one
 // signal per column; a last partial tile of signals counts as padded with zero signals),
 // E_X and D fixed. The normal equations couple every input tile L of one output tile J:
-// one Hermitian (N/t r) x (N/t r) matrix, the same for every J, factored once (LDL^T, in
-// double precision, with a ridge of 1e-12 times its mean diagonal so that a sample with
-// fewer than N/t r independent directions still gives a finite, near minimum-norm answer).
-// ShapeError unless t divides M and N, X has N rows and S >= 1 columns, and N/t r <= 8192
-// (a larger normal matrix is too big to factor densely); NumericalError on NaN/Inf.
+// one Hermitian (N/t r) x (N/t r) matrix, the same for every J, factored once (Cholesky in
+// double precision with a ridge of 1e-10 times its mean diagonal, the ridge's bias then
+// removed by three steps of iterated Tikhonov, so that a sample with fewer than N/t r
+// independent directions still gives a finite, near minimum-norm answer; a 1000x larger
+// ridge if rounding defeats the factorisation). ShapeError unless t divides M and N, X has N
+// rows and S >= 1 columns, and N/t r <= 8192 (a larger normal matrix is too big to factor
+// densely: at r = 32, N <= 1024; larger layers take the isotropic fit above);
+// NumericalError on NaN/Inf or if the factorisation still fails.
 template <class T>
 StrassenTile<T> fit_encoded_weights(const HostMatrix<T>& A, const Encoders& enc,
                                     const HostMatrix<T>& sample);

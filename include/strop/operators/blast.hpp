@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "strop/core/lazy.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/operator_base.hpp"
 #include "strop/operators/block_grid.hpp"
 #include "strop/operators/ks_chain.hpp"
@@ -82,7 +83,7 @@ class Blast : public OperatorBase<Blast<T>> {
 // faster), on 8 padded signals for 2-7 signals, and the decode kernel on large layers at 1
 // (operators/blr/blr_gemm_device.hpp). Tested and measured on an H100 and an H200
 // (bench/NOTES-blr.md).
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const Blast<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
                              Context& ctx = default_context());

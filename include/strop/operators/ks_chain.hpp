@@ -81,7 +81,7 @@ class KSChain : public OperatorBase<KSChain<T>> {
 // rounding per output). Other chains, or a forced KSAlgorithm, go factor by factor through
 // the 16-bit factor path (apply_reduced_precision of KSFactor): each intermediate is
 // rounded to the storage type. On the host, through float.
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const KSChain<float>& chain, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
                              Context& ctx = default_context());

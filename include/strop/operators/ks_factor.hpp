@@ -84,7 +84,7 @@ class KSFactor : public OperatorBase<KSFactor<T>> {
 // at most 64 MB is made once); blocks of at most 8 x 8 run in fp32 on CUDA cores. Bmm
 // and Dense are the 16-bit baselines; SmallBatch has no 16-bit version (DeviceError). Each
 // output is rounded once. Host signals go through float.
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
                              Context& ctx = default_context());

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "strop/core/lazy.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/operator_base.hpp"
 #include "strop/operators/block_grid.hpp"
 #include "strop/operators/dense.hpp"
@@ -62,7 +63,7 @@ class LowRank : public OperatorBase<LowRank<T>> {
 // faster), on 8 padded signals for 2-7 signals, and the decode kernel on large layers at 1
 // (operators/blr/blr_gemm_device.hpp). Tested and measured on an H100 and an H200
 // (bench/NOTES-blr.md).
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const LowRank<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
                              Context& ctx = default_context());

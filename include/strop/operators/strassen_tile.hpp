@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "strop/core/lazy.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/operator_base.hpp"
 #include "strop/operators/stl_encoders.hpp"
 
@@ -35,7 +36,9 @@ class StrassenTile : public OperatorBase<StrassenTile<T>> {
   // ShapeError unless t divides rows and cols and the sizes match; NumericalError on NaN/Inf.
   StrassenTile(stl::Encoders encoders, Index rows, Index cols, std::vector<T> encoded_weight);
   // Encodes the weights of the dense A (W = A^T) with E_W: Ŵ_{L,J} = E_W vec(W_{L,J}).
-  // Exact (to_dense() == A up to rounding) when the encoders are.
+  // Exact (to_dense() == A up to rounding) when the encoders are. With inexact encoders
+  // (a random subset of the rank-49 rows, say) this is no approximation of A: fit with
+  // stl::fit_encoded_weights (strop/factorize/stl.hpp) instead.
   static StrassenTile encode(const HostMatrix<T>& A, stl::Encoders encoders);
 
   Index rows() const { return state_->rows; }
@@ -148,13 +151,13 @@ StrassenTileChain<T> operator*(const StrassenTileChain<T>& lhs, const StrassenTi
 // Mixed precision on the GPU: applies a float STL operator to half or bfloat16 signals.
 // The encoded weights are converted once (cached), the colour GEMMs run on tensor cores
 // with fp32 accumulation, encode and decode compute in fp32. DeviceError without CUDA.
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
                              Context& ctx = default_context());
 
 // The same for a chain (encoded activations stored in 16 bits between layers).
-template <class Storage>
+template <ReducedPrecision Storage>
 void apply_reduced_precision(const StrassenTileChain<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,
                              Context& ctx = default_context());
