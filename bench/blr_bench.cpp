@@ -18,10 +18,11 @@
 // the weights, one read of X, one write of Y and one write and read of each intermediate.
 //
 // Rows monarch_plan / blast_plan time the permutation-free GEMM plans
-// (operators/blr/blr_gemm_plan.hpp) in fp32. The second CSV (--csv16) has the same layers in
-// bfloat16: the plans on tensor cores (apply_reduced_precision) and the unfused baselines
-// (bmm + permute, blr_unfused_apply_device) against a dense bf16 cublasGemmEx and the 2-byte
-// memory bound; --json writes blr-summary.json from it ("fused" = the plans; medians over
+// (operators/blr/blr_gemm_plan.hpp) in fp32, rows monarch_unfused / blast_unfused the unfused
+// baselines (bmm + permute, blr_unfused_apply_device) in fp32. The second CSV (--csv16) has the
+// same layers in bfloat16: the plans on tensor cores (apply_reduced_precision) and the unfused
+// baselines (bmm + permute, blr_unfused_apply_device) against a dense bf16 cublasGemmEx and the
+// 2-byte memory bound; --json writes blr-summary.json from it ("fused" = the plans; medians over
 // the layers at B = 1024).
 //
 // --tune adds rows *_plan_cublas_tuned and dense_tuned to the bf16 CSV: the cuBLAS plan and the
@@ -257,11 +258,12 @@ int main(int argc, char** argv) {
               detail::blr_plan_apply_device<float>(A, Op::NoTrans, x, y, 1, 0, ctx);
             });
       };
-      auto time_unfused16 = [&](const auto& A) {
-        return bench::time_device_call<bfloat16>(
-            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
-              detail::blr_unfused_apply_device<bfloat16>(A, x, y, 1.0f, 0.0f, ctx);
-            });
+      // The unfused baseline (bmm + permute) on float or bfloat16 signals (`storage`'s type).
+      auto time_unfused = [&](auto storage, const auto& A) {
+        using S = decltype(storage);
+        return bench::time_device_call<S>(
+            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx,
+            [&](auto x, auto y) { detail::blr_unfused_apply_device<S>(A, x, y, 1.0f, 0.0f, ctx); });
       };
       auto time_bf16 = [&](const auto& A) {
         return bench::time_device_call<bfloat16>(
@@ -411,7 +413,9 @@ int main(int argc, char** argv) {
       if (monarch) {
         row("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
             time_plan(*monarch));
-        const double fused = time_bf16(*monarch), unfused = time_unfused16(*monarch);
+        row("monarch_unfused", l.monarch_r, mb, monarch->parameter_count(), 3 * mb * mb * per_block,
+            time_unfused(float(), *monarch));
+        const double fused = time_bf16(*monarch), unfused = time_unfused(bfloat16(), *monarch);
         row16("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
               fused);
         row16("monarch_unfused", l.monarch_r, mb, monarch->parameter_count(),
@@ -423,7 +427,9 @@ int main(int argc, char** argv) {
       }
       row("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
           time_plan(blast));
-      const double blast_fused = time_bf16(blast), blast_unfused = time_unfused16(blast);
+      row("blast_unfused", l.blast_r, l.blast_b, blast.parameter_count(), 4 * l.blast_b * l.blast_r,
+          time_unfused(float(), blast));
+      const double blast_fused = time_bf16(blast), blast_unfused = time_unfused(bfloat16(), blast);
       row16("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
             blast_fused);
       row16("blast_unfused", l.blast_r, l.blast_b, blast.parameter_count(),

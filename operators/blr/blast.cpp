@@ -4,6 +4,9 @@
 #include "operators/blr/blr_support.hpp"
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
+#if STROP_HAVE_CUDA
+#include "operators/blr/blr_gemm_device.hpp"
+#endif
 
 namespace strop {
 
@@ -78,6 +81,12 @@ void Blast<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
   const Index r = g.rank;
   if (r == 0) return detail::scale(beta, Y, ctx);
   if (X.space == MemorySpace::Device) {
+#if STROP_HAVE_CUDA
+    if constexpr (std::is_same_v<T, float>) {  // the GEMM plan where it was measured faster
+      if (detail::float_plan_preferred(op, X, Y))
+        return detail::blr_plan_apply_device<float>(*this, op, X, Y, alpha, beta, ctx);
+    }
+#endif
     const KSChain<T>& chain = device_form_->get([&] { return detail::blast_ks_form(*this); });
     return chain.apply_unchecked(op, X, Y, alpha, beta, ctx);
   }

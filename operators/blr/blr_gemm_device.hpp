@@ -69,6 +69,18 @@ inline bool skinny_auto(Index batch) {
   return batch >= 3 && batch < kPaddedSignals;
 }
 
+// Whether the public device apply of a float Monarch or BLAST runs its GEMM plan (Auto path)
+// instead of its KS form. Measured per call on an H200 over the Table 3 layers (A, signals
+// contiguous; bench/NOTES-blr.md, session 31), KS form / plan time, medians (min): 1.28-1.29
+// (1.16) at 1 signal and 1.47-1.86 (1.06) at 2 (the plan's decode kernel), 0.76-0.79 at 4 and
+// 0.96-1.05 at 16 (the KS form is faster or level), 1.16-1.19 (0.97) at 128 and 1.14-1.21
+// (1.02) at 1024. A^T and batch-contiguous views were not measured and keep the KS form.
+inline constexpr Index kFloatPlanMinBatch = 128;
+inline bool float_plan_preferred(Op op, ConstView<float> X, MatrixView<float> Y) {
+  return op == Op::NoTrans && X.row_stride == 1 && Y.row_stride == 1 && blr_plan_takes(X, Y) &&
+         (X.cols <= kDecodeAutoBatch || X.cols >= kFloatPlanMinBatch);
+}
+
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of
 // double for double signals; Op::Adjoint is Op::Trans). DeviceError unless blr_plan_takes.
 template <class Storage, class Operator>
