@@ -176,16 +176,27 @@ thread_local bool measuring = false;  // inside tuned_algorithm's measurements
 
 // Auto with tuning on: the time model's plan and the fixed algorithms measured once per
 // problem (into scratch memory, so Y is untouched), the fastest kept in the tuning cache.
-template <class T>
-KronAlgorithm tuned_algorithm(std::span<const KronFactorRef<T>> factors,
+// T: the signals' type; F: the factors' (float for 16-bit signals, whose only other plan is
+// one GEMM per factor).
+template <class T, class F>
+KronAlgorithm tuned_algorithm(std::span<const KronFactorRef<F>> factors,
                               std::span<const detail::KronShape> shapes, ConstView<T> X,
                               MatrixView<T> Y, Context& ctx) {
-  std::string key = detail::concat("kron|", device_name(ctx.device()), "|", ScalarTraits<T>::name,
-                                   "|", to_string(layout_of(Y)), "|B=", X.cols, "|");
+  std::string_view type_name;
+  if constexpr (is_reduced_precision_v<T>) {
+    type_name = std::is_same_v<T, half> ? "half" : "bfloat16";
+  } else {
+    type_name = ScalarTraits<T>::name;
+  }
+  std::string key = detail::concat("kron|", device_name(ctx.device()), "|", type_name, "|",
+                                   to_string(layout_of(Y)), "|B=", X.cols, "|");
   for (std::size_t f = 0; f < shapes.size(); ++f)
     key += detail::concat(f == 0 ? "" : ",", shapes[f].Q, "x", shapes[f].P);
-  const KronAlgorithm candidates[] = {KronAlgorithm::Auto, KronAlgorithm::Fused,
-                                      KronAlgorithm::Sliced, KronAlgorithm::Gemm};
+  const std::vector<KronAlgorithm> candidates =
+      is_reduced_precision_v<T>
+          ? std::vector<KronAlgorithm>{KronAlgorithm::Auto, KronAlgorithm::Gemm}
+          : std::vector<KronAlgorithm>{KronAlgorithm::Auto, KronAlgorithm::Fused,
+                                       KronAlgorithm::Sliced, KronAlgorithm::Gemm};
   std::optional<TempMatrix<T>> scratch;  // made only when measuring
   measuring = true;
   try {
@@ -193,7 +204,7 @@ KronAlgorithm tuned_algorithm(std::span<const KronFactorRef<T>> factors,
         key, candidates, [](KronAlgorithm a) { return to_string(a); },
         [&](KronAlgorithm a) {
           if (!scratch) scratch.emplace(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
-          kron_matmul<T>(factors, X, scratch->view, T(1), T(0), ctx, nullptr, 0, a);
+          kron_matmul<T>(factors, X, scratch->view, F(1), F(0), ctx, nullptr, 0, a);
         },
         ctx);
     measuring = false;
@@ -202,6 +213,29 @@ KronAlgorithm tuned_algorithm(std::span<const KronFactorRef<T>> factors,
     measuring = false;
     throw;
   }
+}
+
+// The plan a call runs: `algorithm`'s, or for Auto with tuning on the tuned choice, unless
+// that needs more than the caller's work space (sized for Auto's plan by
+// kron_matmul_workspace_bytes): then Auto's plan stays. Updates `algorithm`.
+template <class T, class F>
+detail::KronPlan plan_for_call(std::span<const KronFactorRef<F>> factors,
+                               std::span<const detail::KronShape> shapes, ConstView<T> X,
+                               MatrixView<T> Y, Context& ctx, const void* workspace,
+                               std::size_t workspace_bytes, KronAlgorithm& algorithm) {
+  const Layout layout = layout_of(Y);
+  detail::KronPlan plan =
+      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>);
+  if (algorithm == KronAlgorithm::Auto && tuning_enabled() && !measuring) {
+    const KronAlgorithm tuned = tuned_algorithm<T, F>(factors, shapes, X, Y, ctx);
+    detail::KronPlan tuned_plan =
+        detail::plan_kron(shapes, X.cols, layout, tuned, sizeof(T), is_complex_v<T>);
+    if (workspace == nullptr || tuned_plan.workspace_bytes <= workspace_bytes) {
+      algorithm = tuned;
+      plan = std::move(tuned_plan);
+    }
+  }
+  return plan;
 }
 
 }  // namespace
@@ -246,20 +280,8 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
   check_views(shapes, X, Y, alpha, beta);
   if (Y.rows == 0 || Y.cols == 0) return;
 
-  const Layout layout = layout_of(Y);
-  detail::KronPlan plan =
-      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>);
-  if (algorithm == KronAlgorithm::Auto && tuning_enabled() && !measuring) {
-    // The tuned choice, unless it needs more than the caller's work space (sized for
-    // Auto's plan by kron_matmul_workspace_bytes): then Auto's plan stays.
-    const KronAlgorithm tuned = tuned_algorithm(factors, shapes, X, Y, ctx);
-    detail::KronPlan tuned_plan =
-        detail::plan_kron(shapes, X.cols, layout, tuned, sizeof(T), is_complex_v<T>);
-    if (workspace == nullptr || tuned_plan.workspace_bytes <= workspace_bytes) {
-      algorithm = tuned;
-      plan = std::move(tuned_plan);
-    }
-  }
+  const detail::KronPlan plan =
+      plan_for_call<T, T>(factors, shapes, X, Y, ctx, workspace, workspace_bytes, algorithm);
   Buffer<char> owned;
   if (workspace == nullptr && plan.workspace_bytes > 0) {
     owned = Buffer<char>(Index(plan.workspace_bytes), MemorySpace::Device, ctx);
@@ -303,9 +325,8 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
   check_views(shapes, X, Y, alpha, beta);
   if (Y.rows == 0 || Y.cols == 0) return;
 #if STROP_HAVE_CUDA
-  const Layout layout = layout_of(Y);
-  const detail::KronPlan plan =
-      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(Storage));
+  const detail::KronPlan plan = plan_for_call<Storage, float>(factors, shapes, X, Y, ctx, workspace,
+                                                              workspace_bytes, algorithm);
   Buffer<char> owned;
   if (workspace == nullptr) {
     owned = Buffer<char>(Index(plan.workspace_bytes), MemorySpace::Device, ctx);

@@ -53,6 +53,20 @@ inline void check_gpu_against_cpu(const E& A, Index batch, double tol = -1) {
   }
 }
 
+// The relative error of apply_reduced_precision(A, op, X, Y, alpha, beta) on 16-bit device
+// signals (X in layout lx, Y in ly) against the float CPU application to the same values.
+template <class S, class Operator>
+double reduced_precision_error(const Operator& A, Op op, const HostMatrix<S>& xs,
+                               const HostMatrix<S>& y0s, Layout lx, Layout ly, float alpha = 0.5f,
+                               float beta = -2.0f) {
+  HostMatrix<float> expected = y0s.template cast<float>();
+  A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), alpha, beta);
+  const DeviceMatrix<S> xd = to_device(xs, lx);
+  DeviceMatrix<S> yd = to_device(y0s, ly);
+  apply_reduced_precision<S>(A, op, xd.view(), yd.view(), alpha, beta);
+  return relative_error(HostMatrix<float>(yd.to_host().template cast<float>()), expected);
+}
+
 // The tuning cache's keys that start with `prefix`: each engine's keys start with its name
 // ("ks|", "kron|"), and the GEMMs an engine's candidates run add "gemm|" keys of their own.
 inline std::vector<std::string> tuned_keys(const std::string& prefix) {

@@ -187,16 +187,10 @@ void check_every_signal_type(const Operator& A, Layout layout, const std::string
       }
       auto check_16 = [&](auto storage, const char* type_name) {
         using S = decltype(storage);
-        const HostMatrix<S> xs = x.cast<S>(), y0s = y0.cast<S>();
-        HostMatrix<float> expected16 = y0s.template cast<float>();
-        A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected16), 0.5f,
-                -2.0f);
-        const DeviceMatrix<S> xd = to_device(xs, layout);
-        DeviceMatrix<S> yd = to_device(y0s, layout);
-        apply_reduced_precision<S>(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+        const double error = reduced_precision_error<S>(
+            A, op, HostMatrix<S>(x.cast<S>()), HostMatrix<S>(y0.cast<S>()), layout, layout);
         BOOST_TEST_CONTEXT(context << " " << type_name) {
-          BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
-                                    expected16) <= 8 * unit_roundoff_v<S>);
+          BOOST_TEST(error <= 8 * unit_roundoff_v<S>);
         }
       };
       check_16(half(), "half");
@@ -282,20 +276,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfT
             const HostMatrix<S> xs = random_matrix<float>(in, batch).cast<S>();
             const HostMatrix<S> y0s = random_matrix<float>(out, batch).cast<S>();
             auto check = [&](const auto& A, const char* name) {
-              HostMatrix<float> expected = y0s.template cast<float>();
-              A.apply(op, view(HostMatrix<float>(xs.template cast<float>())), view(expected), 0.5f,
-                      -2.0f);
-              const DeviceMatrix<S> xd = to_device(xs, lx);
-              DeviceMatrix<S> yd = to_device(y0s, ly);
-              apply_reduced_precision<S>(A, op, xd.view(), yd.view(), 0.5f, -2.0f);
+              const double error = reduced_precision_error<S>(A, op, xs, y0s, lx, ly);
               BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
                                       << "x" << s.col_blocks << " rank " << s.rank << ", "
                                       << to_string(op) << ", X " << to_string(lx) << ", Y "
                                       << to_string(ly) << ", B = " << batch) {
                 // The values, the two intermediates and the output rounded to 16 bits: a few
                 // units of roundoff (a wrong index gives an error of order one).
-                BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().template cast<float>()),
-                                          expected) <= 8 * unit_roundoff_v<S>);
+                BOOST_TEST(error <= 8 * unit_roundoff_v<S>);
               }
             };
             check(M, "monarch");

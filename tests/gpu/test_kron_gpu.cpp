@@ -370,6 +370,19 @@ BOOST_AUTO_TEST_CASE(tuned_choice_is_cached_and_correct) {
     BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(dense * xb)) <=
                tolerance<float>(128));
   }
+  // 16-bit signals: Auto's plan and one GEMM per factor measured once, then reused.
+  clear_tuned_choices();
+  for (int round = 0; round < 2; ++round) {
+    const HostMatrix<half> xs = random_matrix<float>(128, 300).cast<half>();
+    const HostMatrix<half> y0s = random_matrix<float>(128, 300).cast<half>();
+    const DeviceMatrix<half> xd = to_device(xs, Layout::ColMajor);
+    DeviceMatrix<half> yd = to_device(y0s, Layout::ColMajor);
+    apply_reduced_precision(A, Op::NoTrans, xd.view(), yd.view(), 2.0f, -1.0f);
+    const HostMatrix<float> expected = 2.0f * dense * xs.cast<float>() - y0s.cast<float>();
+    BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected) <=
+               2.0 * 4 * unit_roundoff_v<half>);
+    BOOST_TEST(tuned_keys("kron|").size() == 1u);
+  }
   set_tuning_enabled(false);
   clear_tuned_choices();
 }

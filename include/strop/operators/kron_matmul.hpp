@@ -93,6 +93,8 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
 // The 16-bit path: float factors, half or bfloat16 signals (tensor cores). `algorithm`:
 // Gemm runs one cuBLAS GEMM per factor (the baseline of the benchmark); any other value
 // takes Auto's plan (GEMMs, merged runs of small factors, pair passes of 32 x 32 factors).
+// With tuning on (strop/core/tuning.hpp), Auto measures its plan against one GEMM per factor
+// once per problem and keeps the faster, as the full-precision path does with its algorithms.
 template <ReducedPrecision Storage>
 std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<float>> factors, Index batch,
                                         Layout layout,
