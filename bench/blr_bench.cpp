@@ -4,6 +4,7 @@
 //
 //   blr_bench [--reps R] [--csv FILE] [--csv16 FILE] [--json FILE] [--batches 1,16,...]
 //             [--ks-algorithm NAME] [--layer MODEL/NAME] [--graph | --enqueue] [--tune]
+//             [--float-paths]
 //
 // Each row's times are medians of calls timed one by one between events (host enqueue
 // included), or, with --graph, of replays of a CUDA graph of 10 calls: the GPU's time, as a
@@ -25,6 +26,12 @@
 // 2-byte memory bound; --json writes blr-summary.json from it ("fused" = the plans; medians over
 // the layers at B = 1024).
 //
+// --float-paths adds fp32 rows for the float operators' choice between the KS form (the public
+// path's fallback) and the GEMM plan beyond A on signal-contiguous views: monarch_t /
+// monarch_t_plan (A^T, signals contiguous) and monarch_rm / monarch_rm_plan (A, batch
+// contiguous: RowMajor), the same for blast. The public path is forced to the KS form there by
+// its rule (float_plan_preferred), so those rows time the KS form.
+//
 // --tune adds rows *_plan_cublas_tuned and dense_tuned to the bf16 CSV: the cuBLAS plan and the
 // dense GEMM with each product's algorithm tuned by measurement (src/runtime/strided_gemm.hpp,
 // cuBLAS's default against cuBLASLt's proposals), timed in alternation with the untuned call.
@@ -36,6 +43,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -62,8 +70,9 @@ struct Options {
   std::string json = "blr-summary.json";
   std::vector<Index> batches = {1, 16, 128, 1024, 4096};
   KSAlgorithm ks_algorithm = KSAlgorithm::Auto;
-  std::string layer;  // only layers whose "model/name" contains this (profiling)
-  bool tune = false;  // also time the cuBLAS plans and dense with tuned GEMM algorithms
+  std::string layer;         // only layers whose "model/name" contains this (profiling)
+  bool tune = false;         // also time the cuBLAS plans and dense with tuned GEMM algorithms
+  bool float_paths = false;  // fp32 rows for A^T and batch-contiguous signals
 };
 
 #if STROP_BENCH_HAVE_CUBLAS
@@ -167,6 +176,8 @@ int main(int argc, char** argv) {
       opt.layer = next();
     } else if (arg == "--tune") {
       opt.tune = true;
+    } else if (arg == "--float-paths") {
+      opt.float_paths = true;
     } else if (arg == "--graph") {
       bench::timing() = bench::Timing::Graph;
     } else if (arg == "--enqueue") {
@@ -259,6 +270,29 @@ int main(int argc, char** argv) {
             });
       };
       // The unfused baseline (bmm + permute) on float or bfloat16 signals (`storage`'s type).
+      // The public path and the plan for A^T on contiguous signals and for A on batch-contiguous
+      // ones (--float-paths): rows NAME_t, NAME_t_plan, NAME_rm, NAME_rm_plan.
+      auto float_path_rows = [&](const auto& A, const std::string& name, Index r, Index b,
+                                 Index params, Index intermediate) {
+        if (!opt.float_paths) return;
+        for (const auto& [op, layout, suffix] :
+             {std::tuple{Op::Trans, Layout::ColMajor, "_t"},
+              std::tuple{Op::NoTrans, Layout::RowMajor, "_rm"}}) {
+          const Index in = op == Op::NoTrans ? A.cols() : A.rows();
+          const Index out = op == Op::NoTrans ? A.rows() : A.cols();
+          for (bool plan : {false, true}) {
+            const double t = bench::time_device_call<float>(
+                in, out, batch, layout, opt.reps, ctx, [&](auto x, auto y) {
+                  if (plan) {
+                    detail::blr_plan_apply_device<float>(A, op, x, y, 1, 0, ctx);
+                  } else {
+                    A.apply(op, x, y, 1.0f, 0.0f, ctx);
+                  }
+                });
+            row((name + suffix + (plan ? "_plan" : "")).c_str(), r, b, params, intermediate, t);
+          }
+        }
+      };
       auto time_unfused = [&](auto storage, const auto& A) {
         using S = decltype(storage);
         return bench::time_device_call<S>(
@@ -415,6 +449,8 @@ int main(int argc, char** argv) {
             time_plan(*monarch));
         row("monarch_unfused", l.monarch_r, mb, monarch->parameter_count(), 3 * mb * mb * per_block,
             time_unfused(float(), *monarch));
+        float_path_rows(*monarch, "monarch", l.monarch_r, mb, monarch->parameter_count(),
+                        mb * mb * per_block);
         const double fused = time_bf16(*monarch), unfused = time_unfused(bfloat16(), *monarch);
         row16("monarch_plan", l.monarch_r, mb, monarch->parameter_count(), mb * mb * per_block,
               fused);
@@ -429,6 +465,8 @@ int main(int argc, char** argv) {
           time_plan(blast));
       row("blast_unfused", l.blast_r, l.blast_b, blast.parameter_count(), 4 * l.blast_b * l.blast_r,
           time_unfused(float(), blast));
+      float_path_rows(blast, "blast", l.blast_r, l.blast_b, blast.parameter_count(),
+                      2 * l.blast_b * l.blast_r);
       const double blast_fused = time_bf16(blast), blast_unfused = time_unfused(bfloat16(), blast);
       row16("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
             blast_fused);
