@@ -70,15 +70,24 @@ inline bool skinny_auto(Index batch) {
 }
 
 // Whether the public device apply of a float Monarch or BLAST runs its GEMM plan (Auto path)
-// instead of its KS form. Measured per call on an H200 over the Table 3 layers (A, signals
-// contiguous; bench/NOTES-blr.md, session 31), KS form / plan time, medians (min): 1.28-1.29
-// (1.16) at 1 signal and 1.47-1.86 (1.06) at 2 (the plan's decode kernel), 0.76-0.79 at 4 and
-// 0.96-1.05 at 16 (the KS form is faster or level), 1.16-1.19 (0.97) at 128 and 1.14-1.21
-// (1.02) at 1024. A^T and batch-contiguous views were not measured and keep the KS form.
+// instead of its KS form. Measured per call on an H200 over the Table 3 layers
+// (bench/NOTES-blr.md, session 31), KS form / plan time, medians over the layers (Monarch,
+// BLAST) at 1 / 2 / 4 / 16 / 128 / 1024 signals:
+// - A, signals contiguous: 1.28, 1.29 / 1.86, 1.47 (the plan's decode kernel) / 0.79, 0.76 /
+//   1.05, 0.96 / 1.19, 1.16 / 1.21, 1.14;
+// - A^T, signals contiguous: 3.13, 2.43 / 0.92, 0.95 / 0.96, 0.91 / 0.96, 0.85 / 1.13, 1.06 /
+//   1.12, 1.13;
+// - A, batch contiguous: 2.39, 2.27 at 2 / 1.16, 0.99 / 1.14, 1.02 / 1.16, 1.06 / 1.20, 1.17
+//   (at 1 signal both layouts are the same views).
+// A^T on batch-contiguous views was not measured and keeps the KS form.
 inline constexpr Index kFloatPlanMinBatch = 128;
 inline bool float_plan_preferred(Op op, ConstView<float> X, MatrixView<float> Y) {
-  return op == Op::NoTrans && X.row_stride == 1 && Y.row_stride == 1 && blr_plan_takes(X, Y) &&
-         (X.cols <= kDecodeAutoBatch || X.cols >= kFloatPlanMinBatch);
+  if (!blr_plan_takes(X, Y)) return false;
+  const Index batch = X.cols;
+  const bool signals_contiguous = X.row_stride == 1;
+  if (op == Op::NoTrans)
+    return !signals_contiguous || batch <= kDecodeAutoBatch || batch >= kFloatPlanMinBatch;
+  return signals_contiguous && (batch == 1 || batch >= kFloatPlanMinBatch);
 }
 
 // Y = alpha op(A) X + beta Y by A's plan (Operator: Blast, Monarch or LowRank of float, or of

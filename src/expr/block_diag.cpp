@@ -7,10 +7,10 @@ namespace strop {
 template <class T>
 BlockDiag<T>::BlockDiag(std::vector<AnyOperator<T>> blocks) : blocks_(std::move(blocks)) {
   require<ShapeError>(!blocks_.empty(), "block_diag: needs at least one block");
-  for (const auto& b : blocks_) {
-    rows_ += b.rows();
-    cols_ += b.cols();
-  }
+  for (const auto& b : blocks_)
+    require<ShapeError>(!__builtin_add_overflow(rows_, b.rows(), &rows_) &&
+                            !__builtin_add_overflow(cols_, b.cols(), &cols_),
+                        "block_diag: the sum of the blocks' extents overflows a 64-bit index");
 }
 
 template <class T>

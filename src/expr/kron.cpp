@@ -65,6 +65,10 @@ bool engine_factor(const AnyOperator<T>& f, Op op, Context& ctx, KronFactorRef<T
 template <class T>
 void Kron<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                               Context& ctx) const {
+  // Empty extents (a factor without rows or columns): reached from a node that applies its
+  // children directly (a product's inner operand), not only through apply's checks.
+  if (Y.rows == 0 || Y.cols == 0) return;
+  if (X.rows == 0) return detail::scale(beta, Y, ctx);
   // On the device, products of dense factors go to the Kron-matmul engine (FastKron's
   // fused sliced multiply, operators/kron/); anything else runs factor by factor below.
   if (X.space == MemorySpace::Device) {

@@ -79,6 +79,7 @@ std::optional<KSChain<T>> kron_as_chain(const std::vector<Any<T>>& factors) {
   std::vector<std::optional<KSChain<T>>> chains;
   bool any_ks = false;
   for (const auto& f : factors) {
+    if (f.rows() == 0 || f.cols() == 0) return std::nullopt;  // an empty operator: no KS pattern
     if (f.template as<Identity<T>>() != nullptr) {
       chains.emplace_back();
       continue;

@@ -14,7 +14,9 @@ Stack<T, Vertical>::Stack(std::vector<AnyOperator<T>> parts) : parts_(std::move(
     require<ShapeError>(shared == expected, name, ": operand of shape ", p.rows(), "x", p.cols(),
                         " does not match the first operand's ", parts_.front().rows(), "x",
                         parts_.front().cols());
-    (Vertical ? rows_ : cols_) += Vertical ? p.rows() : p.cols();
+    Index& stacked = Vertical ? rows_ : cols_;
+    require<ShapeError>(!__builtin_add_overflow(stacked, Vertical ? p.rows() : p.cols(), &stacked),
+                        name, ": the sum of the operands' extents overflows a 64-bit index");
   }
   (Vertical ? cols_ : rows_) = Vertical ? parts_.front().cols() : parts_.front().rows();
 }

@@ -71,6 +71,31 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_many_mixed_factors, T, ScalarTypes) {
   }
 }
 
+// Empty inner dimensions inside products (children applied without apply's checks), and
+// extents whose sum overflows.
+BOOST_AUTO_TEST_CASE(empty_and_overflowing_extents) {
+  const Dense<double> Z(HostMatrix<double>::Zero(2, 0)), D(random_matrix<double>(2, 2)),
+      W(HostMatrix<double>::Zero(0, 3));
+  const auto P = kron(Z, D) * W;  // (4x0)(0x3): the 4x3 zero operator
+  const HostMatrix<double> x = random_matrix<double>(3, 5);
+  HostMatrix<double> y = HostMatrix<double>::Ones(4, 5);
+  P.apply(Op::NoTrans, view(x), view(y), 1.0, 0.5);
+  BOOST_TEST(y.isApprox(HostMatrix<double>::Constant(4, 5, 0.5)));
+  const HostMatrix<double> yt_x = random_matrix<double>(4, 5);
+  HostMatrix<double> yt = HostMatrix<double>::Ones(3, 5);
+  P.apply(Op::Trans, view(yt_x), view(yt));
+  BOOST_TEST(yt.isZero());
+  // A Kronecker product with an empty factor is no KS chain, and simplify leaves it.
+  std::mt19937 gen(5);
+  const AnyOperator<double> k =
+      kron(Identity<double>(0), KSFactor<double>::random({1, 2, 2, 1}, gen));
+  BOOST_TEST(simplify(k).rows() == 0);
+  const Identity<double> huge(Index(1) << 62);
+  BOOST_CHECK_THROW(block_diag(huge, huge), ShapeError);
+  BOOST_CHECK_THROW(vstack(huge, huge), ShapeError);
+  BOOST_CHECK_THROW(hstack(huge, huge), ShapeError);
+}
+
 BOOST_AUTO_TEST_CASE(kron_rejects_what_it_cannot_represent) {
   // Extents whose product overflows a 64-bit index.
   const Identity<double> huge(Index(1) << 40);

@@ -48,6 +48,8 @@ class Product : public OperatorBase<Product<L, R>> {
 
   void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
                        Context& ctx) const {
+    // An empty inner dimension: Y = beta Y (the children's apply_unchecked expect extents).
+    if (rhs_.rows() == 0) return detail::scale(beta, Y, ctx);
     if (detail::apply_product_whole(detail::product_operand(lhs_), detail::product_operand(rhs_),
                                     op, X, Y, alpha, beta, ctx))
       return;

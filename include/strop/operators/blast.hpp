@@ -64,8 +64,8 @@ class Blast : public OperatorBase<Blast<T>> {
   std::shared_ptr<const State> state_;
   // The GPU applies A as the KS chain (K, h, r, 1) (1, K, L, r) (L, r, w, 1): the U_k,
   // the couplings s_{k,l} (a diagonal per block, d = r), the V_l (blr_ks_form.cpp). (A float
-  // Blast applied as A to contiguous signals takes its GEMM plan instead at 1-2 and from 128
-  // signals, where that measured faster: operators/blr/blr_gemm_device.hpp.)
+  // Blast on device signals takes its GEMM plan instead where that measured faster:
+  // operators/blr/blr_gemm_device.hpp, float_plan_preferred.)
   std::shared_ptr<Lazy<KSChain<T>>> device_form_ = std::make_shared<Lazy<KSChain<T>>>();
   std::shared_ptr<detail::BlrPlanWeights<T>> plan_weights_ =
       std::make_shared<detail::BlrPlanWeights<T>>();

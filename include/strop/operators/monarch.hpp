@@ -62,9 +62,9 @@ class Monarch : public OperatorBase<Monarch<T>> {
   // What the GPU applies: A = left * shuffle * right, with right = the R_{k,l} as the KS
   // factor (L, K r, w, 1) (its output in (l, k, t) order), shuffle the permutation to
   // (k, l, t) order, left = the L_{k,l} as (K, h, L r, 1) (blr_ks_form.cpp). The
-  // permute + batched GEMM form of the Monarch papers. (A float Monarch applied as A to
-  // contiguous signals takes its GEMM plan instead at 1-2 and from 128 signals, where that
-  // measured faster: operators/blr/blr_gemm_device.hpp, float_plan_preferred.)
+  // permute + batched GEMM form of the Monarch papers. (A float Monarch on device signals takes its
+  // GEMM plan instead where that measured faster: operators/blr/blr_gemm_device.hpp,
+  // float_plan_preferred.)
   struct KSForm {
     KSFactor<T> left;
     Permutation<T> shuffle;
