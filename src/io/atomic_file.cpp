@@ -1,40 +1,83 @@
 #include "io/atomic_file.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 
 #include "strop/core/error.hpp"
 
 namespace strop::io {
 
-void write_file_atomically(const std::string& path,
-                           const std::function<void(std::ostream&)>& write) {
-  namespace fs = std::filesystem;
-  static std::atomic<unsigned> counter{0};
-  const fs::path target(path);
-  // (Built with concat rather than "." + string: GCC 12 at -O3 warns falsely about the latter.)
-  const fs::path temp = target.parent_path() / detail::concat(".", target.filename().string(),
-                                                              ".tmp-", ::getpid(), "-", counter++);
+namespace fs = std::filesystem;
+
+namespace {
+
+// The file that writing `path` replaces: renaming over a symbolic link would replace the
+// link itself with a regular file. A dangling link names the file to create.
+fs::path follow_links(const std::string& path) {
+  fs::path target(path);
   std::error_code ec;
-  try {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    require<IoError>(bool(out), path, ": cannot create a temporary file in '",
+  for (int hops = 0; fs::is_symlink(target, ec); ++hops) {
+    require<IoError>(hops < 40, path, ": too many levels of symbolic links");
+    const fs::path to = fs::read_symlink(target, ec);
+    require<IoError>(!ec, path, ": cannot read the symbolic link: ", ec.message());
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
+  return target;
+}
+
+// A new empty file ".NAME.tmp-<pid>-<n>" beside `target`. Created exclusively: a temporary
+// that a killed process with our pid left behind is skipped, never reused (its stale
+// contents would end up in the file).
+fs::path create_temporary(const std::string& path, const fs::path& target) {
+  static std::atomic<unsigned> counter{0};
+  for (;;) {
+    // (Built with concat rather than "." + string: GCC 12 at -O3 warns falsely about the latter.)
+    const fs::path temp =
+        target.parent_path() /
+        detail::concat(".", target.filename().string(), ".tmp-", ::getpid(), "-", counter++);
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      return temp;
+    }
+    require<IoError>(errno == EEXIST, path, ": cannot create a temporary file in '",
                      target.parent_path().empty() ? "." : target.parent_path().string(),
                      "': ", std::strerror(errno));
-    write(out);
-    out.close();
-    require<IoError>(bool(out), path, ": cannot write the temporary file (disk full?)");
+  }
+}
+
+}  // namespace
+
+void replace_atomically(
+    const std::string& path,
+    const std::function<void(const fs::path& target, const fs::path& temp)>& fill) {
+  const fs::path target = follow_links(path);
+  const fs::path temp = create_temporary(path, target);
+  std::error_code ec;
+  try {
+    fill(target, temp);
     fs::rename(temp, target, ec);
     require<IoError>(!ec, path, ": cannot replace the file: ", ec.message());
   } catch (...) {
     fs::remove(temp, ec);
     throw;
   }
+}
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write) {
+  replace_atomically(path, [&](const fs::path&, const fs::path& temp) {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    require<IoError>(bool(out), path, ": cannot open the temporary file: ", std::strerror(errno));
+    write(out);
+    out.close();
+    require<IoError>(bool(out), path, ": cannot write the temporary file (disk full?)");
+  });
 }
 
 }  // namespace strop::io

@@ -2,11 +2,21 @@
 // Files strop writes appear whole or not at all: the bytes go to a temporary file beside
 // the target (same file system), which is renamed over the target only once complete. A
 // failed write leaves an existing file untouched and removes the temporary.
+#include <filesystem>
 #include <functional>
 #include <ostream>
 #include <string>
 
 namespace strop::io {
+
+// Calls `fill(target, temp)` to write the new contents of `path` into `temp`, a new empty
+// file beside it, then renames `temp` over `target`. `target` is `path` with symbolic links
+// followed: saving through a link replaces the file it names, not the link. IoError naming
+// `path` if the temporary cannot be created or the rename fails; on any exception the
+// temporary is removed and the exception propagates.
+void replace_atomically(const std::string& path,
+                        const std::function<void(const std::filesystem::path& target,
+                                                 const std::filesystem::path& temp)>& fill);
 
 // `write` fills the stream; IoError naming `path` if the temporary cannot be created or
 // written (disk full) or the rename fails. Exceptions from `write` propagate.

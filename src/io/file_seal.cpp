@@ -1,5 +1,6 @@
 #include "io/file_seal.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -66,13 +67,22 @@ bool has_hdf5_after_user_block(const Prefix& p) {
          std::memcmp(p.bytes.data() + kUserBlockBytes, kHdf5Signature, sizeof kHdf5Signature) == 0;
 }
 
+// A user block strop may write its seal into: one it sealed before, or the blank one that
+// create_file_root reserved. Another program's user block is that program's data.
+bool is_strop_user_block(const Prefix& p) {
+  const auto block = p.bytes.begin();
+  return std::equal(kMagic, kMagic + sizeof kMagic, block) ||
+         std::all_of(block, block + kUserBlockBytes, [](char c) { return c == 0; });
+}
+
 }  // namespace
 
 void write(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   require<IoError>(bool(in), path, ": cannot reopen to seal");
   const Prefix p = read_prefix(in);
-  if (!has_hdf5_after_user_block(p)) return;  // another program's file: no user block
+  // Another program's file (no user block, or one it filled) stays as it is, unsealed.
+  if (!has_hdf5_after_user_block(p) || !is_strop_user_block(p)) return;
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.version = 1;

@@ -4,7 +4,7 @@
 // file strop creates starts with a 512-byte HDF5 user block (which HDF5 and h5py skip)
 // holding a seal: a magic string, the file's length and a checksum of the bytes after the
 // user block. Loading verifies the seal before HDF5 parses a byte; a file another program
-// wrote (no seal) is handed to HDF5 as it is.
+// wrote (no seal) is handed to HDF5 as it is, and saving into it keeps it unsealed.
 #include <string>
 
 namespace strop::io::seal {
@@ -12,8 +12,9 @@ namespace strop::io::seal {
 // Size of the user block that create_file_root reserves.
 inline constexpr unsigned kUserBlockBytes = 512;
 
-// Writes the seal of `path` (a file whose first kUserBlockBytes are a user block strop
-// reserved). A file without that block is left as it is.
+// Writes the seal of `path` if its first kUserBlockBytes are a user block strop reserved
+// (blank) or sealed before. Any other file is left as it is: one without a user block, or
+// one whose user block another program filled (its data, which the seal would overwrite).
 void write(const std::string& path);
 
 // IoError if `path` carries a seal that does not match its contents (corrupted, truncated,

@@ -137,7 +137,8 @@ Group create_file_root(const std::string& path) {
   // A user block for the seal (file_seal.hpp).
   Handle fcpl = checked(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   H5Pset_userblock(fcpl.get(), seal::kUserBlockBytes);
-  Handle file = checked(H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get()), H5Fclose);
+  // Truncates: `path` is the empty temporary that replace_atomically created exclusively.
+  Handle file = checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose);
   require<IoError>(file.valid(), path,
                    ": cannot create the file (directory missing or not writable?)");
   Handle root = checked(H5Gopen2(file.get(), "/", H5P_DEFAULT), H5Gclose);
@@ -239,7 +240,7 @@ namespace {
 // Opens attribute `name` and checks that it holds one value (scalar or 1-element array)
 // of a type accepted by `type_ok`.
 template <class TypeOk>
-Handle open_scalar_attribute(const Group& g, const std::string& name, const char* what,
+Handle open_scalar_attribute(const Group& g, const std::string& name, const std::string& what,
                              TypeOk type_ok) {
   if (!g.has_attribute(name)) g.fail("missing attribute '", name, "'");
   Handle attr = checked(H5Aopen(g.id(), name.c_str(), H5P_DEFAULT), H5Aclose);
@@ -279,12 +280,15 @@ std::string Group::string_attribute(const std::string& name) const {
 
 template <class T>
 T Group::scalar_attribute(const std::string& name) const {
-  const char* what = std::is_integral_v<T>  ? "an integer"
-                     : is_complex_number<T> ? "a complex number {r, i}"
-                                            : "a floating-point number";
+  const std::string what =
+      std::is_integral_v<T> ? "an integer"
+      : is_complex_number<T>
+          ? "a complex number {r, i}"
+          : detail::concat("a floating-point number of at most ", 8 * sizeof(T), " bits");
   Handle attr = open_scalar_attribute(*this, name, what, [](hid_t t) {
     if constexpr (std::is_floating_point_v<T>) {
-      return H5Tget_class(t) == H5T_FLOAT;  // any width: a float attribute widens exactly
+      // A narrower float widens exactly; a wider one would be rounded silently.
+      return H5Tget_class(t) == H5T_FLOAT && H5Tget_size(t) <= sizeof(T);
     } else {
       return stored_type_matches<T>(t);
     }
@@ -403,9 +407,8 @@ std::vector<T> Group::read_dataset(const std::string& name, const std::vector<In
   const Index count = element_count(dims);
   if (count < 0) fail("dataset '", name, "' has an absurd shape");
   // Never allocate more than the file stores: a lazily allocated or compressed dataset
-  // could claim any shape.
-  const Index bytes = count * Index(sizeof(T));
-  if (count > 0 && Index(H5Dget_storage_size(d.set.get())) < bytes)
+  // could claim any shape. (Compared in elements: count * sizeof(T) can overflow.)
+  if (count > 0 && H5Dget_storage_size(d.set.get()) / sizeof(T) < hsize_t(count))
     fail("dataset '", name,
          "' stores fewer bytes than its shape needs (compressed, sparse or "
          "truncated; strop files store data uncompressed)");

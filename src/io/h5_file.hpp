@@ -115,7 +115,8 @@ class Group {
   std::string path_;
 };
 
-// Files: open for reading, create new (fails if present), open for writing.
+// Files: open for reading or writing; create (over the empty temporary of a save), with the
+// user block for the seal.
 Group open_file_root(const std::string& path, bool writable);
 Group create_file_root(const std::string& path);
 

@@ -2,11 +2,11 @@
 // codecs live in operator_codecs.cpp, the checked HDF5 access in h5_file.cpp.
 #include "strop/io/hdf5.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <filesystem>
+#include <new>
+#include <stdexcept>
 
+#include "io/atomic_file.hpp"
 #include "io/file_seal.hpp"
 #include "io/h5_file.hpp"
 #include "io/operator_codecs.hpp"
@@ -21,11 +21,12 @@ using h5::Group;
 constexpr const char* kVersionAttribute = "strop_format_version";
 constexpr Index kMaxListedLinks = 1 << 16;
 
-// One path component: no "/", not "." or "..", not empty.
+// One path component: no "/", not "." or "..", not empty. No NUL either: HDF5 takes names
+// as C strings, so "a\0b" would silently be "a".
 void require_valid_name(const std::string& name, const char* what) {
-  require<IoError>(
-      !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos,
-      "invalid ", what, " '", name, "': use one path component such as \"dft\"");
+  require<IoError>(!name.empty() && name != "." && name != ".." &&
+                       name.find_first_of(std::string("/\0", 2)) == std::string::npos,
+                   "invalid ", what, " '", name, "': use one path component such as \"dft\"");
 }
 
 // The components of an absolute dataset path "/a/b/c".
@@ -56,31 +57,58 @@ void check_version(const Group& root) {
 // `path` only once everything is written: a failure leaves the old file untouched.
 template <class Edit>
 void edit_atomically(const std::string& path, Edit edit) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path target(path);
-  const fs::path temp =
-      target.parent_path() / ("." + target.filename().string() + ".tmp-" +
-                              std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::error_code ec;
-  try {
+  replace_atomically(path, [&](const fs::path& target, const fs::path& temp) {
     {
       h5::QuietErrors quiet;
-      if (fs::exists(target, ec)) {
+      std::error_code ec;
+      const bool existing = fs::exists(target, ec);
+      if (existing) {
         fs::copy_file(target, temp, fs::copy_options::overwrite_existing, ec);
         require<IoError>(!ec, path, ": cannot copy to a temporary file: ", ec.message());
       }
-      const Group root = fs::exists(temp, ec) ? h5::open_file_root(temp.string(), true)
-                                              : h5::create_file_root(temp.string());
+      const Group root =
+          existing ? h5::open_file_root(temp.string(), true) : h5::create_file_root(temp.string());
       edit(root);
       if (H5Fflush(root.id(), H5F_SCOPE_GLOBAL) < 0) root.fail("cannot flush (disk full?)");
     }  // HDF5 has closed the file: its bytes are final
     seal::write(temp.string());
-    fs::rename(temp, target, ec);
-    require<IoError>(!ec, path, ": cannot replace the file: ", ec.message());
-  } catch (...) {
-    fs::remove(temp, ec);
-    throw;
+  });
+}
+
+// Runs a read of `path`. A huge (or hostile) file can ask for more memory than there is:
+// that is an IoError naming the file too, not a std::bad_alloc from deep inside.
+template <class Read>
+auto reading(const std::string& path, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::bad_alloc&) {
+    throw IoError(detail::concat(path, ": not enough memory to read it"));
+  } catch (const std::length_error&) {
+    throw IoError(detail::concat(path, ": not enough memory to read it"));
   }
+}
+
+// Bytes of parameters a load may read: each dataset of a well-formed file is read once and
+// stores at least the bytes it yields, so the file's size bounds the total; the factor 2 is
+// slack. (Subgroups shared through hard links would read the same bytes over and over.)
+Index load_byte_budget(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  require<IoError>(!ec, path, ": cannot read the file size: ", ec.message());
+  return 2 * Index(size);
+}
+
+// What a reader refuses in a provenance ("" if nothing): saving checks it too, so that
+// every saved operator lists and loads.
+std::string provenance_problem(const Provenance& p) {
+  const Index max = codecs::ReadLimits{}.max_extent;
+  if (p.source_rows < 0 || p.source_rows > max || p.source_cols < 0 || p.source_cols > max)
+    return detail::concat("source shape ", p.source_rows, "x", p.source_cols, " outside [0, ", max,
+                          "]");
+  // HDF5 strings end at the first NUL: the rest would be lost.
+  if (p.algorithm.find('\0') != std::string::npos || p.source.find('\0') != std::string::npos)
+    return "a NUL character in the algorithm or source";
+  return "";
 }
 
 void write_provenance(const Group& g, const Provenance& p) {
@@ -96,10 +124,17 @@ std::optional<Provenance> read_provenance(const Group& g) {
   Provenance p;
   p.algorithm = g.string_attribute("provenance_algorithm");
   p.relative_error = g.double_attribute("provenance_relative_error");
-  p.source_rows = g.int_attribute("provenance_source_rows", 0, Index(1) << 40);
-  p.source_cols = g.int_attribute("provenance_source_cols", 0, Index(1) << 40);
+  p.source_rows = g.scalar_attribute<std::int64_t>("provenance_source_rows");
+  p.source_cols = g.scalar_attribute<std::int64_t>("provenance_source_cols");
   if (g.has_attribute("provenance_source")) p.source = g.string_attribute("provenance_source");
+  if (const std::string why = provenance_problem(p); !why.empty())
+    g.fail("invalid provenance: ", why);
   return p;
+}
+
+// True if `name` in g is an operator's top group (other groups hold plain data).
+bool is_operator(const Group& g, const std::string& name) {
+  return g.has_group(name) && g.child(name).has_attribute("strop_type");
 }
 
 // Removes link `name` from g if present (the file keeps the space; h5repack reclaims it).
@@ -114,8 +149,21 @@ template <class T>
 void save(const std::string& path, const AnyOperator<T>& op, const std::string& name,
           const std::optional<Provenance>& provenance) {
   require_valid_name(name, "operator name");
+  // Refused before anything is written: a file that load would refuse is no save.
+  const std::string too_large = codecs::limits_exceeded(op);
+  require<IoError>(too_large.empty(), path, ": cannot save operator '", name, "': ", too_large,
+                   ", beyond what a strop file may hold");
+  if (provenance) {
+    const std::string why = provenance_problem(*provenance);
+    require<IoError>(why.empty(), path, ": cannot save operator '", name,
+                     "': invalid provenance: ", why);
+  }
   edit_atomically(path, [&](const Group& root) {
     if (root.has_attribute(kVersionAttribute)) check_version(root);
+    // Replacing deletes: only an operator of that name, never other data.
+    require<IoError>(!root.has_link(name) || is_operator(root, name), path, ": '", name,
+                     "' exists and is not a strop operator (data of save_matrix or another ",
+                     "program?): saving would delete it; choose another name");
     root.write_attribute(kVersionAttribute, std::int64_t(kFormatVersion));
     root.write_attribute("strop_library_version", std::string("0.1.0"));
     unlink_if_present(root, name);
@@ -126,28 +174,9 @@ void save(const std::string& path, const AnyOperator<T>& op, const std::string& 
   });
 }
 
-template <class T>
-AnyOperator<T> load(const std::string& path, const std::string& name) {
-  require_valid_name(name, "operator name");
-  h5::QuietErrors quiet;
-  const Group root = h5::open_file_root(path, false);
-  check_version(root);
-  if (!root.has_link(name)) {
-    std::string names;
-    for (const StoredOperator& s : list_operators(path))
-      names += " '" + s.name + "'";
-    root.fail("no operator named '", name, "' (the file holds:", names.empty() ? " none" : names,
-              ")");
-  }
-  const Group g = root.child(name);
-  const std::string stored = g.string_attribute("scalar_type");
-  if (stored != ScalarTraits<T>::name)
-    g.fail("stored as ", stored, ", requested as ", ScalarTraits<T>::name,
-           " (list_operators tells the type)");
-  return codecs::read_operator<T>(g);
-}
+namespace {
 
-std::vector<StoredOperator> list_operators(const std::string& path) {
+std::vector<StoredOperator> list_stored_operators(const std::string& path) {
   h5::QuietErrors quiet;
   const Group root = h5::open_file_root(path, false);
   check_version(root);
@@ -156,13 +185,17 @@ std::vector<StoredOperator> list_operators(const std::string& path) {
   if (info.nlinks > hsize_t(kMaxListedLinks)) root.fail("more than ", kMaxListedLinks, " links");
   std::vector<StoredOperator> out;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
-    char name[256] = {};
-    const ssize_t length = H5Lget_name_by_idx(root.id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name,
-                                              sizeof name, H5P_DEFAULT);
-    if (length <= 0 || length >= ssize_t(sizeof name)) continue;  // not a name we write
-    if (!root.has_group(name)) continue;                          // e.g. a signals dataset
+    // Names may be of any length: ask for it first.
+    const ssize_t length =
+        H5Lget_name_by_idx(root.id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (length < 0) root.fail("cannot read the name of link ", i);
+    std::string name(std::size_t(length) + 1, '\0');
+    if (H5Lget_name_by_idx(root.id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(),
+                           H5P_DEFAULT) != length)
+      root.fail("cannot read the name of link ", i);
+    name.resize(std::size_t(length));
+    if (!is_operator(root, name)) continue;  // a signals dataset or a plain data group
     const Group g = root.child(name);
-    if (!g.has_attribute("strop_type")) continue;  // a plain data group beside the operators
     StoredOperator s;
     s.name = name;
     s.strop_type = g.string_attribute("strop_type");
@@ -173,6 +206,40 @@ std::vector<StoredOperator> list_operators(const std::string& path) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+template <class T>
+AnyOperator<T> load_operator(const std::string& path, const std::string& name) {
+  h5::QuietErrors quiet;
+  const Group root = h5::open_file_root(path, false);
+  check_version(root);
+  if (!root.has_link(name)) {
+    std::string names;
+    for (const StoredOperator& s : list_stored_operators(path))
+      names += " '" + s.name + "'";
+    root.fail("no operator named '", name, "' (the file holds:", names.empty() ? " none" : names,
+              ")");
+  }
+  const Group g = root.child(name);
+  const std::string stored = g.string_attribute("scalar_type");
+  if (stored != ScalarTraits<T>::name)
+    g.fail("stored as ", stored, ", requested as ", ScalarTraits<T>::name,
+           " (list_operators tells the type)");
+  codecs::ReadLimits limits;
+  limits.max_bytes = load_byte_budget(path);
+  return codecs::read_operator<T>(g, limits);
+}
+
+}  // namespace
+
+template <class T>
+AnyOperator<T> load(const std::string& path, const std::string& name) {
+  require_valid_name(name, "operator name");
+  return reading(path, [&] { return load_operator<T>(path, name); });
+}
+
+std::vector<StoredOperator> list_operators(const std::string& path) {
+  return reading(path, [&] { return list_stored_operators(path); });
 }
 
 namespace {
@@ -197,16 +264,18 @@ std::string matrix_scalar_type(const std::string& path, const std::string& datas
 template <class T>
 HostMatrix<T> load_matrix(const std::string& path, const std::string& dataset) {
   const std::vector<std::string> parts = dataset_components(dataset);
-  h5::QuietErrors quiet;
-  const Group parent = open_parent(h5::open_file_root(path, false), parts);
-  const std::vector<Index> dims = parent.dataset_dims(parts.back());
-  if (dims.size() != 1 && dims.size() != 2)
-    parent.fail("dataset '", parts.back(), "' has rank ", dims.size(), "; a matrix needs 1 or 2");
-  const Index rows = dims[0], cols = dims.size() == 2 ? dims[1] : 1;  // a vector is one column
-  const std::vector<T> values = parent.read_dataset<T>(parts.back(), dims);
-  // Row-major in the file, as numpy shows it.
-  return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-      values.data(), rows, cols);
+  return reading(path, [&]() -> HostMatrix<T> {
+    h5::QuietErrors quiet;
+    const Group parent = open_parent(h5::open_file_root(path, false), parts);
+    const std::vector<Index> dims = parent.dataset_dims(parts.back());
+    if (dims.size() != 1 && dims.size() != 2)
+      parent.fail("dataset '", parts.back(), "' has rank ", dims.size(), "; a matrix needs 1 or 2");
+    const Index rows = dims[0], cols = dims.size() == 2 ? dims[1] : 1;  // a vector is one column
+    const std::vector<T> values = parent.read_dataset<T>(parts.back(), dims);
+    // Row-major in the file, as numpy shows it.
+    return Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+        values.data(), rows, cols);
+  });
 }
 
 template <class T>

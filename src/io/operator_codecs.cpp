@@ -62,12 +62,32 @@ void write_matrix(const Group& g, const std::string& name, const HostMatrix<T>& 
                   {m.rows(), m.cols()});
 }
 
-template <class T>
-HostMatrix<T> read_matrix(const Group& g, const std::string& name, Index rows, Index cols) {
-  const std::vector<T> stored = g.read_dataset<T>(name, {rows, cols});
-  const std::vector<T> values = blocks_to_col_major(stored, 1, rows, cols);
-  return Eigen::Map<const HostMatrix<T>>(values.data(), rows, cols);
-}
+// Counts the nodes of a graph as the reader or the writer walks it and says which limit a
+// node exceeds ("" if none), so that saving refuses exactly what loading would.
+class NodeCounter {
+ public:
+  explicit NodeCounter(const ReadLimits& limits) : limits_(limits) {}
+
+  // A node at `depth` (0 for an operator's top group).
+  std::string enter(int depth) {
+    if (depth > limits_.max_depth)
+      return detail::concat("nesting deeper than ", limits_.max_depth, " levels");
+    if (++nodes_ > limits_.max_nodes)
+      return detail::concat("more than ", limits_.max_nodes, " nodes");
+    return "";
+  }
+
+  // Child number `index` (from 0) of a node.
+  std::string child(Index index) const {
+    if (index >= limits_.max_children)
+      return detail::concat("more than ", limits_.max_children, " children");
+    return "";
+  }
+
+ private:
+  const ReadLimits& limits_;
+  Index nodes_ = 0;
+};
 
 // ---- writing -----------------------------------------------------------------------------
 
@@ -111,7 +131,39 @@ void write_children(const Group& g, const std::vector<Any<T>>& children) {
     write_operator(g.create_child(std::to_string(i)), children[i]);
 }
 
+// limits_exceeded below `depth`, with the children as write_operator lays them out.
+template <class T>
+std::string limits_exceeded(const Any<T>& op, int depth, const ReadLimits& limits,
+                            NodeCounter& counter) {
+  if (std::string why = counter.enter(depth); !why.empty()) return why;
+  for (const Index extent : {op.rows(), op.cols()})
+    if (extent > limits.max_extent)
+      return detail::concat("a ", op.node_type(), " of ", op.rows(), "x", op.cols(),
+                            " (extents beyond ", limits.max_extent, ")");
+  // Chains store each factor or layer as a child node without children of its own.
+  Index leaves = 0;
+  if (const auto* chain = op.template as<KSChain<T>>()) leaves = Index(chain->factors().size());
+  if (const auto* stl_chain = op.template as<StrassenTileChain<T>>())
+    leaves = Index(stl_chain->layers().size());
+  const std::vector<Any<T>> children = op.children();
+  const Index count = leaves + Index(children.size());
+  if (count > 0)
+    if (std::string why = counter.child(count - 1); !why.empty()) return why;
+  for (Index i = 0; i < leaves; ++i)
+    if (std::string why = counter.enter(depth + 1); !why.empty()) return why;
+  for (const Any<T>& child : children)
+    if (std::string why = limits_exceeded(child, depth + 1, limits, counter); !why.empty())
+      return why;
+  return "";
+}
+
 }  // namespace
+
+template <class T>
+std::string limits_exceeded(const Any<T>& op, const ReadLimits& limits) {
+  NodeCounter counter(limits);
+  return limits_exceeded(op, 0, limits, counter);
+}
 
 template <class T>
 void write_operator(const Group& g, const Any<T>& op) {
@@ -189,13 +241,11 @@ namespace {
 template <class T>
 class Reader {
  public:
-  explicit Reader(const ReadLimits& limits) : limits_(limits) {}
+  explicit Reader(const ReadLimits& limits) : limits_(limits), counter_(limits) {}
 
   Any<T> node(const Group& g, int depth) {
-    if (depth > limits_.max_depth)
-      g.fail("nesting deeper than ", limits_.max_depth, " levels (a cycle of hard links?)");
-    if (++nodes_ > limits_.max_nodes)
-      g.fail("more than ", limits_.max_nodes, " nodes (shared subgroups?)");
+    if (std::string why = counter_.enter(depth); !why.empty())
+      g.fail(why, " (a cycle of hard links, or shared subgroups?)");
     const std::string type = g.string_attribute("strop_type");
     const Index rows = extent(g, "rows", 0);
     const Index cols = extent(g, "cols", 0);
@@ -223,7 +273,7 @@ class Reader {
   std::vector<Any<T>> children(const Group& g, int depth, Index at_least) {
     std::vector<Any<T>> out;
     for (Index i = 0; g.has_link(std::to_string(i)); ++i) {
-      if (i >= limits_.max_children) g.fail("more than ", limits_.max_children, " children");
+      if (std::string why = counter_.child(i); !why.empty()) g.fail(why);
       out.push_back(node(g.child(std::to_string(i)), depth + 1));
     }
     if (Index(out.size()) < at_least)
@@ -239,11 +289,32 @@ class Reader {
     return out;
   }
 
-  KSFactor<T> ks_factor(const Group& g) const {
+  // Every dataset is read here and counted against max_bytes. A well-formed file reads each
+  // of its datasets once, so this only stops graphs that share them; each read allocates at
+  // most what the file stores of that dataset (read_dataset checks).
+  template <class U>
+  std::vector<U> dataset(const Group& g, const std::string& name, const std::vector<Index>& dims) {
+    std::vector<U> values = g.read_dataset<U>(name, dims);
+    bytes_ += Index(values.size() * sizeof(U));
+    if (bytes_ > limits_.max_bytes)
+      g.fail("more than ", limits_.max_bytes,
+             " bytes of parameters read in all, more than the file holds (datasets shared "
+             "through hard links?)");
+    return values;
+  }
+
+  template <class U>
+  HostMatrix<U> matrix(const Group& g, const std::string& name, Index rows, Index cols) {
+    const std::vector<U> values =
+        blocks_to_col_major(dataset<U>(g, name, {rows, cols}), 1, rows, cols);
+    return Eigen::Map<const HostMatrix<U>>(values.data(), rows, cols);
+  }
+
+  KSFactor<T> ks_factor(const Group& g) {
     const std::vector<std::int64_t> p = g.int_array_attribute("pattern", 4);
     for (std::int64_t v : p)
       if (v < 1 || v > limits_.max_extent) g.fail("pattern entries must be in [1, 2^40], got ", v);
-    std::vector<T> values = g.read_dataset<T>("values", {p[0], p[1], p[2], p[3]});
+    std::vector<T> values = dataset<T>(g, "values", {p[0], p[1], p[2], p[3]});
     return KSFactor<T>(KSPattern{p[0], p[1], p[2], p[3]}, std::move(values));
   }
 
@@ -254,7 +325,7 @@ class Reader {
     return {rows, cols, rb, cb, extent(g, "rank", 0)};
   }
 
-  StrassenTile<T> strassen_tile(const Group& g, Index rows, Index cols) const {
+  StrassenTile<T> strassen_tile(const Group& g, Index rows, Index cols) {
     const Index t = extent(g, "tile", 1);
     if (t > limits_.max_extent / t) g.fail("tile size ", t, " is absurd (t^2 beyond 2^40)");
     if (rows % t != 0 || cols % t != 0)
@@ -262,10 +333,10 @@ class Reader {
     const Index r = extent(g, "rank", 1);
     stl::Encoders enc;
     enc.tile = t;
-    enc.encode_signal = read_matrix<double>(g, "encode_signal", r, t * t);
-    enc.encode_weight = read_matrix<double>(g, "encode_weight", r, t * t);
-    enc.decode = read_matrix<double>(g, "decode", r, t * t);
-    std::vector<T> weights = g.read_dataset<T>("encoded_weight", {r, rows / t, cols / t});
+    enc.encode_signal = matrix<double>(g, "encode_signal", r, t * t);
+    enc.encode_weight = matrix<double>(g, "encode_weight", r, t * t);
+    enc.decode = matrix<double>(g, "decode", r, t * t);
+    std::vector<T> weights = dataset<T>(g, "encoded_weight", {r, rows / t, cols / t});
     return StrassenTile<T>(std::move(enc), rows, cols, std::move(weights));
   }
 
@@ -282,13 +353,13 @@ class Reader {
   }
 
   Any<T> build(const Group& g, const std::string& type, Index rows, Index cols, int depth) {
-    if (type == "dense") return Dense<T>(read_matrix<T>(g, "matrix", rows, cols));
+    if (type == "dense") return Dense<T>(matrix<T>(g, "matrix", rows, cols));
     if (type == "identity") return Identity<T>(rows);
     if (type == "diagonal") {
-      const std::vector<T> d = g.read_dataset<T>("diagonal", {rows});
+      const std::vector<T> d = dataset<T>(g, "diagonal", {rows});
       return Diagonal<T>(Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(d.data(), rows));
     }
-    if (type == "permutation") return Permutation<T>(g.read_dataset<Index>("indices", {rows}));
+    if (type == "permutation") return Permutation<T>(dataset<Index>(g, "indices", {rows}));
     if (type == "ks_factor") return ks_factor(g);
     if (type == "ks_chain") {
       std::vector<KSFactor<T>> factors;
@@ -301,13 +372,13 @@ class Reader {
     }
     if (type == "lowrank") {
       const Index r = extent(g, "rank", 0);
-      return LowRank<T>(read_matrix<T>(g, "left", rows, r), read_matrix<T>(g, "right", r, cols));
+      return LowRank<T>(matrix<T>(g, "left", rows, r), matrix<T>(g, "right", r, cols));
     }
     if (type == "monarch") {
       const BlockGrid b = grid(g, rows, cols);
       const Index h = b.block_height(), w = b.block_width(), r = b.rank;
-      auto left = g.read_dataset<T>("left", {b.row_blocks, b.col_blocks, h, r});
-      auto right = g.read_dataset<T>("right", {b.row_blocks, b.col_blocks, r, w});
+      auto left = dataset<T>(g, "left", {b.row_blocks, b.col_blocks, h, r});
+      auto right = dataset<T>(g, "right", {b.row_blocks, b.col_blocks, r, w});
       return Monarch<T>(rows, cols, b.row_blocks, b.col_blocks, r,
                         blocks_to_col_major(left, b.block_count(), h, r),
                         blocks_to_col_major(right, b.block_count(), r, w));
@@ -315,9 +386,9 @@ class Reader {
     if (type == "blast") {
       const BlockGrid b = grid(g, rows, cols);
       const Index h = b.block_height(), w = b.block_width(), r = b.rank;
-      auto left = g.read_dataset<T>("left", {b.row_blocks, h, r});
-      auto diagonals = g.read_dataset<T>("diagonals", {b.row_blocks, b.col_blocks, r});
-      auto right = g.read_dataset<T>("right", {b.col_blocks, r, w});
+      auto left = dataset<T>(g, "left", {b.row_blocks, h, r});
+      auto diagonals = dataset<T>(g, "diagonals", {b.row_blocks, b.col_blocks, r});
+      auto right = dataset<T>(g, "right", {b.col_blocks, r, w});
       return Blast<T>(rows, cols, b.row_blocks, b.col_blocks, r,
                       blocks_to_col_major(left, b.row_blocks, h, r), std::move(diagonals),
                       blocks_to_col_major(right, b.col_blocks, r, w));
@@ -361,7 +432,8 @@ class Reader {
   }
 
   const ReadLimits& limits_;
-  Index nodes_ = 0;
+  NodeCounter counter_;
+  Index bytes_ = 0;
 };
 
 }  // namespace
@@ -371,8 +443,9 @@ Any<T> read_operator(const Group& group, const ReadLimits& limits) {
   return Reader<T>(limits).node(group, 0);
 }
 
-#define STROP_CODECS_INSTANTIATE(T)                                     \
-  template void write_operator<T>(const Group&, const AnyOperator<T>&); \
+#define STROP_CODECS_INSTANTIATE(T)                                                  \
+  template std::string limits_exceeded<T>(const AnyOperator<T>&, const ReadLimits&); \
+  template void write_operator<T>(const Group&, const AnyOperator<T>&);              \
   template AnyOperator<T> read_operator<T>(const Group&, const ReadLimits&);
 STROP_FOR_EACH_SCALAR(STROP_CODECS_INSTANTIATE)
 #undef STROP_CODECS_INSTANTIATE

@@ -1,5 +1,6 @@
 // HDF5 persistence: bit-exact round trips of every node, several operators per file,
-// provenance, plain matrices, and saves that fail without touching the existing file.
+// provenance, plain matrices, saves that fail without touching the existing file, and saves
+// that refuse what load would refuse or what would destroy other data.
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
@@ -137,6 +138,15 @@ void check_same_strassen_tile_chain(const AnyOperator<T>& loaded,
       BOOST_TEST((a.array() == b.array()).all(), "op " << int(op) << ", batch " << batch);
     }
   }
+}
+
+// Products nested `levels` deep: the innermost children sit at depth `levels`.
+AnyOperator<double> nested_products(int levels) {
+  AnyOperator<double> op = Identity<double>(3);
+  for (int i = 0; i < levels; ++i)
+    op = Product<AnyOperator<double>, AnyOperator<double>>(
+        AnyOperator<double>(Dense<double>(random_matrix<double>(3, 3))), op);
+  return op;
 }
 
 }  // namespace
@@ -329,6 +339,120 @@ BOOST_AUTO_TEST_CASE(loading_names_the_problem) {
   check_io_error([&] { io::load_matrix<float>(path, "relative"); }, "absolute");
   io::save_matrix(path, "/x", HostMatrix<double>(HostMatrix<double>::Ones(2, 2)));
   check_io_error([&] { io::load_matrix<float>(path, "/x"); }, "float32");
+}
+
+BOOST_AUTO_TEST_CASE(save_refuses_what_load_would_refuse) {
+  TempDir dir;
+  const std::string path = dir.file("limits.h5");
+  // 64 levels below the top group load; one more is refused before anything is written.
+  io::save(path, nested_products(64), "deepest");
+  BOOST_TEST(io::load<double>(path, "deepest").rows() == 3);
+  const std::string before = file_bytes(path);
+  check_io_error([&] { io::save(path, nested_products(65), "deep"); },
+                 "nesting deeper than 64 levels");
+
+  std::vector<AnyOperator<double>> blocks(4097, AnyOperator<double>(Identity<double>(1)));
+  check_io_error([&] { io::save(path, AnyOperator<double>(BlockDiag<double>(blocks)), "wide"); },
+                 "more than 4096 children");
+  blocks.pop_back();
+  const AnyOperator<double> wide = BlockDiag<double>(blocks);
+  std::vector<AnyOperator<double>> wides(17, wide);  // 17 * 4097 + 1 nodes
+  check_io_error([&] { io::save(path, AnyOperator<double>(BlockDiag<double>(wides)), "many"); },
+                 "more than 65536 nodes");
+  BOOST_TEST(file_bytes(path) == before);
+}
+
+BOOST_AUTO_TEST_CASE(saving_never_deletes_data_that_is_not_an_operator) {
+  TempDir dir;
+  const std::string path = dir.file("mixed.h5");
+  const HostMatrix<double> ones = HostMatrix<double>::Ones(3, 3);
+  io::save_matrix(path, "/results/run1", ones);
+  io::save_matrix(path, "/signals", ones);
+  const std::string before = file_bytes(path);
+  const AnyOperator<double> id = Identity<double>(3);
+  check_io_error([&] { io::save(path, id, "results"); }, "'results' exists and is not a strop");
+  check_io_error([&] { io::save(path, id, "signals"); }, "'signals' exists and is not a strop");
+  BOOST_TEST(file_bytes(path) == before);
+  BOOST_TEST((io::load_matrix<double>(path, "/results/run1").array() == 1.0).all());
+  io::save(path, id, "op");
+  io::save(path, id, "op");  // an operator is still replaced
+  BOOST_TEST(io::list_operators(path).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(saving_through_a_symbolic_link_writes_the_file_it_names) {
+  TempDir dir;
+  io::save(dir.file("real.h5"), AnyOperator<double>(Identity<double>(3)), "a");
+  fs::create_symlink("real.h5", dir.file("link.h5"));
+  io::save(dir.file("link.h5"), AnyOperator<double>(Identity<double>(4)), "b");
+  BOOST_TEST(fs::is_symlink(dir.file("link.h5")));
+  BOOST_TEST(io::list_operators(dir.file("real.h5")).size() == 2u);
+  // A dangling link names the file to create.
+  fs::create_symlink("new.h5", dir.file("dangling.h5"));
+  io::save(dir.file("dangling.h5"), AnyOperator<double>(Identity<double>(2)), "c");
+  BOOST_TEST(fs::is_symlink(dir.file("dangling.h5")));
+  BOOST_TEST(io::list_operators(dir.file("new.h5")).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_stale_temporary_file_is_never_reused) {
+  // Temporaries a killed process with our pid left behind, for the first 1024 counter values
+  // (hard links to one file that holds "ghost"): saving must not pick up their contents.
+  TempDir dir;
+  const std::string ghost = dir.file("ghost.h5");
+  io::save(ghost, AnyOperator<double>(Identity<double>(7)), "ghost");
+  const std::string ghost_bytes = file_bytes(ghost);
+  for (int n = 0; n < 1024; ++n)
+    fs::create_hard_link(
+        ghost, dir.file(".x.h5.tmp-" + std::to_string(::getpid()) + "-" + std::to_string(n)));
+  const std::string path = dir.file("x.h5");
+  io::save(path, AnyOperator<double>(Identity<double>(2)), "mine");
+  const auto listed = io::list_operators(path);
+  BOOST_TEST_REQUIRE(listed.size() == 1u);
+  BOOST_TEST(listed[0].name == "mine");
+  BOOST_TEST(file_bytes(ghost) == ghost_bytes);
+}
+
+BOOST_AUTO_TEST_CASE(names_of_any_length_are_listed) {
+  TempDir dir;
+  const std::string path = dir.file("long.h5");
+  const std::string name(300, 'n');
+  io::save(path, AnyOperator<double>(Identity<double>(2)), name);
+  io::save(path, AnyOperator<double>(Identity<double>(3)), "short");
+  const auto listed = io::list_operators(path);
+  BOOST_TEST_REQUIRE(listed.size() == 2u);
+  BOOST_TEST((listed[0].name == name || listed[1].name == name));
+  BOOST_TEST(io::load<double>(path, name).rows() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_invalid_provenance_is_refused_on_save) {
+  TempDir dir;
+  const std::string path = dir.file("prov.h5");
+  const AnyOperator<double> id = Identity<double>(2);
+  io::save(path, id, "a");
+  const std::string before = file_bytes(path);
+  check_io_error(
+      [&] {
+        io::save(path, id, "b", io::Provenance{"x", -1, -1, -1, ""});
+      },
+      "invalid provenance: source shape -1x-1");
+  check_io_error(
+      [&] {
+        io::save(path, id, "b", io::Provenance{std::string("a\0b", 3), 0.1, 2, 2, ""});
+      },
+      "invalid provenance: a NUL character");
+  BOOST_TEST(file_bytes(path) == before);
+  BOOST_TEST(io::list_operators(path).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_name_with_a_nul_character_is_refused) {
+  TempDir dir;
+  const std::string path = dir.file("nul.h5");
+  io::save(path, AnyOperator<double>(Dense<double>(HostMatrix<double>::Ones(2, 2))), "a");
+  // HDF5 would read "a\0b" as "a" and replace it.
+  check_io_error(
+      [&] { io::save(path, AnyOperator<double>(Identity<double>(5)), std::string("a\0b", 3)); },
+      "invalid operator name");
+  BOOST_CHECK_THROW(io::load<double>(path, std::string("a\0b", 3)), IoError);
+  BOOST_TEST(std::string(io::load<double>(path, "a").node_type()) == "dense");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

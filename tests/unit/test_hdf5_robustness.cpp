@@ -397,6 +397,69 @@ BOOST_AUTO_TEST_CASE(absurd_sizes_allocate_nothing) {
              "");
     expect_load_error(f, "larger than 2^40");
   }
+  {
+    // 2^40 x 2^22 doubles, chunked and never written: the byte count 2^65 wraps to 0 in 64
+    // bits, which must not pass for "the file stores enough".
+    CraftedFile f("wrapping-dense.h5");
+    const hid_t g = f.node(f.root(), "op", "dense", std::int64_t(1) << 40, std::int64_t(1) << 22);
+    const hsize_t dims[2] = {hsize_t(1) << 40, hsize_t(1) << 22}, chunk[2] = {1, 1024};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    H5Dclose(H5Dcreate2(g, "matrix", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    f.close();
+    BOOST_CHECK_THROW(io::load_matrix<double>(f.path(), "/op/matrix"), IoError);
+    expect_load_error(f, "stores fewer bytes than its shape needs");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(shared_datasets_are_not_read_over_and_over) {
+  // A diamond of sums 10 levels deep over one 128 x 128 dense leaf: 1024 reads of the same
+  // 128 KiB. Loading may read no more than the file holds, give or take.
+  CraftedFile f("diamond-dense.h5");
+  hid_t g = f.node(f.root(), "op", "sum", 128, 128);
+  for (int level = 1; level < 10; ++level) {
+    const hid_t next = f.node(g, "0", "sum", 128, 128, "");
+    H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+    g = next;
+  }
+  const hid_t leaf = f.node(g, "0", "dense", 128, 128, "");
+  H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+  CraftedFile::dataset(leaf, "matrix", {128, 128}, H5T_NATIVE_DOUBLE, 0.5);
+  expect_load_error(f, "bytes of parameters read in all, more than the file holds");
+}
+
+BOOST_AUTO_TEST_CASE(a_scaled_factor_is_never_narrowed) {
+  auto scaled = [](CraftedFile& f, hid_t type, const std::string& scalar) {
+    const hid_t g = f.node(f.root(), "op", "scaled", 1, 1, scalar);
+    const double factor = 0.1;
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(g, "factor", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, &factor);
+    H5Aclose(a);
+    H5Sclose(space);
+    f.node(g, "0", "identity", 1, 1, "");
+    f.close();
+  };
+  {
+    CraftedFile f("factor64.h5");  // float64 0.1 is not a float
+    scaled(f, H5T_NATIVE_DOUBLE, "float32");
+    try {
+      io::load<float>(f.path(), "op");
+      BOOST_ERROR("a float64 factor loaded into a float32 operator");
+    } catch (const IoError& e) {
+      BOOST_TEST(std::string(e.what()).find("at most 32 bits") != std::string::npos,
+                 "message: " << e.what());
+    }
+  }
+  {
+    CraftedFile f("factor32.h5");  // a float32 factor widens exactly
+    scaled(f, H5T_NATIVE_FLOAT, "float64");
+    const AnyOperator<double> op = io::load<double>(f.path(), "op");
+    BOOST_TEST(op.as<Scaled<AnyOperator<double>>>()->factor() == double(0.1f));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(cycles_and_links) {
@@ -465,6 +528,24 @@ BOOST_AUTO_TEST_CASE(files_of_other_programs_and_the_seal) {
     const AnyOperator<double> loaded = io::load<double>(f.path(), "op");
     BOOST_TEST((loaded.to_dense().array() == op.to_dense().array()).all());
     BOOST_TEST((io::load_matrix<double>(f.path(), "/signals").array() == 2.0).all());
+  }
+  {
+    // Another program's file with its own 512-byte user block: saving keeps that block (the
+    // file stays unsealed) instead of writing the seal over it.
+    const std::string path = temp_file("user-block.h5");
+    const hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_userblock(fcpl, 512);
+    H5Fclose(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
+    H5Pclose(fcpl);
+    const std::string block = "#!MY-APP user block: license key 1234-5678, do not remove";
+    std::fstream(path, std::ios::in | std::ios::out | std::ios::binary) << block;
+    io::save(path, op, "op");
+    io::save(path, op, "again");
+    std::string first(block.size(), '\0');
+    std::ifstream(path, std::ios::binary).read(first.data(), std::streamsize(first.size()));
+    BOOST_TEST(first == block);
+    BOOST_TEST((io::load<double>(path, "op").to_dense().array() == op.to_dense().array()).all());
+    fs::remove(path);
   }
   {
     // A strop file edited behind strop's back fails the seal with a message that says so.

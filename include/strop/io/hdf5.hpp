@@ -27,15 +27,19 @@ struct Provenance {
 // The format version this library writes; it reads versions 1..kFormatVersion.
 inline constexpr int kFormatVersion = 1;
 
-// Writes `op` as `name` into the file at `path`. Other operators already in the file are
-// kept; an operator of the same name is replaced. Names are one path component
-// ("dft", "layer1"), never "/" or "." .
+// Writes `op` as `name` into the file at `path` (through a symbolic link: into the file it
+// names). Other operators already in the file are kept; an operator of the same name is
+// replaced, but anything else of that name (a matrix, a group of other data) is not: IoError.
+// Names are one path component ("dft", "layer1"), never "/", "." or with a NUL character.
+// IoError before anything is written for an operator that load would refuse (more than 64
+// levels of nesting, 65536 nodes or 4096 children of a node) and for an invalid provenance.
 template <class T>
 void save(const std::string& path, const AnyOperator<T>& op, const std::string& name = "operator",
           const std::optional<Provenance>& provenance = std::nullopt);
 
 // Reads the operator `name`. IoError if it is missing, malformed, or stored with another
-// scalar type than T (stored_scalar_type tells which).
+// scalar type than T (list_operators tells which), or if it would read more parameter bytes
+// than the file can hold (subgroups shared through hard links) or than memory holds.
 template <class T>
 AnyOperator<T> load(const std::string& path, const std::string& name = "operator");
 
