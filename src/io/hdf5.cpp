@@ -282,9 +282,18 @@ template <class T>
 void save_matrix(const std::string& path, const std::string& dataset, const HostMatrix<T>& m) {
   const std::vector<std::string> parts = dataset_components(dataset);
   edit_atomically(path, [&](const Group& root) {
+    // Only a matrix is replaced: an operator, or a group of other data, at the path (or on
+    // the way to it) would be lost or changed.
     Group parent = root.reopen();
-    for (std::size_t i = 0; i + 1 < parts.size(); ++i)
-      parent = parent.has_link(parts[i]) ? parent.child(parts[i]) : parent.create_child(parts[i]);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const bool last = i + 1 == parts.size();
+      require<IoError>(!is_operator(parent, parts[i]) && !(last && parent.has_group(parts[i])),
+                       path, ": '", dataset, "' would replace or write into ",
+                       is_operator(parent, parts[i]) ? "the operator '" : "the group '", parts[i],
+                       "'; choose another path");
+      if (!last)
+        parent = parent.has_link(parts[i]) ? parent.child(parts[i]) : parent.create_child(parts[i]);
+    }
     unlink_if_present(parent, parts.back());
     const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = m;
     parent.write_dataset(parts.back(), row_major.data(), {m.rows(), m.cols()});

@@ -377,6 +377,15 @@ BOOST_AUTO_TEST_CASE(saving_never_deletes_data_that_is_not_an_operator) {
   io::save(path, id, "op");
   io::save(path, id, "op");  // an operator is still replaced
   BOOST_TEST(io::list_operators(path).size() == 1u);
+  // Nor does save_matrix replace (or write into) an operator or a group of data; a matrix is
+  // still replaced.
+  const std::string with_op = file_bytes(path);
+  check_io_error([&] { io::save_matrix(path, "/op", ones); }, "the operator 'op'");
+  check_io_error([&] { io::save_matrix(path, "/op/extra", ones); }, "the operator 'op'");
+  check_io_error([&] { io::save_matrix(path, "/results", ones); }, "the group 'results'");
+  BOOST_TEST(file_bytes(path) == with_op);
+  io::save_matrix(path, "/signals", HostMatrix<double>(2 * ones));
+  BOOST_TEST((io::load_matrix<double>(path, "/signals").array() == 2.0).all());
 }
 
 BOOST_AUTO_TEST_CASE(saving_through_a_symbolic_link_writes_the_file_it_names) {
