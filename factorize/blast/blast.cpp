@@ -6,6 +6,7 @@
 
 #include "factorize/blast/blast_precgd.hpp"
 #include "factorize/common/checks.hpp"
+#include "factorize/common/scaling.hpp"
 #include "operators/blr/blr_support.hpp"
 
 namespace strop {
@@ -41,19 +42,29 @@ template <class T>
 BlastFactorization<T> factorize_blast(const HostMatrix<T>& A, Index row_blocks, Index col_blocks,
                                       Index rank, const BlastFactorizeOptions& options,
                                       Context& ctx) {
-  detail::require_finite_matrix("factorize_blast", A);
+  const RealOf<T> largest = detail::require_finite_matrix("factorize_blast", A);
   const BlockGrid g =
       detail::make_block_grid("factorize_blast", A.rows(), A.cols(), row_blocks, col_blocks, rank);
   require<ShapeError>(rank >= 1, "factorize_blast: rank must be >= 1, got ", rank);
-  require<ShapeError>(options.steps >= 0 && options.delta >= 0,
-                      "factorize_blast: steps and delta must be >= 0, got ", options.steps, ", ",
-                      options.delta);
+  require<ShapeError>(options.steps >= 0, "factorize_blast: steps must be >= 0, got ",
+                      options.steps);
+  // Finite, or the step size and the preconditioner's eps turn NaN/Inf inside the iteration.
+  require<ShapeError>(std::isfinite(options.delta) && options.delta >= 0 &&
+                          std::isfinite(options.learning_rate) && options.learning_rate > 0 &&
+                          std::isfinite(options.end_factor) && options.end_factor >= 0,
+                      "factorize_blast: need finite delta >= 0, learning_rate > 0 and end_factor "
+                      ">= 0; got delta ",
+                      options.delta, ", learning_rate ", options.learning_rate, ", end_factor ",
+                      options.end_factor);
   detail::require_device("factorize_blast", options.device);
 
   const auto start = std::chrono::steady_clock::now();
-  double scale = standard_deviation(A);
+  // The standard deviation of A itself over- or underflows at extreme scales (float entries
+  // of 1e20 square to Inf): it is taken on the power-of-two scaled copy.
+  const detail::UnitScaled<T> scaled(A, largest);
+  double scale = standard_deviation(scaled.matrix());
   if (!(scale > 0)) scale = 1;  // a constant matrix: nothing to normalise
-  const HostMatrix<T> An = A / T(scale);
+  const HostMatrix<T> An = scaled.matrix() / T(scale);
 
   std::mt19937_64 rng(options.seed);
   detail::BlastState<T> state{row_blocks,
@@ -75,14 +86,15 @@ BlastFactorization<T> factorize_blast(const HostMatrix<T>& A, Index row_blocks, 
   detail::blast_iterate(An, state, options, after_step, ctx);
 
   // Blast storage: U_k = B_k column-major one after another; V_l = C_l, already contiguous
-  // in the column-major r x N matrix C; s_{k,l} = d_kl * std(A) undoes the normalisation.
+  // in the column-major r x N matrix C; s_{k,l} = d_kl * std * 2^exponent undoes the
+  // normalisation.
   const Index p = g.block_height();
   std::vector<T> left(static_cast<std::size_t>(A.rows() * rank));
   for (Index k = 0; k < row_blocks; ++k)
     Eigen::Map<HostMatrix<T>>(left.data() + k * p * rank, p, rank) = state.B.middleRows(k * p, p);
   std::vector<T> right(state.C.data(), state.C.data() + state.C.size());
   for (T& v : state.d)
-    v *= T(scale);
+    v = detail::times_power_of_two(v * T(scale), scaled.exponent());
   Blast<T> blast(A.rows(), A.cols(), row_blocks, col_blocks, rank, std::move(left),
                  std::move(state.d), std::move(right));
 

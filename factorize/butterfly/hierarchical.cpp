@@ -6,6 +6,7 @@
 
 #include "factorize/butterfly/two_factor.hpp"
 #include "factorize/common/checks.hpp"
+#include "factorize/common/scaling.hpp"
 #include "strop/factorize/butterfly.hpp"
 
 namespace strop {
@@ -56,6 +57,21 @@ HostMatrix<T> permuted(const HostMatrix<T>& A, const std::vector<Index>& rows,
   return out;
 }
 
+// The factors of 2^exponent W from those of W (UnitScaled): factor l takes share l.
+template <class T>
+std::vector<KSFactor<T>> unscaled(std::vector<KSFactor<T>> factors, int exponent) {
+  if (exponent == 0) return factors;
+  const int parts = static_cast<int>(factors.size());
+  for (int l = 0; l < parts; ++l) {
+    KSFactor<T>& factor = factors[static_cast<std::size_t>(l)];
+    std::vector<T> values = factor.values();
+    detail::scale_by_power_of_two(values.data(), static_cast<Index>(values.size()),
+                                  detail::exponent_share(exponent, l, parts));
+    factor = KSFactor<T>(factor.pattern(), std::move(values));
+  }
+  return factors;
+}
+
 void validate_chain(const std::vector<KSPattern>& patterns, Index M, Index N) {
   require<PatternError>(!patterns.empty(), "factorize_ks_chain: the chain is empty");
   for (const KSPattern& p : patterns)
@@ -77,7 +93,7 @@ template <class T>
 KSFactorization<T> factorize_ks_chain(const HostMatrix<T>& A,
                                       const std::vector<KSPattern>& patterns,
                                       const KSFactorizeOptions& options, Context& ctx) {
-  detail::require_finite_matrix("factorize_ks_chain", A);
+  const RealOf<T> largest = detail::require_finite_matrix("factorize_ks_chain", A);
   detail::require_permutation("factorize_ks_chain", "row_permutation", options.row_permutation,
                               A.rows());
   detail::require_permutation("factorize_ks_chain", "column_permutation",
@@ -89,12 +105,14 @@ KSFactorization<T> factorize_ks_chain(const HostMatrix<T>& A,
   const bool permute = !options.row_permutation.empty() || !options.column_permutation.empty();
   const HostMatrix<T> Ap =
       permute ? permuted(A, options.row_permutation, options.column_permutation) : HostMatrix<T>();
-  const HostMatrix<T>& W = permute ? Ap : A;
+  const HostMatrix<T>& P = permute ? Ap : A;  // what the chain approximates
+  const detail::UnitScaled<T> scaled(P, largest);
+  const HostMatrix<T>& W = scaled.matrix();
   Driver<T> driver{patterns, options, ctx};
   std::vector<KSFactor<T>> factors;
   factors.reserve(patterns.size());
   driver.run({&W, nullptr}, 0, patterns.size(), factors);
-  KSChain<T> chain(std::move(factors));
+  KSChain<T> chain(unscaled(std::move(factors), scaled.exponent()));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -105,25 +123,26 @@ KSFactorization<T> factorize_ks_chain(const HostMatrix<T>& A,
                   : options.order == HierarchicalOrder::balanced
                       ? "ks hierarchical (balanced)"
                       : "ks hierarchical (left-to-right)";
-  const double norm = std::max(double(W.norm()), 1e-300);
   if (patterns.size() == 1) {
-    report.bound = report.lower_bound =
-        double((W - chain.factors().front().to_dense()).norm()) / norm;
+    report.bound = report.lower_bound = detail::relative_error(P, chain);
   } else {
-    report.lower_bound = std::sqrt(driver.first_split_error) / norm;
+    report.lower_bound = std::sqrt(driver.first_split_error) / std::max(double(W.norm()), 1e-300);
     if (patterns.size() == 2) report.bound = report.lower_bound;  // the split is the problem
   }
-  if (options.compute_error) report.relative_error = detail::relative_error(W, chain);
+  if (options.compute_error) report.relative_error = detail::relative_error(P, chain);
   return {std::move(chain), options.row_permutation, options.column_permutation, report};
 }
 
 template <class T>
 KSChain<T> factorize_two_factors(const HostMatrix<T>& W, const KSPattern& pi1, const KSPattern& pi2,
                                  bool orthonormal, Device device, Context& ctx) {
-  detail::require_finite_matrix("factorize_two_factors", W);
+  const RealOf<T> largest = detail::require_finite_matrix("factorize_two_factors", W);
   detail::require_device("factorize_two_factors", device);
-  auto solution = detail::solve_two_factor<T>({&W, nullptr}, pi1, pi2, orthonormal, device, ctx);
-  return KSChain<T>({std::move(solution.left), std::move(solution.right)});
+  const detail::UnitScaled<T> scaled(W, largest);
+  auto solution =
+      detail::solve_two_factor<T>({&scaled.matrix(), nullptr}, pi1, pi2, orthonormal, device, ctx);
+  return KSChain<T>(
+      unscaled<T>({std::move(solution.left), std::move(solution.right)}, scaled.exponent()));
 }
 
 #define STROP_INSTANTIATE(T)                                                                     \

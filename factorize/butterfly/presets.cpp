@@ -32,6 +32,21 @@ std::vector<KSPattern> radix_chain(Index n, Index k) {
   return chain;
 }
 
+// Whether the chain has at most `budget` parameters, never forming a count that overflows
+// Index: the chains of a 2^32 x 2^32 matrix have up to 2^64 (which wrapped to 0 and "fit").
+bool fits_budget(const std::vector<KSPattern>& chain, Index budget) {
+  Index left = budget;
+  for (const KSPattern& p : chain) {
+    Index nnz = 1;
+    for (Index extent : {p.a, p.b, p.c, p.d}) {
+      if (extent > left / nnz) return false;  // nnz * extent > left
+      nnz *= extent;
+    }
+    left -= nnz;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<KSPattern> square_dyadic_chain(Index n) {
@@ -51,20 +66,20 @@ Index chain_parameter_count(const std::vector<KSPattern>& patterns) {
 
 std::vector<KSPattern> chain_for_budget(Index M, Index N, Index max_parameters) {
   require<PatternError>(M >= 1 && N >= 1, "chain_for_budget: sizes must be >= 1, got ", M, "x", N);
-  if (M * N <= max_parameters) return dense_patterns(M, N);
-  // More Monarch blocks means fewer parameters: the first p that fits keeps the most.
+  if (fits_budget(dense_patterns(M, N), max_parameters)) return dense_patterns(M, N);
+  // More Monarch blocks means fewer parameters: the first p that fits keeps the most. The
+  // two Monarch factors are chainable only when p^2 divides min(M, N), so p stops at its
+  // square root (not at gcd(M, N): 2^32 iterations for M = N = 2^32).
   const Index g = std::gcd(M, N);
-  for (Index p = 2; p <= g; ++p) {
+  for (Index p = 2; p <= g && p <= std::min(M, N) / p; ++p) {
     if (g % p != 0) continue;
     auto chain = monarch_patterns(M, N, p);
-    // Past sqrt(min(M, N)) blocks the two Monarch factors stop being chainable.
-    if (chainable(chain[0], chain[1]) && chain_parameter_count(chain) <= max_parameters)
-      return chain;
+    if (chainable(chain[0], chain[1]) && fits_budget(chain, max_parameters)) return chain;
   }
   if (M == N && is_power_of_two(N) && N >= 2) {
     for (Index k = log2_exact(N); k >= 1; --k) {
       auto chain = radix_chain(N, k);
-      if (chain_parameter_count(chain) <= max_parameters) return chain;
+      if (fits_budget(chain, max_parameters)) return chain;
     }
   }
   throw PatternError(detail::concat("chain_for_budget: no Monarch or butterfly chain of a ", M, "x",

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "factorize/common/checks.hpp"
+#include "factorize/common/scaling.hpp"
 #include "factorize/svd/block_svd.hpp"
 #include "strop/expr/algebra.hpp"
 #include "strop/factorize/kron_approx.hpp"
@@ -15,7 +16,7 @@ namespace strop {
 template <class T>
 KronFactorization<T> factorize_kron(const HostMatrix<T>& A, Index m1, Index n1,
                                     const KronApproxOptions& options, Context& ctx) {
-  detail::require_finite_matrix("factorize_kron", A);
+  const RealOf<T> largest = detail::require_finite_matrix("factorize_kron", A);
   require<ShapeError>(m1 >= 1 && n1 >= 1 && A.rows() % m1 == 0 && A.cols() % n1 == 0,
                       "factorize_kron: a ", m1, "x", n1, " left factor does not divide the ",
                       A.rows(), "x", A.cols(), " matrix");
@@ -27,6 +28,8 @@ KronFactorization<T> factorize_kron(const HostMatrix<T>& A, Index m1, Index n1,
   detail::require_device("factorize_kron", options.device);
 
   const auto start = std::chrono::steady_clock::now();
+  const detail::UnitScaled<T> scaled(A, largest);
+  const HostMatrix<T>& W = scaled.matrix();
   const Index rows = m1 * n1, cols = m2 * n2;
   std::vector<T> r(static_cast<std::size_t>(rows * cols));
   for (Index j1 = 0; j1 < n1; ++j1)
@@ -34,9 +37,13 @@ KronFactorization<T> factorize_kron(const HostMatrix<T>& A, Index m1, Index n1,
       for (Index j2 = 0; j2 < n2; ++j2)
         for (Index i2 = 0; i2 < m2; ++i2)
           r[static_cast<std::size_t>((i1 + j1 * m1) + (i2 + j2 * m2) * rows)] =
-              A(i1 * m2 + i2, j1 * n2 + j2);
+              W(i1 * m2 + i2, j1 * n2 + j2);
   detail::BlockSvd<T> svd = detail::block_svd(r, 1, rows, cols, k, options.device, ctx);
   detail::distribute_singular_values(svd, 0.5);
+  const int e = scaled.exponent();
+  detail::scale_by_power_of_two(svd.u.data(), Index(svd.u.size()), detail::exponent_share(e, 0, 2));
+  detail::scale_by_power_of_two(svd.vh.data(), Index(svd.vh.size()),
+                                detail::exponent_share(e, 1, 2));
 
   std::vector<HostMatrix<T>> left, right;
   std::vector<Kron<T>> terms;
@@ -61,7 +68,7 @@ KronFactorization<T> factorize_kron(const HostMatrix<T>& A, Index m1, Index n1,
   report.parameters = k * (m1 * n1 + m2 * n2);
   report.method = "nearest kronecker sum";
   report.bound = report.lower_bound =
-      std::sqrt(svd.dropped.front()) / std::max(double(A.norm()), 1e-300);
+      std::sqrt(svd.dropped.front()) / std::max(double(W.norm()), 1e-300);
   if (options.compute_error) report.relative_error = detail::relative_error(A, out.sum);
   return out;
 }

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "factorize/common/checks.hpp"
+#include "factorize/common/scaling.hpp"
 #include "factorize/svd/block_svd.hpp"
 #include "strop/factorize/lowrank.hpp"
 
@@ -81,8 +82,16 @@ Index rank_for(const std::vector<Real>& s, Index max_rank, double extra, double 
 template <class T>
 LowRankFactorization<T> factorize_lowrank(const HostMatrix<T>& A, const LowRankOptions& options,
                                           Context& ctx) {
-  detail::require_finite_matrix("factorize_lowrank", A);
+  const RealOf<T> largest = detail::require_finite_matrix("factorize_lowrank", A);
   const Index m = std::min(A.rows(), A.cols());
+  // Checked before use: block_size 0 looped forever, a negative oversampling asked for a
+  // negative number of columns or silently lowered the rank.
+  require<ShapeError>(options.rank >= 0 && options.oversampling >= 0 &&
+                          options.power_iterations >= 0 && options.block_size >= 1,
+                      "factorize_lowrank: need rank >= 0, oversampling >= 0, power_iterations >= "
+                      "0 and block_size >= 1; got rank ",
+                      options.rank, ", oversampling ", options.oversampling, ", power_iterations ",
+                      options.power_iterations, ", block_size ", options.block_size);
   const bool by_rank = options.rank > 0;
   require<ShapeError>(by_rank || (options.tolerance > 0 && options.tolerance < 1),
                       "factorize_lowrank: give a rank >= 1 or a tolerance in (0, 1); got rank ",
@@ -92,37 +101,45 @@ LowRankFactorization<T> factorize_lowrank(const HostMatrix<T>& A, const LowRankO
   detail::require_device("factorize_lowrank", options.device);
 
   const auto start = std::chrono::steady_clock::now();
-  const double norm2 = double(A.squaredNorm());
+  const detail::UnitScaled<T> scaled(A, largest);
+  const HostMatrix<T>& W = scaled.matrix();
+  const double norm2 = double(W.squaredNorm());
   const double target = options.tolerance * options.tolerance * norm2;
   bool randomized = options.method == LowRankMethod::randomized;
   if (options.method == LowRankMethod::automatic)
     randomized = m > 1024 && (by_rank ? options.rank < m / 8 : true);
 
-  // A ≈ Q (Q^H A) with Q = I for the exact SVD; `outside` = ||A - Q Q^H A||^2.
+  // W ≈ Q (Q^H W) with Q = I for the exact SVD; `outside` = ||W - Q Q^H W||^2 with a tolerance.
   HostMatrix<T> q;
   double outside = 0;
   if (randomized) {
     std::mt19937_64 rng(options.seed);
     if (by_rank) {
-      q = range_block(A, HostMatrix<T>(A.rows(), 0),
+      q = range_block(W, HostMatrix<T>(W.rows(), 0),
                       std::min(m, options.rank + options.oversampling), options.power_iterations,
                       rng);
     } else {
-      q.resize(A.rows(), 0);
-      double captured = 0;
-      while (q.cols() < m && norm2 - captured > target) {
+      // The residual W - Q Q^H W is kept and its norm measured directly: ||W||^2 minus the
+      // captured energy cancels to the rounding of ||W||^2, which in float is above the target
+      // of tolerances below 3e-4 (the loop then appended noise blocks, Q lost its
+      // orthogonality, errors of 0.3). Blocks sample the residual, not W: their samples then
+      // have no large part along Q whose removal would cancel to rounding noise.
+      HostMatrix<T> residual = W;
+      outside = norm2;
+      q.resize(W.rows(), 0);
+      while (q.cols() < m && outside > target) {
         const Index add = std::min(options.block_size, m - q.cols());
-        HostMatrix<T> block = range_block(A, q, add, options.power_iterations, rng);
-        captured += double((block.adjoint() * A).squaredNorm());
-        HostMatrix<T> grown(A.rows(), q.cols() + block.cols());
+        HostMatrix<T> block = range_block(residual, q, add, options.power_iterations, rng);
+        residual -= block * (block.adjoint() * residual);
+        outside = double(residual.squaredNorm());
+        HostMatrix<T> grown(W.rows(), q.cols() + block.cols());
         grown << q, block;
         q = std::move(grown);
       }
     }
   }
-  const HostMatrix<T> projected = randomized ? HostMatrix<T>(q.adjoint() * A) : HostMatrix<T>();
-  const HostMatrix<T>& core = randomized ? projected : A;
-  if (randomized) outside = std::max(0.0, norm2 - double(projected.squaredNorm()));
+  const HostMatrix<T> projected = randomized ? HostMatrix<T>(q.adjoint() * W) : HostMatrix<T>();
+  const HostMatrix<T>& core = randomized ? projected : W;
 
   const Index full = std::min(core.rows(), core.cols());
   std::vector<T> values(core.data(), core.data() + core.size());
@@ -143,6 +160,9 @@ LowRankFactorization<T> factorize_lowrank(const HostMatrix<T>& A, const LowRankO
   Matrix left = U.leftCols(rank) * root.asDiagonal();
   if (randomized) left = q * left;
   Matrix right = root.asDiagonal() * VH.topRows(rank);
+  const int e = scaled.exponent();
+  detail::scale_by_power_of_two(left.data(), left.size(), detail::exponent_share(e, 0, 2));
+  detail::scale_by_power_of_two(right.data(), right.size(), detail::exponent_share(e, 1, 2));
   LowRank<T> lowrank(std::move(left), std::move(right));
 
   FactorReport report;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "factorize/common/checks.hpp"
+#include "factorize/common/scaling.hpp"
 #include "factorize/svd/block_svd.hpp"
 #include "operators/blr/blr_support.hpp"
 #include "strop/factorize/monarch.hpp"
@@ -16,12 +17,14 @@ MonarchFactorization<T> factorize_monarch(const HostMatrix<T>& A, Index row_bloc
                                           Index col_blocks, Index rank,
                                           const MonarchFactorizeOptions& options, Context& ctx) {
   // On the GPU the kernel reads every entry and reports NaN/Inf itself: the host scan (a
-  // fifth of the whole projection at 4096 x 4096) runs only to name the entry.
+  // fifth of the whole projection at 4096 x 4096) runs only to name the entry, or when the
+  // matrix must be scaled.
   const bool checked_on_device = options.device == Device::cuda;
+  RealOf<T> largest = 1;  // no scaling, unless the host scan says otherwise
   if (checked_on_device) {
     detail::require_nonempty("factorize_monarch", A);
   } else {
-    detail::require_finite_matrix("factorize_monarch", A);
+    largest = detail::require_finite_matrix("factorize_monarch", A);
   }
   const BlockGrid g = detail::make_block_grid("factorize_monarch", A.rows(), A.cols(), row_blocks,
                                               col_blocks, rank);
@@ -50,13 +53,20 @@ MonarchFactorization<T> factorize_monarch(const HostMatrix<T>& A, Index row_bloc
       detail::require_finite_matrix("factorize_monarch", A);  // names the entry
       throw;
     }
-    if (!svd) detail::require_finite_matrix("factorize_monarch", A);  // cuSOLVER does not check
+    // Squares of extreme entries over- or underflowed on the device: redone from a scaled
+    // copy below. cuSOLVER (blocks too large to read in place) does not check NaN/Inf.
+    if (!svd || !detail::squares_within_window<T>(covered, A.size())) {
+      svd.reset();
+      largest = detail::require_finite_matrix("factorize_monarch", A);
+    }
   }
+  const detail::UnitScaled<T> scaled(A, largest);
+  const HostMatrix<T>& W = scaled.matrix();
   if (!svd) {
-    std::vector<T> blocks(static_cast<std::size_t>(A.size()));
-    detail::parallel_for(g.block_count(), double(A.size()), [&](Index kl) {
+    std::vector<T> blocks(static_cast<std::size_t>(W.size()));
+    detail::parallel_for(g.block_count(), double(W.size()), [&](Index kl) {
       const auto [r0, c0] = block_origin(kl);
-      Eigen::Map<HostMatrix<T>>(blocks.data() + kl * h * w, h, w) = A.block(r0, c0, h, w);
+      Eigen::Map<HostMatrix<T>>(blocks.data() + kl * h * w, h, w) = W.block(r0, c0, h, w);
     });
     svd = detail::block_svd(blocks, g.block_count(), h, w, rank, options.device, ctx);
   }
@@ -64,13 +74,18 @@ MonarchFactorization<T> factorize_monarch(const HostMatrix<T>& A, Index row_bloc
   double dropped = 0;
   for (double d : svd->dropped)
     dropped += d;
+  const int e = scaled.exponent();
+  detail::scale_by_power_of_two(svd->u.data(), Index(svd->u.size()),
+                                detail::exponent_share(e, 0, 2));
+  detail::scale_by_power_of_two(svd->vh.data(), Index(svd->vh.size()),
+                                detail::exponent_share(e, 1, 2));
   Monarch<T> monarch(A.rows(), A.cols(), row_blocks, col_blocks, rank, std::move(svd->u),
                      std::move(svd->vh));
   FactorReport report;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.parameters = monarch.parameter_count();
   report.method = "monarch projection";
-  report.bound = report.lower_bound = std::sqrt(dropped) / std::max(double(A.norm()), 1e-300);
+  report.bound = report.lower_bound = std::sqrt(dropped) / std::max(double(W.norm()), 1e-300);
   if (options.compute_error) report.relative_error = detail::relative_error(A, monarch);
   return {std::move(monarch), report};
 }

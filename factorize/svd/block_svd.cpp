@@ -30,43 +30,52 @@ template <class T>
 double truncated_svd_cpu(const T* block, Index rows, Index cols, Index rank, T* u, RealOf<T>* s,
                          T* vh) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  using Vector = Eigen::Matrix<RealOf<T>, Eigen::Dynamic, 1>;
   const Eigen::Map<const Matrix> a(block, rows, cols);
   Eigen::Map<Matrix> U(u, rows, rank);
   Eigen::Map<Matrix> VH(vh, rank, cols);
-  Eigen::Map<Eigen::Matrix<RealOf<T>, Eigen::Dynamic, 1>> S(s, rank);
-  U.setZero();
-  VH.setZero();
-  S.setZero();
-  const double total = double(a.squaredNorm());
-  if (rank == 0 || total == 0) return total;
-  if (use_leading_svd(rows, cols, rank)) {
-    if (const auto dropped = leading_svd(block, rows, cols, rank, u, s, vh)) return *dropped;
-  }
-  // The full SVD runs in double precision for every T: float blocks get double's accuracy,
-  // and the build instantiates Eigen's two SVDs for two types instead of four (this file
-  // alone took ~5 of CI's 25 minutes).
+  Eigen::Map<Vector> S(s, rank);
+  // Every SVD runs in double precision: float blocks get double's accuracy (a float Gram
+  // loses the directions whose sigma^2 is below float rounding, and its truncation error
+  // was up to 20x the optimum), and the build instantiates Eigen's two SVDs and leading_svd
+  // for two types instead of four (this file alone took ~5 of CI's 25 minutes).
   using Wide = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
-  using WideMatrix = Eigen::Matrix<Wide, Eigen::Dynamic, Eigen::Dynamic>;
-  const WideMatrix wide = a.template cast<Wide>();
-  const unsigned options = Eigen::ComputeThinU | Eigen::ComputeThinV;
-  auto take = [&](const auto& svd) {
-    const Index k = std::min<Index>(rank, svd.singularValues().size());
-    U.leftCols(k) = svd.matrixU().leftCols(k).template cast<T>();
-    S.head(k) = svd.singularValues().head(k).template cast<RealOf<T>>();
-    VH.topRows(k) = svd.matrixV().leftCols(k).adjoint().template cast<T>();
-    double tail = 0;
-    for (Index i = k; i < svd.singularValues().size(); ++i)
-      tail += svd.singularValues()(i) * svd.singularValues()(i);
-    return tail;
-  };
-  // Eigen 3.4's BDCSVD returns NaNs (and indexes past an array in its deflation) for some
-  // complex blocks with repeated singular values, e.g. rank-one blocks of +-1 of side 33
-  // (test complex_blocks_with_repeated_singular_values): complex blocks take JacobiSVD.
-  if constexpr (!is_complex_v<T>) {
-    if (std::min(rows, cols) > kJacobiMaxSide)
-      return take(Eigen::BDCSVD<WideMatrix>(wide, options));
+  if constexpr (!std::is_same_v<T, Wide>) {
+    using WideMatrix = Eigen::Matrix<Wide, Eigen::Dynamic, Eigen::Dynamic>;
+    const WideMatrix wide = a.template cast<Wide>();
+    WideMatrix wide_u(rows, rank), wide_vh(rank, cols);
+    Eigen::VectorXd wide_s(rank);
+    const double dropped = truncated_svd_cpu(wide.data(), rows, cols, rank, wide_u.data(),
+                                             wide_s.data(), wide_vh.data());
+    U = wide_u.template cast<T>();
+    S = wide_s.template cast<RealOf<T>>();
+    VH = wide_vh.template cast<T>();
+    return dropped;
+  } else {
+    U.setZero();
+    VH.setZero();
+    S.setZero();
+    const double total = a.squaredNorm();
+    if (rank == 0 || total == 0) return total;
+    if (use_leading_svd(rows, cols, rank)) {
+      if (const auto dropped = leading_svd(block, rows, cols, rank, u, s, vh)) return *dropped;
+    }
+    const unsigned options = Eigen::ComputeThinU | Eigen::ComputeThinV;
+    auto take = [&](const auto& svd) {
+      const Index k = std::min<Index>(rank, svd.singularValues().size());
+      U.leftCols(k) = svd.matrixU().leftCols(k);
+      S.head(k) = svd.singularValues().head(k);
+      VH.topRows(k) = svd.matrixV().leftCols(k).adjoint();
+      return svd.singularValues().tail(svd.singularValues().size() - k).squaredNorm();
+    };
+    // Eigen 3.4's BDCSVD returns NaNs (and indexes past an array in its deflation) for some
+    // complex blocks with repeated singular values, e.g. rank-one blocks of +-1 of side 33
+    // (test complex_blocks_with_repeated_singular_values): complex blocks take JacobiSVD.
+    if constexpr (!is_complex_v<T>) {
+      if (std::min(rows, cols) > kJacobiMaxSide) return take(Eigen::BDCSVD<Matrix>(a, options));
+    }
+    return take(Eigen::JacobiSVD<Matrix>(a, options));
   }
-  return take(Eigen::JacobiSVD<WideMatrix>(wide, options));
 }
 
 template <class T>

@@ -8,7 +8,9 @@
 // The Gram squares the condition number, so step 1 alone would lose half the digits of the
 // small singular directions; step 3 works on A itself, so the result is accurate to rounding
 // (the projection error is second order in the subspace error of step 1, and for an exactly
-// low-rank block Q spans its column space exactly).
+// low-rank block Q spans its column space exactly) for every direction that the Gram
+// resolves. Directions below the Gram's rounding are not resolved at all: the certificate at
+// the end sends such blocks to the full SVD.
 #include "factorize/svd/leading_svd.hpp"
 
 #include <Eigen/Eigenvalues>
@@ -30,12 +32,11 @@ using DenseMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 template <class Real>
 using RealVector = Eigen::Matrix<Real, Eigen::Dynamic, 1>;
 
-// Eigenvalues are bisected to this fraction of ||T|| (or to rounding in single precision):
-// inverse iteration from there gains about nine digits a step, and the Rayleigh-Ritz step
-// after it needs the subspace, not the eigenvalue.
+// Eigenvalues are bisected to rounding: the certificate in leading_svd compares their sum
+// with the captured energy at the level of the Gram's own rounding.
 template <class Real>
 Real bisection_tolerance() {
-  return std::max(Real(1e-9), 4 * std::numeric_limits<Real>::epsilon());
+  return 4 * std::numeric_limits<Real>::epsilon();
 }
 
 // A real symmetric tridiagonal matrix: diagonal a (n), off-diagonal b (n - 1).
@@ -214,23 +215,38 @@ std::optional<double> leading_svd(const T* block, Index rows, Index cols, Index 
   Matrix ub(rank, rank), vbh(rank, cols);
   RealVector<Real> sb(rank);
   truncated_svd_cpu(small.data(), rank, cols, rank, ub.data(), sb.data(), vbh.data());
-  // Certificate: the captured energy Σ s_i^2 can only fall short of the optimum Σ lambda_i
-  // (Ritz values interlace); by more than the eigenvalues' own accuracy means the subspace
-  // missed a direction, and the caller takes the full SVD instead.
+  // Certificate; the caller takes the full SVD when it fails. The Gram holds A's squares to
+  // within about tau = (rows + cols) eps ||A||^2, so its eigenvectors resolve a direction only
+  // when sigma^2 is well above tau (sigma = 5e-8 ||A|| next to 1e-9 noise was taken for noise,
+  // 6x the optimal error). A resolved subspace is off by an angle of about tau / sigma^2 and
+  // loses about tau^2 / sigma^2 of energy: accepted when that is a thousandth of the dropped
+  // energy, or rounding of A. And the captured energy Σ s_i^2 falls short of the optimum
+  // Σ lambda_i (Ritz values interlace) by no more than the eigenvalues' own error, or a
+  // direction was missed.
+  const double energy = A.squaredNorm();
+  const double eps = std::numeric_limits<Real>::epsilon();
+  const double tau = double(rows + cols) * eps * energy;
+  const double rounding = tau * double(rows + cols) * eps;  // ((rows + cols) eps ||A||)^2
+  // Measured, not ||A||^2 - Σ s^2, which would cancel to half the digits for good fits.
+  const double dropped = (A - q * small).squaredNorm();
+  const double smallest = double(sb(rank - 1)) * double(sb(rank - 1));
   const double shortfall = double(lambda.sum()) - double(sb.squaredNorm());
-  const double accuracy = (10.0 * double(rank) * double(bisection_tolerance<Real>()) +
-                           1e3 * double(std::numeric_limits<Real>::epsilon())) *
-                          double(gram.norm());
-  if (!(shortfall <= accuracy)) return std::nullopt;
+  const bool resolved = smallest >= 1e3 * tau &&
+                        tau * tau <= smallest * (1e-3 * dropped + rounding) &&
+                        shortfall <= 1e-3 * dropped + double(rank) * tau;
+  // A block captured to rounding is optimal whatever its spectrum (exactly low-rank blocks,
+  // also of lower rank than asked for).
+  if (!resolved && !(dropped <= rounding)) return std::nullopt;
   Eigen::Map<Matrix>(u, rows, rank) = q * ub;
   Eigen::Map<RealVector<Real>>(s, rank) = sb;
   Eigen::Map<Matrix>(vh, rank, cols) = vbh;
-  // Measured, not ||A||^2 - Σ s^2, which would cancel to half the digits for good fits.
-  return double((A - q * small).squaredNorm());
+  return dropped;
 }
 
-#define STROP_INSTANTIATE(T) \
-  template std::optional<double> leading_svd(const T*, Index, Index, Index, T*, RealOf<T>*, T*);
-STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
+// Double precision only: float blocks are widened by truncated_svd_cpu.
+template std::optional<double> leading_svd(const double*, Index, Index, Index, double*, double*,
+                                           double*);
+template std::optional<double> leading_svd(const std::complex<double>*, Index, Index, Index,
+                                           std::complex<double>*, double*, std::complex<double>*);
 
 }  // namespace strop::detail

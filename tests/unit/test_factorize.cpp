@@ -3,6 +3,7 @@
 // factors, random Monarch / low-rank / Kronecker / BLAST matrices; noisy versions against
 // the stated bounds; and bad inputs against the typed errors.
 #include <bit>
+#include <limits>
 #include <numbers>
 
 #include "reference.hpp"
@@ -177,6 +178,16 @@ BOOST_AUTO_TEST_CASE(presets) {
   for (std::size_t l = 0; l + 1 < radix.size(); ++l)
     BOOST_TEST(chainable(radix[l], radix[l + 1]));
   BOOST_CHECK_THROW(chain_for_budget(1000, 1000, 10), PatternError);
+  // 2^32 x 2^32: the dense count 2^64 wrapped to 0 and "fit" a budget of 1e9; every chain
+  // needs more than that. With the whole Index range, the Monarch chain with p = 8 fits
+  // (2^62 parameters; p = 2 and 4 need 2^64 and 2^63).
+  const Index huge = Index(1) << 32;
+  BOOST_CHECK_THROW(chain_for_budget(huge, huge, 1000000000), PatternError);
+  BOOST_TEST(chain_for_budget(huge, huge, std::numeric_limits<Index>::max()) ==
+             monarch_patterns(huge, huge, 8));
+  const auto big_radix = chain_for_budget(huge, huge, Index(1) << 40);
+  BOOST_TEST(chain_parameter_count(big_radix) <= Index(1) << 40);
+  BOOST_TEST(big_radix.front().rows() == huge);
   BOOST_TEST(bit_reversal_indices(8) == (std::vector<Index>{0, 4, 2, 6, 1, 5, 3, 7}));
 }
 
@@ -425,6 +436,30 @@ BOOST_AUTO_TEST_CASE(wrong_shapes) {
   BOOST_CHECK_THROW(factorize_kron(W, 4, 4, {.terms = 0}), ShapeError);
   BOOST_CHECK_THROW(factorize_blast(W, 3, 3, 2), ShapeError);
   BOOST_CHECK_THROW(factorize_ks_chain(HostMatrix<double>(0, 0), dense_patterns(1, 1)), ShapeError);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_options) {
+  // Each was used unchecked: block_size 0 looped forever, oversampling -10 threw bad_alloc,
+  // -3 silently lowered the rank, a negative rank with a tolerance meant the tolerance.
+  const HostMatrix<double> W = random_matrix<double>(60, 40);
+  const auto randomized = LowRankMethod::randomized;
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.tolerance = 0.1, .method = randomized, .block_size = 0}),
+                    ShapeError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.rank = 5, .method = randomized, .oversampling = -10}),
+                    ShapeError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.rank = 5, .method = randomized, .oversampling = -3}),
+                    ShapeError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.rank = 5, .method = randomized, .power_iterations = -1}),
+                    ShapeError);
+  BOOST_CHECK_THROW(factorize_lowrank(W, {.rank = -3, .tolerance = 0.5}), ShapeError);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (double delta : {inf, nan, -1.0})
+    BOOST_CHECK_THROW(factorize_blast(W, 2, 2, 2, {.steps = 2, .delta = delta}), ShapeError);
+  for (double rate : {0.0, -1.0, inf, nan})
+    BOOST_CHECK_THROW(factorize_blast(W, 2, 2, 2, {.steps = 2, .learning_rate = rate}), ShapeError);
+  for (double end : {-0.5, inf, nan})
+    BOOST_CHECK_THROW(factorize_blast(W, 2, 2, 2, {.steps = 2, .end_factor = end}), ShapeError);
 }
 
 BOOST_AUTO_TEST_CASE(invalid_chains) {

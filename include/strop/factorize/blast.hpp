@@ -45,7 +45,8 @@ struct BlastFactorization {
   std::vector<double> history;  // relative error after each outer iteration
 };
 
-// ShapeError when the grid does not divide A or rank < 1; NumericalError on NaN/Inf, when
+// ShapeError when the grid does not divide A, rank < 1, steps < 0, delta or end_factor is
+// negative or not finite, or learning_rate is not finite and > 0; NumericalError on NaN/Inf, when
 // the iteration diverges or a preconditioner is not positive definite (delta = 0 with
 // rank-deficient factors); DeviceError for Device::cuda without a CUDA build or device.
 template <class T>

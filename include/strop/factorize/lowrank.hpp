@@ -35,7 +35,8 @@ struct LowRankFactorization {
 };
 
 // left = U Σ^{1/2}, right = Σ^{1/2} V^H. ShapeError when neither a rank >= 1 nor a tolerance
-// in (0, 1) is given, or the rank exceeds min(M, N); NumericalError on NaN/Inf.
+// in (0, 1) is given, the rank is negative or exceeds min(M, N), oversampling or
+// power_iterations is negative or block_size < 1; NumericalError on NaN/Inf.
 template <class T>
 LowRankFactorization<T> factorize_lowrank(const HostMatrix<T>& A, const LowRankOptions& options,
                                           Context& ctx = default_context());
