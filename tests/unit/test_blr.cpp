@@ -323,7 +323,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_applications, T, ScalarTypes) {
   BOOST_CHECK_THROW(M.apply(Op::NoTrans, view(wrong), view(y)), ShapeError);
   BOOST_CHECK_THROW(B.apply(Op::Trans, view(x), view(y)), ShapeError);
   BOOST_CHECK_THROW(L.apply(Op::NoTrans, view(x), view(wrong)), ShapeError);
-  // Device views are refused before any memory is read.
+  // Without a device, device views are refused before any memory is read. (With one, a host
+  // pointer dressed as a device view reaches the GPU path, which cannot tell.)
+  if (cuda_available()) return;
   const auto dx = make_view<const T>(x.data(), 4, 2, Layout::ColMajor, MemorySpace::Device);
   const auto dy = make_view<T>(y.data(), 6, 2, Layout::ColMajor, MemorySpace::Device);
   BOOST_CHECK_THROW(M.apply(Op::NoTrans, dx, dy), DeviceError);

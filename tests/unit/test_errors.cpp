@@ -57,7 +57,9 @@ BOOST_AUTO_TEST_CASE(device_without_gpu) {
 }
 
 BOOST_AUTO_TEST_CASE(host_only_leaves_refuse_device_views) {
-  // A view claiming device memory must never be read on the host.
+  // A view claiming device memory must never be read on the host. (With a device, a host
+  // pointer dressed as a device view reaches the GPU path, which cannot tell.)
+  if (cuda_available()) return;
   const Diagonal<float> D(Eigen::VectorXf::Ones(2));
   std::vector<float> storage(4);
   auto x = make_view<const float>(storage.data(), 2, 1, Layout::ColMajor, MemorySpace::Device);

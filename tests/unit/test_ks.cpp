@@ -494,6 +494,7 @@ BOOST_AUTO_TEST_CASE(applications) {
   auto xd = view(x4);
   auto yd = view(y);
   xd.space = yd.space = MemorySpace::Device;
+  if (cuda_available()) return;  // with a device the GPU path runs (on host memory it cannot tell)
   BOOST_CHECK_THROW(chain.apply(Op::NoTrans, ConstView<double>(xd), yd), DeviceError);
   BOOST_CHECK_THROW(chain.factors()[0].apply(Op::Trans, ConstView<double>(xd), yd), DeviceError);
 }
