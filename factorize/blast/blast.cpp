@@ -1,5 +1,6 @@
 // BLAST factorization driver: normalisation, initialisation and the final rescaling of
 // papers/NOTES.md ("The exact BLAST PrecGD"); the iteration is blast_precgd.cpp, on either device.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -83,7 +84,13 @@ BlastFactorization<T> factorize_blast(const HostMatrix<T>& A, Index row_blocks, 
     history.push_back(error);
     return options.progress ? options.progress({step, error, lr}) : true;
   };
-  detail::blast_iterate(An, state, options, after_step, ctx);
+  // The all-zero matrix is exactly BLAST with zero couplings; the iteration would only shrink
+  // its random start towards zero and report a meaningless relative error.
+  if (largest == 0) {
+    std::fill(state.d.begin(), state.d.end(), T(0));
+  } else {
+    detail::blast_iterate(An, state, options, after_step, ctx);
+  }
 
   // Blast storage: U_k = B_k column-major one after another; V_l = C_l, already contiguous
   // in the column-major r x N matrix C; s_{k,l} = d_kl * std * 2^exponent undoes the

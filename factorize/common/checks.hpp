@@ -1,6 +1,7 @@
 #pragma once
 // Input checks and measurements shared by every factorization (internal header).
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "strop/core/context.hpp"
@@ -60,10 +61,13 @@ inline void require_device(const char* name, Device device) {
 
 // ||A - op||_F / ||A||_F with op evaluated densely. stableNorm: the squares of entries as
 // large as 1e160 (1e19 in float) would overflow, of entries as small as 1e-170 underflow.
+// For A = 0 the error is 0 if op is 0 too, else infinite (no relative accuracy at all).
 template <class T, class E>
 double relative_error(const HostMatrix<T>& A, const E& op) {
-  const double norm = std::max(double(A.stableNorm()), 1e-300);
-  return double((A - op.to_dense()).stableNorm()) / norm;
+  const double norm = double(A.stableNorm());
+  const double difference = double((A - op.to_dense()).stableNorm());
+  if (norm == 0) return difference == 0 ? 0 : std::numeric_limits<double>::infinity();
+  return difference / norm;
 }
 
 }  // namespace strop::detail

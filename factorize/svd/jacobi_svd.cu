@@ -358,11 +358,24 @@ int max_shared_bytes() {
   return bytes;
 }
 
+// The kernel's static shared memory (the same for every scalar type), which the opt-in limit
+// covers together with the dynamic part (cudaFuncSetAttribute refuses more).
+std::size_t static_shared_bytes() {
+  static const std::size_t bytes = [] {
+    cudaFuncAttributes attributes{};
+    check_cuda(cudaFuncGetAttributes(&attributes, jacobi_svd_kernel<double>),
+               "cudaFuncGetAttributes(jacobi_svd_kernel)");
+    return attributes.sharedSizeBytes;
+  }();
+  return bytes;
+}
+
 }  // namespace
 
 bool jacobi_svd_fits(Index rows, Index cols, std::size_t scalar_bytes) {
   const long long p = std::max(rows, cols), q = std::min(rows, cols);
-  return q >= 1 && shared_bytes(p, q, scalar_bytes) <= static_cast<std::size_t>(max_shared_bytes());
+  return q >= 1 && shared_bytes(p, q, scalar_bytes) + static_shared_bytes() <=
+                       static_cast<std::size_t>(max_shared_bytes());
 }
 
 namespace {

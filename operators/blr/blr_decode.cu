@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -396,8 +397,14 @@ void launch(DecodeArgs& a, Context& ctx) {
     s.vector_weights = s.w.offset % align == 0 && s.w.stride % align == 0 && s.w_ld % align == 0;
     // float4 activations: fp32 (a workspace, or float signals), tokens contiguous, aligned.
     const bool act_float = std::is_same_v<DS, float> || s.act.array != kDecodeX;
+    // The array's own start too: X is the caller's view (any float offset), Z2 starts
+    // z1_size floats into the workspace (Z1 and the workspace are 16-byte aligned).
+    const bool act_base_aligned =
+        s.act.array == kDecodeX ? reinterpret_cast<std::uintptr_t>(a.arrays[kDecodeX]) % 16 == 0
+                                : s.act.array != kDecodeZ2 || a.z1_size % 4 == 0;
     s.vector_acts = act_float && TOK % 4 == 0 && a.tokens == TOK && s.act_token == 1 &&
-                    s.act_k % 4 == 0 && s.act.offset % 4 == 0 && s.act.stride % 4 == 0;
+                    s.act_k % 4 == 0 && s.act.offset % 4 == 0 && s.act.stride % 4 == 0 &&
+                    act_base_aligned;
     // Chunks of k: the stage's work spread over the resident blocks (whole turns of the
     // 8 warps' unrolled loops), so that no block walks a long chain of dependent turns
     // while others idle.

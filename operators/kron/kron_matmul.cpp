@@ -184,7 +184,7 @@ KronAlgorithm tuned_algorithm(std::span<const KronFactorRef<F>> factors,
                               MatrixView<T> Y, Context& ctx) {
   std::string_view type_name;
   if constexpr (is_reduced_precision_v<T>) {
-    type_name = std::is_same_v<T, half> ? "half" : "bfloat16";
+    type_name = reduced_precision_name_v<T>;
   } else {
     type_name = ScalarTraits<T>::name;
   }

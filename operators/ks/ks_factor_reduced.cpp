@@ -23,6 +23,10 @@ namespace strop {
 
 #if STROP_HAVE_CUDA
 namespace {
+// The tensor-core kernels' grid holds at most 65535 signal tiles (of at least 8 signals) along
+// y: larger batches go in slices of this many (whole tiles, so 16-byte aligned).
+constexpr Index kMmaMaxSignals = Index(65535) * 8;
+
 // A 16-bit choice: the algorithm, and the tensor-core kernel's tile when it runs it.
 struct ReducedChoice {
   KSAlgorithm algorithm = KSAlgorithm::Auto;
@@ -53,8 +57,8 @@ template <class Storage>
 ReducedChoice tuned_reduced_choice(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
                                    MatrixView<Storage> Y, Context& ctx) {
   const KSPattern& p = factor.pattern();
-  const std::string key = detail::ks_tuning_key(
-      p, std::is_same_v<Storage, half> ? "float16" : "bfloat16", op, X, Y, ctx);
+  const std::string key =
+      detail::ks_tuning_key(p, reduced_precision_name_v<Storage>, op, X, Y, ctx);
   // A cached choice is taken as it is: the candidates are only made for a measurement
   // (their names cost more host time than a small product takes on the device).
   if (const auto cached = tuned_choice(key))
@@ -138,7 +142,17 @@ void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<S
         const float* w = state_->device_values.get(values().data(), nnz(), ctx);
         return detail::ks_small_blocks_apply(p, w, op, X, Y, alpha, beta, ctx);
       }
-      return detail::ks_mma_apply(p, grouped(op != Op::NoTrans), op, X, Y, alpha, beta, tile, ctx);
+      {
+        const Storage* w = grouped(op != Op::NoTrans);
+        if (X.cols <= kMmaMaxSignals)
+          return detail::ks_mma_apply(p, w, op, X, Y, alpha, beta, tile, ctx);
+        for (Index first = 0; first < X.cols; first += kMmaMaxSignals) {
+          const Index count = std::min(kMmaMaxSignals, X.cols - first);
+          detail::ks_mma_apply(p, w, op, X.col_block(first, count), Y.col_block(first, count),
+                               alpha, beta, tile, ctx);
+        }
+        return;
+      }
     case KSAlgorithm::StridedGemm:
     case KSAlgorithm::Bmm:
       return detail::ks_grouped_gemm_apply(p, grouped(false), op, X, Y, alpha, beta,

@@ -305,6 +305,17 @@ void ks_fused_apply(const KSPattern& p, const T* w_abcd, Op op, ConstView<T> X, 
   args.tj = t.tj;
   args.tl = t.tl;
   args.tn = t.tn;
+  // gridDim.y (signal tiles) is at most 65535: a larger batch goes in slices of columns
+  // (the tile choice only depends on the batch below 256 signals, so it stays the same).
+  const Index max_batch = Index(65535) * t.tn;
+  if (X.cols > max_batch) {
+    for (Index first = 0; first < X.cols; first += max_batch) {
+      const Index count = std::min(max_batch, X.cols - first);
+      ks_fused_apply(p, w_abcd, op, X.col_block(first, count), Y.col_block(first, count), alpha,
+                     beta, ctx);
+    }
+    return;
+  }
   const GroupTileGrid g =
       group_tile_grid(p, args.out_group, t.tk, t.tj, X.cols, t.tn, "ks fused kernel");
   args.k_tiles = g.k_tiles;

@@ -11,6 +11,14 @@ namespace strop {
 void KSPattern::validate() const {
   require<PatternError>(a >= 1 && b >= 1 && c >= 1 && d >= 1, "KS pattern ", *this,
                         ": every entry (a,b,c,d) must be >= 1");
+  // rows(), cols() and nnz() must not wrap around: a wrapped nnz() of 0 would accept an
+  // empty value vector (and value() would read past it).
+  Index ad = 0, abd = 0, acd = 0, abcd = 0;
+  const bool overflow = __builtin_mul_overflow(a, d, &ad) || __builtin_mul_overflow(ad, b, &abd) ||
+                        __builtin_mul_overflow(ad, c, &acd) ||
+                        __builtin_mul_overflow(abd, c, &abcd);
+  require<PatternError>(!overflow, "KS pattern ", *this,
+                        ": a*b*c*d (or the size a*b*d x a*c*d) overflows a 64-bit index");
 }
 
 std::ostream& operator<<(std::ostream& os, const KSPattern& p) {

@@ -26,9 +26,12 @@ struct FactorValues {
 using ChainValues = std::vector<FactorValues>;
 
 // A factor of pattern (a, r, r, d) whose every (i, j) block is entry(k, l, j) (independent of i).
+// PatternError where its size overflows an index (a transform no machine holds).
 template <class Entry>
 FactorValues stage_factor(Index a, Index r, Index d, Entry&& entry) {
-  FactorValues f{{a, r, r, d}, std::vector<Complex>(static_cast<std::size_t>(a * r * r * d))};
+  const KSPattern pattern{a, r, r, d};
+  pattern.validate();
+  FactorValues f{pattern, std::vector<Complex>(static_cast<std::size_t>(pattern.nnz()))};
   for (Index k = 0; k < r; ++k)
     for (Index l = 0; l < r; ++l)
       for (Index j = 0; j < d; ++j) {

@@ -25,9 +25,9 @@ FactorValues realify(const FactorValues& f, bool real_rows, bool real_columns) {
   const auto [a, r, c, d] = f.pattern;
   const Index row_parts = real_rows ? 1 : 2;
   const Index column_parts = real_columns ? 1 : 2;
-  FactorValues out{
-      {a, row_parts * r, column_parts * r, d},
-      std::vector<Complex>(static_cast<std::size_t>(a * row_parts * r * column_parts * r * d))};
+  const KSPattern pattern{a, row_parts * r, column_parts * r, d};
+  pattern.validate();  // PatternError where the size overflows an index
+  FactorValues out{pattern, std::vector<Complex>(static_cast<std::size_t>(pattern.nnz()))};
   for (Index i = 0; i < a; ++i)
     for (Index k = 0; k < r; ++k)
       for (Index l = 0; l < r; ++l)

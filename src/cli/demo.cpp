@@ -277,7 +277,7 @@ int run_demo(const DemoOptions& options) {
   if (host_permutation)
     std::printf(
         "cuda*: the DFT's bit-reversal permutation ran on the host as the signals were "
-        "uploaded (strop has no GPU permutation yet)\n");
+        "uploaded (the whole operator failed on the GPU)\n");
   std::printf("Wrote %s (%s bytes); try: strop info %s\n", options.output.c_str(),
               format_count(double(std::filesystem::file_size(options.output))).c_str(),
               options.output.c_str());

@@ -1,9 +1,10 @@
 #pragma once
 // Applying a loaded operator on the GPU from the CLI. `strop factorize` stores a butterfly
-// found with bit-reversed columns as product(ks_chain, permutation); where the library has
-// no GPU path for a permutation, the permutation is applied on the host while the signals
-// move (before the upload for A, after the download for A^T / A^H) and the rest runs on the
-// GPU. Everything else goes to the GPU whole, or fails with the library's DeviceError.
+// found with bit-reversed columns as product(ks_chain, permutation), which normally runs on
+// the GPU whole (a permutation is a device row gather). Should that fail with a DeviceError,
+// the permutation is applied on the host while the signals move (before the upload for A,
+// after the download for A^T / A^H) and the rest runs on the GPU. Anything else goes to the
+// GPU whole, or fails with the library's DeviceError.
 #include <optional>
 #include <string>
 

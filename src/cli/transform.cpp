@@ -189,18 +189,24 @@ Subcommand add_transform_command(CLI::App& parent) {
   app->add_option("--factors", o->factors,
                   "KS factors for the power-of-two part (0: the default; a large number: the "
                   "full radix-2 chain)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   auto* frame = app->add_option("--frame", o->frame,
                                 "Short-time transform: cut each signal into frames of N samples "
                                 "(output N x frames, channel-major); with --inverse, put frames "
-                                "back together");
-  app->add_option("--hop", o->hop, "Samples between frame starts (default: --frame)")->needs(frame);
+                                "back together")
+                    ->check(CLI::PositiveNumber);
+  app->add_option("--hop", o->hop, "Samples between frame starts (default: --frame)")
+      ->needs(frame)
+      ->check(CLI::PositiveNumber);
   app->add_option("--channels", o->channels,
                   "With --inverse --frame on a matrix: how many signals the frames came from")
       ->needs(frame)
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app->add_option("--sample-rate", o->sample_rate,
                   "Sample rate of a WAV output when the input is not WAV")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app->add_flag("--batch-rows", o->batch_rows, "Matrices are B x N, one signal per row");
   app->add_flag("-q,--quiet", o->quiet, "Print nothing on success");

@@ -1,5 +1,8 @@
 #include "strop/expr/block_diag.hpp"
 
+#include <functional>
+#include <numeric>
+
 #include "strop/expr/algebra.hpp"
 
 namespace strop {
@@ -34,10 +37,14 @@ void BlockDiag<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alp
 
 template <class T>
 double BlockDiag<T>::flops(Index batch) const {
-  double total = 0;
-  for (const auto& b : blocks_)
-    total += b.flops(batch);
-  return total;
+  return std::transform_reduce(blocks_.begin(), blocks_.end(), 0.0, std::plus<>(),
+                               [&](const AnyOperator<T>& b) { return b.flops(batch); });
+}
+
+template <class T>
+double BlockDiag<T>::transposed_flops(Index batch) const {
+  return std::transform_reduce(blocks_.begin(), blocks_.end(), 0.0, std::plus<>(),
+                               [&](const AnyOperator<T>& b) { return b.transposed_flops(batch); });
 }
 
 template <class T>

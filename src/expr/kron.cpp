@@ -190,17 +190,36 @@ template void apply_reduced_precision<half>(const Kron<float>&, Op, ConstView<ha
 template void apply_reduced_precision<bfloat16>(const Kron<float>&, Op, ConstView<bfloat16>,
                                                 MatrixView<bfloat16>, float, float, Context&);
 
+namespace {
+// The sliced multiply's cost (kron.hpp): step f applies op(F_f) to K / (F_f's input size)
+// slices of every signal, K the intermediate's rows before it. A^T runs the same steps with
+// the factors transposed, so the slice counts differ for rectangular factors.
 template <class T>
-double Kron<T>::flops(Index batch) const {
-  if (cols_ == 0) return 0;  // some factor has no columns: nothing to multiply (and no slices)
+double sliced_multiply_flops(const std::vector<AnyOperator<T>>& factors, Index batch,
+                             bool transposed) {
+  Index K = 1;
+  for (const auto& f : factors)
+    K *= transposed ? f.rows() : f.cols();
+  if (K == 0) return 0;  // some factor has no input: nothing to multiply (and no slices)
   double total = 0;
-  Index K = cols_;
-  for (std::size_t f = factors_.size(); f-- > 0;) {
-    const Index slices = K / factors_[f].cols();
-    total += factors_[f].flops(batch * slices);
-    K = slices * factors_[f].rows();
+  for (std::size_t f = factors.size(); f-- > 0;) {
+    const AnyOperator<T>& factor = factors[f];
+    const Index slices = K / (transposed ? factor.rows() : factor.cols());
+    total += transposed ? factor.transposed_flops(batch * slices) : factor.flops(batch * slices);
+    K = slices * (transposed ? factor.cols() : factor.rows());
   }
   return total;
+}
+}  // namespace
+
+template <class T>
+double Kron<T>::flops(Index batch) const {
+  return sliced_multiply_flops(factors_, batch, false);
+}
+
+template <class T>
+double Kron<T>::transposed_flops(Index batch) const {
+  return sliced_multiply_flops(factors_, batch, true);
 }
 
 template <class T>

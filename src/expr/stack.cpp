@@ -1,5 +1,8 @@
 #include "strop/expr/stack.hpp"
 
+#include <functional>
+#include <numeric>
+
 #include "strop/expr/algebra.hpp"
 
 namespace strop {
@@ -49,10 +52,14 @@ void Stack<T, Vertical>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y,
 
 template <class T, bool Vertical>
 double Stack<T, Vertical>::flops(Index batch) const {
-  double total = 0;
-  for (const auto& p : parts_)
-    total += p.flops(batch);
-  return total;
+  return std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
+                               [&](const AnyOperator<T>& p) { return p.flops(batch); });
+}
+
+template <class T, bool Vertical>
+double Stack<T, Vertical>::transposed_flops(Index batch) const {
+  return std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
+                               [&](const AnyOperator<T>& p) { return p.transposed_flops(batch); });
 }
 
 template <class T, bool Vertical>

@@ -143,6 +143,11 @@ void save_wav(const std::string& path, const WavAudio& audio) {
          ", outside the [-1, 1] that 16-bit PCM holds; write 32-bit float instead");
   const std::uint32_t bits = pcm ? 16 : 32;
   const std::uint32_t block_align = std::uint32_t(s.cols()) * bits / 8;
+  // The header stores the byte rate (sample rate x block align) and the block align in 32
+  // and 16 bits: refuse what they cannot hold rather than write a wrapped value.
+  if (block_align > 0xFFFFu || std::uint64_t(audio.sample_rate) * block_align > 0xFFFFFFFFu)
+    fail(path, "cannot write ", s.cols(), " channels at ", audio.sample_rate,
+         " Hz: the byte rate does not fit a WAV header");
   const std::uint64_t data_bytes = std::uint64_t(s.rows()) * block_align;
   // fmt: 16 bytes for PCM; 18 (with cbSize = 0) and a fact chunk for float, as the spec asks.
   const std::uint32_t fmt_bytes = pcm ? 16 : 18;

@@ -28,6 +28,15 @@ void device_free(void* ptr, Context& ctx) noexcept {
   cudaFreeAsync(ptr, static_cast<cudaStream_t>(ctx.stream()));
 }
 
+void device_free_detached(void* ptr, int device) noexcept {
+  int current = -1;
+  const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != device;
+  if (switch_device) cudaSetDevice(device);
+  cudaFree(ptr);  // synchronous: work of any stream still reading it finishes first
+  if (switch_device) cudaSetDevice(current);
+  cudaGetLastError();  // at process exit the runtime may be unloading: nothing to report
+}
+
 void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace src_space,
                 std::size_t bytes, Context& ctx) {
   if (bytes == 0) return;
@@ -47,6 +56,7 @@ void* device_allocate(std::size_t, Context&) {
   throw DeviceError("device memory requested but strop was built without CUDA (STROP_CUDA=OFF)");
 }
 void device_free(void*, Context&) noexcept {}
+void device_free_detached(void*, int) noexcept {}
 void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace src_space,
                 std::size_t bytes, Context&) {
   require<DeviceError>(dst_space == MemorySpace::Host && src_space == MemorySpace::Host,

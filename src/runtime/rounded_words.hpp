@@ -19,10 +19,10 @@ std::vector<std::uint16_t> rounded_words(const std::vector<float>& values) {
   std::vector<std::uint16_t> out(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     const Storage v(values[i]);  // round to nearest
-    require<NumericalError>(
-        std::isfinite(float(v)) || !std::isfinite(values[i]), "16-bit signals: the operator value ",
-        values[i], " is beyond the range of ", std::is_same_v<Storage, half> ? "half" : "bfloat16",
-        " (use bfloat16 signals, or scale the operator)");
+    require<NumericalError>(std::isfinite(float(v)) || !std::isfinite(values[i]),
+                            "16-bit signals: the operator value ", values[i],
+                            " is beyond the range of ", reduced_precision_name_v<Storage>,
+                            " (use bfloat16 signals, or scale the operator)");
     std::memcpy(&out[i], &v, sizeof(v));
   }
   return out;

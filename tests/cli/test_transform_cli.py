@@ -153,5 +153,9 @@ r = strop("transform", "--kind", "dct", "--frame", 400, "s.npy", "-o", "e.npy", 
 check("longer than the signals" in r.stderr, "a frame longer than the signal is an error")
 r = strop("transform", "--kind", "dct", "missing.npy", "-o", "e.npy", ok=False)
 check("missing.npy" in r.stderr, "a missing input names the file")
+for bad in (["--frame", -8], ["--frame", 0, "--hop", 3], ["--frame", 64, "--hop", 0],
+            ["--frame", 64, "--hop", -3], ["--sample-rate", 0]):
+    r = strop("transform", "--kind", "hadamard", *bad, "s.npy", "-o", "e_opt.npy", ok=False)
+    check(not os.path.exists(path("e_opt.npy")), f"transform {bad} is refused, nothing written")
 
 harness.finish()

@@ -3,7 +3,9 @@
 // dense matrices in tests/unit/test_blr.cpp.
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <random>
 
 #include "bench/blr_layers.hpp"
 #include "gpu_reference.hpp"
@@ -814,6 +816,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
   detail::SmallInnerGemm too_big{};
   too_big.m = 4, too_big.k = 33, too_big.n = 2, too_big.batch = 1;
   BOOST_CHECK_THROW(detail::small_inner_gemm<float>(too_big, default_context()), DeviceError);
+}
+
+BOOST_AUTO_TEST_CASE(decode_kernel_on_signals_not_aligned_to_16_bytes) {
+  // The decode kernel loaded float activations as float4 where the plan's offsets and strides
+  // allowed, without checking where X starts: a column block of a wider row-major matrix
+  // (data one float past a 16-byte boundary) raised cudaErrorMisalignedAddress.
+  std::mt19937 gen(7);
+  const Index rows = 64, cols = 64, batch = 8;
+  const auto M = Monarch<float>::random(rows, cols, 4, 4, 3, gen);
+  const HostMatrix<float> wide = random_matrix<float>(cols, 12);
+  const HostMatrix<float> x = wide.middleCols(1, batch);
+  const HostMatrix<float> y0 = random_matrix<float>(rows, batch);
+  HostMatrix<float> expected = y0;
+  M.apply(Op::NoTrans, view(x), view(expected), 0.5f, -2.0f);
+
+  const DeviceMatrix<float> wd = to_device(wide, Layout::RowMajor);
+  const ConstView<float> xv = ConstView<float>(wd.view()).col_block(1, batch);
+  BOOST_TEST_REQUIRE(reinterpret_cast<std::uintptr_t>(xv.data) % 16 != 0);
+  DeviceMatrix<float> yd = to_device(y0, Layout::RowMajor);
+  BOOST_TEST_REQUIRE(detail::blr_plan_takes(xv, yd.view()));
+  detail::blr_plan_apply_device<float>(M, Op::NoTrans, xv, yd.view(), 0.5f, -2.0f,
+                                       default_context(), detail::PlanPath::Decode);
+  BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<float>(cols));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,8 @@
 // GPU plumbing end to end: Dense through cuBLAS and expressions of it evaluated on the
 // device, against the CPU reference. Every test is skipped when no CUDA device is visible.
+#include <memory>
+#include <optional>
+
 #include "gpu_reference.hpp"
 
 using namespace strop;
@@ -96,6 +99,28 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(diagonal_on_the_device, T, ScalarTypes) {
   check_gpu_against_cpu(A * D + D.adjoint(), 5);
   check_gpu_against_cpu(kron(Diagonal<T>(typename Diagonal<T>::Vector(random_matrix<T>(3, 1))), A),
                         4);
+}
+
+BOOST_AUTO_TEST_CASE(an_operator_outlives_the_context_it_was_first_applied_with) {
+  // The operator's device copy (its DeviceCache) freed itself through the context of its
+  // upload: a use after free when that context (one per thread or stream) went first.
+  const HostMatrix<float> a = random_matrix<float>(16, 12), x = random_matrix<float>(12, 3);
+  auto A = std::make_unique<Dense<float>>(a);
+  std::optional<Context> ctx(std::in_place, 0);
+  {
+    const DeviceMatrix<float> xd = to_device(x, Layout::ColMajor, *ctx);
+    DeviceMatrix<float> yd(16, 3, Layout::ColMajor, *ctx);
+    A->apply(Op::NoTrans, xd.view(), yd.view(), 1.0f, 0.0f, *ctx);  // uploads A
+    BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(a * x)) <= tolerance<float>(12));
+  }
+  ctx.reset();
+  A.reset();  // frees the copy without the destroyed context
+  // A second operator on another context, and the device, still work.
+  Context other(0);
+  const DeviceMatrix<float> xd = to_device(x, Layout::ColMajor, other);
+  DeviceMatrix<float> yd(16, 3, Layout::ColMajor, other);
+  Dense<float>(a).apply(Op::NoTrans, xd.view(), yd.view(), 1.0f, 0.0f, other);
+  BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(a * x)) <= tolerance<float>(12));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,8 @@
 // Factorizations on the GPU (our batched Jacobi SVD kernel, cuSOLVER batched SVDs, BLAST
 // PrecGD on cuBLAS/cuSOLVER) against the CPU path: same structure, same errors within
 // rounding. Skipped when no CUDA device is visible.
+#include <cuda_runtime.h>
+
 #include <Eigen/QR>
 #include <bit>
 
@@ -280,6 +282,40 @@ BOOST_AUTO_TEST_CASE(blast_gpu_bad_input) {
   BOOST_CHECK_THROW(factorize_blast(W, 2, 2, 2, on_gpu), NumericalError);
   W(3, 5) = std::numeric_limits<double>::infinity();
   BOOST_CHECK_THROW(factorize_blast(W, 2, 2, 2, on_gpu), NumericalError);
+}
+
+BOOST_AUTO_TEST_CASE(jacobi_svd_blocks_at_the_shared_memory_limit) {
+  // The Jacobi kernel's fit test left out its static shared memory: blocks whose dynamic part
+  // came within a few bytes of the opt-in limit (double 451 x 64 on an H100) took the kernel,
+  // and cudaFuncSetAttribute refused it (DeviceError instead of the cuSOLVER path).
+  int device = 0, optin = 0;
+  BOOST_REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+  BOOST_REQUIRE(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) ==
+                cudaSuccess);
+  // jacobi_svd.cu's layout: 32 doubles of scratch, q norms, q ints (each 16-byte aligned),
+  // then the p x q block with leading dimension p + 1.
+  const auto aligned = [](long long b) { return (b + 15) / 16 * 16; };
+  const auto bytes = [&](long long p, long long q) {
+    return aligned(8 * 32) + aligned(8 * q) + aligned(4 * q) + 8 * (p + 1) * q;
+  };
+  long long P = 0, Q = 0;
+  for (long long q = 64; q >= 2 && P == 0; --q)
+    for (long long p = q; bytes(p, q) <= optin; ++p)
+      if (bytes(p, q) > optin - 16) {
+        P = p, Q = q;
+        break;
+      }
+  BOOST_TEST_REQUIRE(P > 0, "no block shape at the limit for this device");
+  const Index count = 2, rank = 4;
+  const HostMatrix<double> blocks = random_matrix<double>(P * Q, count);
+  const std::vector<double> values(blocks.data(), blocks.data() + blocks.size());
+  const auto svd = detail::block_svd(values, count, P, Q, rank, Device::cuda, default_context());
+  for (Index b = 0; b < count; ++b) {
+    const Eigen::Map<const HostMatrix<double>> block(values.data() + b * P * Q, P, Q);
+    const Eigen::VectorXd sigma = reference_singular_values(HostMatrix<double>(block));
+    for (Index t = 0; t < rank; ++t)
+      BOOST_TEST(std::abs(svd.s[std::size_t(b * rank + t)] - sigma(t)) <= 1e-10 * sigma(0));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

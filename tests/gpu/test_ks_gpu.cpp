@@ -4,6 +4,7 @@
 
 #include "gpu_reference.hpp"
 #include "operators/ks/ks_device.hpp"
+#include "operators/ks/ks_mma_tile.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -24,6 +25,22 @@ void check_algorithm(KSAlgorithm algorithm, Index batch) {
       const KSFactor<T> K = KSFactor<T>::random(p, gen);
       KSAlgorithmGuard guard(algorithm);
       check_gpu_against_cpu(K, batch);
+    }
+  }
+}
+// Three 300-signal slices of a large batch's result against the CPU (the signals are
+// independent; checking all of them would cost more host time than the run).
+template <class T>
+void check_slices(const KSFactor<float>& K, const HostMatrix<T>& x, const HostMatrix<T>& got,
+                  double tol) {
+  const Index batch = x.cols(), width = 300;
+  for (Index first : {Index(0), batch / 2, batch - width}) {
+    const HostMatrix<float> xs = x.middleCols(first, width).template cast<float>();
+    HostMatrix<float> expected(K.rows(), width);
+    K.apply(Op::NoTrans, view(xs), view(expected));
+    const HostMatrix<float> g = got.middleCols(first, width).template cast<float>();
+    BOOST_TEST_CONTEXT("signals " << first << " .. " << first + width) {
+      BOOST_TEST(double((g - expected).norm()) / double(expected.norm()) <= tol);
     }
   }
 }
@@ -291,9 +308,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_tuning, S, HalfTypes) {
       BOOST_TEST(tuned_keys("ks|").size() == before + 1);
     }
   }
-  const std::string dtype = std::is_same_v<S, half> ? "float16" : "bfloat16";
   const auto choice = tuned_choice(detail::concat(
-      "ks|", device_name(0), "|", dtype, "|", to_string(Op::NoTrans),
+      "ks|", device_name(0), "|", reduced_precision_name_v<S>, "|", to_string(Op::NoTrans),
       "|X=", to_string(Layout::ColMajor), "|Y=", to_string(Layout::ColMajor), "|B=300|1,64,64,8"));
   BOOST_REQUIRE(choice.has_value());
   BOOST_TEST_MESSAGE("tuned choice for (1,64,64,8), ColMajor, B = 300: " << *choice);
@@ -358,6 +374,38 @@ BOOST_AUTO_TEST_CASE(tuned_algorithm_is_cached_and_correct) {
   BOOST_TEST(tuned_keys("ks|").size() == 2u);  // B = 64 once, B = 3 once
   set_tuning_enabled(false);
   clear_tuned_choices();
+}
+
+// More signal tiles than gridDim.y allows (65535): the fused and tensor-core kernels threw
+// DeviceError ("grid too large") where they now run the batch in slices of columns.
+BOOST_AUTO_TEST_CASE(fused_kernel_more_signal_tiles_than_grid_y) {
+  // Pattern (1,16,8,2) takes tiles of 64 signals: 65536 * 64 + 3 signals need 65537 tiles.
+  std::mt19937 gen(7);
+  const KSFactor<float> K = KSFactor<float>::random({1, 16, 8, 2}, gen);
+  const Index batch = Index(65536) * 64 + 3;
+  const HostMatrix<float> x = random_matrix<float>(K.cols(), batch);
+  const DeviceMatrix<float> xd = to_device(x, Layout::RowMajor);
+  DeviceMatrix<float> yd(K.rows(), batch, Layout::RowMajor);
+  const KSAlgorithmGuard guard(KSAlgorithm::Fused);
+  K.apply(Op::NoTrans, xd.view(), yd.view());
+  check_slices<float>(K, x, yd.to_host(), 1e-5);
+}
+
+BOOST_AUTO_TEST_CASE(mma_kernel_more_signal_tiles_than_grid_y) {
+  // The forced tile tj1.k16x8.n32x1 (32 signals) on pattern (1,128,16,1), half signals.
+  std::mt19937 gen(8);
+  std::vector<float> values = KSFactor<float>::random({1, 128, 16, 1}, gen).values();
+  for (float& v : values)
+    v = float(half(v));  // representable: only the accumulation and the output round
+  const KSFactor<float> K({1, 128, 16, 1}, values);
+  const Index batch = Index(65536) * 32 + 5;
+  const HostMatrix<half> x = random_matrix<float>(K.cols(), batch).cast<half>();
+  const DeviceMatrix<half> xd = to_device(x, Layout::RowMajor);
+  DeviceMatrix<half> yd(K.rows(), batch, Layout::RowMajor);
+  const KSAlgorithmGuard guard(KSAlgorithm::Fused);
+  const detail::KSMmaTileGuard tile(detail::parse_ks_mma_tile("tj1.k16x8.n32x1"));
+  apply_reduced_precision<half>(K, Op::NoTrans, xd.view(), yd.view());
+  check_slices<half>(K, x, yd.to_host(), 2e-3);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

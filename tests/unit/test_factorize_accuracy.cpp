@@ -187,4 +187,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(extreme_scales_keep_relative_errors, T, ScalarType
   }
 }
 
+BOOST_AUTO_TEST_CASE(the_zero_matrix_is_factorized_exactly) {
+  // Every structure holds the zero matrix exactly. BLAST's iteration only shrank its random
+  // start (relative error 1e271 against a norm floor); an inexact result must not read 0.
+  const HostMatrix<double> Z = HostMatrix<double>::Zero(64, 64);
+  struct Named {
+    const char* name;
+    double error;
+    HostMatrix<double> dense;
+  };
+  const auto blast = factorize_blast(Z, 2, 2, 4, {.steps = 5});
+  const auto monarch = factorize_monarch(Z, 4, 4, 2);
+  const auto ks = factorize_ks_chain(Z, butterfly_patterns(64));
+  const auto lowrank = factorize_lowrank(Z, {.rank = 3, .method = LowRankMethod::exact});
+  const auto kron = factorize_kron(Z, 8, 8, {.terms = 2});
+  for (const Named& r :
+       {Named{"blast", blast.report.relative_error, blast.blast.to_dense()},
+        Named{"monarch", monarch.report.relative_error, monarch.monarch.to_dense()},
+        Named{"ks", ks.report.relative_error, ks.chain.to_dense()},
+        Named{"lowrank", lowrank.report.relative_error, lowrank.lowrank.to_dense()},
+        Named{"kron", kron.report.relative_error, kron.sum.to_dense()}}) {
+    BOOST_TEST(r.error == 0, r.name << ": relative error " << r.error);
+    BOOST_TEST(r.dense.isZero(0), r.name);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

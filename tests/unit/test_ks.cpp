@@ -298,6 +298,19 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(host_signals_round_the_float_result, S, HalfTypes)
   }
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(signals_of_a_non_const_matrix_need_no_type_argument, S, HalfTypes) {
+  // The families take ConstView<Storage>: a non-const X (a DeviceMatrix's view(), as in the
+  // README) found no overload without an explicit <half>.
+  const KSChain<float> chain = hadamard<float>(16);
+  HostMatrix<S> x = random_matrix<float>(chain.cols(), 5).cast<S>();
+  HostMatrix<float> expected(chain.rows(), 5);
+  chain.apply(Op::NoTrans, view(HostMatrix<float>(x.template cast<float>())), view(expected));
+  HostMatrix<S> y(chain.rows(), 5);
+  apply_reduced_precision(chain, Op::NoTrans, view(x), view(y));
+  BOOST_TEST(relative_error(HostMatrix<float>(y.template cast<float>()), expected) <=
+             4 * unit_roundoff_v<S>);  // the intermediate rounds too
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // The tile rules of the tensor-core kernel (host code: the kernel runs on the GPU machine).
@@ -497,6 +510,15 @@ BOOST_AUTO_TEST_CASE(applications) {
   if (cuda_available()) return;  // with a device the GPU path runs (on host memory it cannot tell)
   BOOST_CHECK_THROW(chain.apply(Op::NoTrans, ConstView<double>(xd), yd), DeviceError);
   BOOST_CHECK_THROW(chain.factors()[0].apply(Op::Trans, ConstView<double>(xd), yd), DeviceError);
+}
+
+BOOST_AUTO_TEST_CASE(patterns_whose_sizes_overflow) {
+  // nnz() wrapped to 0 and the factor was accepted with no values (value() read past them).
+  const Index big = Index(1) << 32;
+  BOOST_CHECK_THROW((KSPattern{big, big, 1, 1}.validate()), PatternError);  // nnz = 2^64
+  BOOST_CHECK_THROW((KSPattern{1, Index(1) << 62, 4, 1}.validate()), PatternError);
+  BOOST_CHECK_THROW(KSFactor<double>(KSPattern{big, big, 1, 1}, {}), PatternError);
+  BOOST_CHECK_NO_THROW((KSPattern{1 << 20, 2, 2, 1 << 20}.validate()));  // 2^42 nonzeros
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -472,4 +472,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(dct_matches_fftw, T, RealTypes) {
 
 #endif  // STROP_HAVE_FFTW
 
+BOOST_AUTO_TEST_CASE(sizes_whose_factors_overflow_an_index_are_typed_errors) {
+  // a*r*r*d wrapped to 0: an empty value vector written out of bounds (SIGSEGV).
+  BOOST_CHECK_THROW(hadamard<float>(Index(1) << 62), PatternError);
+  BOOST_CHECK_THROW(inverse_hadamard<double>(Index(1) << 62), PatternError);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,7 @@
 // WAV audio files: round trips of both encodings and any channel count, and IoError (never
 // a crash) for truncated, malformed and unsupported files.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -94,6 +95,13 @@ BOOST_AUTO_TEST_CASE(bad_files_are_io_errors) {
   BOOST_CHECK_THROW(io::load_wav(bad), IoError);
   std::remove(good.c_str());
   std::remove(bad.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(byte_rates_beyond_the_header_are_refused) {
+  // 1 GHz x 4 channels x 4 bytes does not fit the header's 32-bit byte rate (it was wrapped).
+  const io::WavAudio audio{1000000000, io::WavEncoding::Float32, HostMatrix<float>::Zero(4, 8)};
+  BOOST_CHECK_THROW(io::save_wav("wav_rate.wav", audio), IoError);
+  BOOST_TEST(!std::filesystem::exists("wav_rate.wav"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

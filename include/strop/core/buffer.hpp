@@ -13,6 +13,8 @@ namespace strop {
 namespace detail {
 void* device_allocate(std::size_t bytes, Context& ctx);
 void device_free(void* ptr, Context& ctx) noexcept;
+// Frees device memory of `device` without a context (cudaFree: waits for the device's work).
+void device_free_detached(void* ptr, int device) noexcept;
 void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace src_space,
                 std::size_t bytes, Context& ctx);
 }  // namespace detail
@@ -30,6 +32,12 @@ class Buffer {
     }
   }
   ~Buffer() { release(); }
+  // Frees without the context that allocated it (which may be destroyed first): for buffers
+  // that outlive any one context, such as an operator's DeviceCache copies.
+  void detach_from_context() noexcept {
+    if (ctx_ != nullptr) detached_device_ = ctx_->device();
+    ctx_ = nullptr;
+  }
   Buffer(Buffer&& other) noexcept { *this = std::move(other); }
   Buffer& operator=(Buffer&& other) noexcept {
     if (this != &other) {
@@ -37,6 +45,7 @@ class Buffer {
       space_ = other.space_;
       count_ = other.count_;
       ctx_ = other.ctx_;
+      detached_device_ = other.detached_device_;
       host_ = std::move(other.host_);
       device_ = other.device_;
       other.device_ = nullptr;
@@ -54,12 +63,18 @@ class Buffer {
 
  private:
   void release() noexcept {
-    if (device_ != nullptr) detail::device_free(device_, *ctx_);
+    if (device_ != nullptr) {
+      if (ctx_ != nullptr)
+        detail::device_free(device_, *ctx_);
+      else
+        detail::device_free_detached(device_, detached_device_);
+    }
     device_ = nullptr;
   }
   MemorySpace space_ = MemorySpace::Host;
   Index count_ = 0;
   Context* ctx_ = nullptr;
+  int detached_device_ = 0;
   std::vector<T> host_;
   T* device_ = nullptr;
 };

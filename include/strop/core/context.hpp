@@ -2,7 +2,9 @@
 // strop::Context = device id + stream + cuBLAS and cuSOLVER handles + persistent workspaces
 // (+ later: tuning cache).
 // Every application takes one; default_context() serves users who do not care.
-// A context is used by one thread at a time (make one per stream/thread).
+// A context is used by one thread at a time (make one per stream/thread). Device matrices and
+// temporaries made with a context are freed on its stream, so they must not outlive it;
+// operators may (their device copies serve every context of the device).
 #include <cstddef>
 #include <memory>
 #include <string>

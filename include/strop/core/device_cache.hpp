@@ -41,6 +41,8 @@ class DeviceCache {
       auto buffer = std::make_unique<Buffer<T>>(count, MemorySpace::Device, ctx);
       detail::copy_bytes(buffer->data(), MemorySpace::Device, host.data(), MemorySpace::Host,
                          sizeof(T) * count, ctx);
+      // The copy serves every context of the device and outlives `ctx`: freed without it.
+      buffer->detach_from_context();
       it = copies_.emplace(key, std::move(buffer)).first;
     }
     return it->second->data();

@@ -40,6 +40,11 @@ inline constexpr bool is_complex_v<bfloat16> = false;
 template <class T>
 using ComputeScalar = std::conditional_t<is_reduced_precision_v<T>, float, T>;
 
+// The storage's name in messages and tuning keys.
+template <ReducedPrecision T>
+inline constexpr const char* reduced_precision_name_v =
+    std::is_same_v<T, half> ? "half" : "bfloat16";
+
 // Unit roundoff of the storage (half: 2^-11, bfloat16: 2^-8).
 template <ReducedPrecision T>
 inline constexpr double unit_roundoff_v = std::is_same_v<T, half> ? 1.0 / 2048 : 1.0 / 256;

@@ -21,6 +21,7 @@ struct AnyNode {
   virtual void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                                Context& ctx) const = 0;
   virtual double flops(Index batch) const = 0;
+  virtual double transposed_flops(Index batch) const = 0;
   virtual Index parameter_count() const = 0;
   virtual bool acts_per_signal() const = 0;
   virtual const char* type_name() const = 0;
@@ -39,6 +40,9 @@ struct AnyNodeModel final : AnyNode<T> {
     op.apply_unchecked(o, X, Y, alpha, beta, ctx);
   }
   double flops(Index batch) const override { return op.flops(batch); }
+  double transposed_flops(Index batch) const override {
+    return detail::transposed_flops(op, batch);
+  }
   Index parameter_count() const override { return op.parameter_count(); }
   bool acts_per_signal() const override { return detail::acts_per_signal(op); }
   const char* type_name() const override { return E::type_name; }
@@ -86,6 +90,7 @@ class AnyOperator : public OperatorBase<AnyOperator<T>> {
     node_->apply_unchecked(op, X, Y, alpha, beta, ctx);
   }
   double flops(Index batch) const { return node_->flops(batch); }
+  double transposed_flops(Index batch) const { return node_->transposed_flops(batch); }
   Index parameter_count() const { return node_->parameter_count(); }
   // False when some node mixes the signals of a batch (see detail::acts_per_signal).
   bool acts_per_signal() const { return node_->acts_per_signal(); }

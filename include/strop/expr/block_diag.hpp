@@ -21,6 +21,7 @@ class BlockDiag : public OperatorBase<BlockDiag<T>> {
 
   void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
+  double transposed_flops(Index batch) const;
   Index parameter_count() const;
 
  private:

@@ -6,7 +6,9 @@
 //   Index rows() const, cols() const;
 //   void apply_unchecked(Op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context&) const;
 //        Y = alpha * op(A) X + beta * Y for op in {A, A^T, A^H}; shapes already checked.
-//   double flops(Index batch) const;   real flops of one application to `batch` signals
+//   double flops(Index batch) const;   real flops of one application (A X) to `batch` signals
+// and, where applying A^T costs something else (a Kron of rectangular factors and the
+// expressions around one), double transposed_flops(Index batch) const.
 //   Index parameter_count() const;     stored scalars
 // Building expressions never computes anything; apply() does.
 #include <Eigen/Core>
@@ -15,6 +17,7 @@
 #include "strop/core/context.hpp"
 #include "strop/core/eigen_map.hpp"
 #include "strop/core/op.hpp"
+#include "strop/core/reduced_precision.hpp"
 #include "strop/expr/elementwise.hpp"
 
 namespace strop {
@@ -26,6 +29,16 @@ template <class T>
 class AnyOperator;
 
 namespace detail {
+// Real flops of one application of e^T (or e^H) to `batch` signals.
+template <class E>
+double transposed_flops(const E& e, Index batch) {
+  if constexpr (requires { e.transposed_flops(batch); }) {
+    return e.transposed_flops(batch);
+  } else {
+    return e.flops(batch);
+  }
+}
+
 // Shape, space, aliasing and finiteness checks shared by every application.
 template <class T>
 void check_application(const char* name, Index rows, Index cols, Op op, ConstView<T> X,
@@ -111,5 +124,14 @@ concept Operator = std::is_base_of_v<OperatorBase<E>, E>;
 
 template <class A, class B>
 concept SameScalar = std::is_same_v<typename A::Scalar, typename B::Scalar>;
+
+// apply_reduced_precision (float operators on half or bfloat16 signals) with a non-const X,
+// such as a DeviceMatrix's view(): each family's overload takes ConstView<Storage>, which a
+// MatrixView<half> converts to only once Storage is known, so deduction alone finds none.
+template <ReducedPrecision Storage, Operator A>
+void apply_reduced_precision(const A& a, Op op, MatrixView<Storage> X, MatrixView<Storage> Y,
+                             float alpha = 1, float beta = 0, Context& ctx = default_context()) {
+  apply_reduced_precision<Storage>(a, op, ConstView<Storage>(X), Y, alpha, beta, ctx);
+}
 
 }  // namespace strop

@@ -65,6 +65,9 @@ class Product : public OperatorBase<Product<L, R>> {
   }
 
   double flops(Index batch) const { return lhs_.flops(batch) + rhs_.flops(batch); }
+  double transposed_flops(Index batch) const {
+    return detail::transposed_flops(lhs_, batch) + detail::transposed_flops(rhs_, batch);
+  }
   Index parameter_count() const { return lhs_.parameter_count() + rhs_.parameter_count(); }
 
   // The run-time form (children type-erased) and the children, for AnyOperator and I/O.

@@ -28,6 +28,7 @@ class Scaled : public OperatorBase<Scaled<E>> {
   }
 
   double flops(Index batch) const { return inner_.flops(batch); }
+  double transposed_flops(Index batch) const { return detail::transposed_flops(inner_, batch); }
   Index parameter_count() const { return inner_.parameter_count() + 1; }
 
   auto to_any_form() const { return Scaled<AnyOperator<Scalar>>(factor_, inner_); }

@@ -22,6 +22,7 @@ class Stack : public OperatorBase<Stack<T, Vertical>> {
 
   void apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta, Context& ctx) const;
   double flops(Index batch) const;
+  double transposed_flops(Index batch) const;
   Index parameter_count() const;
 
  private:

@@ -35,6 +35,10 @@ class Sum : public OperatorBase<Sum<L, R>> {
   double flops(Index batch) const {
     return lhs_.flops(batch) + rhs_.flops(batch) + double(rows()) * double(batch);
   }
+  double transposed_flops(Index batch) const {
+    return detail::transposed_flops(lhs_, batch) + detail::transposed_flops(rhs_, batch) +
+           double(cols()) * double(batch);
+  }
   Index parameter_count() const { return lhs_.parameter_count() + rhs_.parameter_count(); }
 
   auto to_any_form() const { return Sum<AnyOperator<Scalar>, AnyOperator<Scalar>>(lhs_, rhs_); }

@@ -34,7 +34,8 @@ class Transposed : public OperatorBase<Transposed<E, Conjugate>> {
     detail::axpby(alpha, ConstView<Scalar>(product.view), beta, Y, true, ctx);
   }
 
-  double flops(Index batch) const { return inner_.flops(batch); }
+  double flops(Index batch) const { return detail::transposed_flops(inner_, batch); }
+  double transposed_flops(Index batch) const { return inner_.flops(batch); }
   Index parameter_count() const { return inner_.parameter_count(); }
 
   auto to_any_form() const { return Transposed<AnyOperator<Scalar>, Conjugate>(inner_); }

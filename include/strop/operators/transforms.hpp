@@ -26,9 +26,9 @@
 // The DFT as one FFT: the product dft() returns carries, on its chain, a FourierForm naming
 // the transform and its own digit reversal; applied as a whole (directly or inside any
 // expression) it runs a Stockham FFT instead of the permutation and the factors: on the host
-// for every size and scalar type, on the GPU for complex<float> and n = 2^k <= 32768 (either
-// layout; fastest with contiguous signals). The chain alone, chains derived from it and products
-// loaded from a file apply their factors (same values, tested against each other).
+// for every size and scalar type, on the GPU for complex<float> and n = 2^k, 16 <= n <= 32768
+// (either layout; fastest with contiguous signals). The chain alone, chains derived from it and
+// products loaded from a file apply their factors (same values, tested against each other).
 //
 // Real signals and the DFT: dft<T> needs a complex T. Promote real signals to complex
 // (imaginary part zero), e.g. X.cast<std::complex<float>>(); `strop transform --kind dft`

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Session 31's last GPU calls, on a clean build of the working tree: PART=build configures and
+# The last GPU calls of a session, on a clean build of the working tree: PART=build configures and
 # builds every target (tests, CLI, examples; no benchmarks) in build-final with 16 jobs;
 # PART=tests (the next call, same machine) runs every CPU test with CTest, then every GPU
 # suite.  Logs go to OUT.
-#   PART=build bash bench/probes/session31-final.sh OUT; PART=tests bash ... OUT
+#   PART=build bash bench/probes/final-check.sh OUT; PART=tests SESSION=session32 TAG=-v2 bash ... OUT
+# GPU_ARGS (e.g. --run_test=gpu_ks) narrows the GPU suites.
 set -uo pipefail
 out=${1:?OUT}
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
@@ -22,10 +23,10 @@ tests)
   echo "ctest (CPU) exit code $? ($(($(date +%s) - start)) s)"
   tail -4 "$out/ctest-final-$dev.log"
   start=$(date +%s)
-  timeout 420 ./build-final/tests/strop_gpu_tests --report_level=short --log_level=error \
-    >"$out/gpu-tests-session31-final-all-$dev.log" 2>&1
+  timeout 420 ./build-final/tests/strop_gpu_tests --report_level=short --log_level=error ${GPU_ARGS:-} \
+    >"$out/gpu-tests-${SESSION:-session}${TAG:-}-all-$dev.log" 2>&1
   echo "gpu tests exit code $? ($(($(date +%s) - start)) s)" |
-    tee -a "$out/gpu-tests-session31-final-all-$dev.log"
-  tail -4 "$out/gpu-tests-session31-final-all-$dev.log"
+    tee -a "$out/gpu-tests-${SESSION:-session}${TAG:-}-all-$dev.log"
+  tail -4 "$out/gpu-tests-${SESSION:-session}${TAG:-}-all-$dev.log"
   ;;
 esac
