@@ -36,6 +36,11 @@ int run_apply(const ApplyOptions& o) {
   const OperatorLocation where = parse_operator_location(o.op);
   const MatrixLocation input = parse_matrix_location(o.signals);
   const MatrixLocation output = parse_matrix_location(o.output);
+  // As in `strop transform`: the output never replaces the input.
+  require<IoError>(!same_file(input.file, output.file) ||
+                       (!input.is_npy() && !output.is_npy() && input.dataset != output.dataset),
+                   "apply: the output '", output.text(),
+                   "' is the input; write the result somewhere else");
   const ResolvedOperator stored = resolve_operator(where);
   const bool gpu = use_gpu(o.device, "apply");
   const Op op = o.adjoint ? Op::Adjoint : o.transpose ? Op::Trans : Op::NoTrans;

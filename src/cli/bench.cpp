@@ -264,7 +264,13 @@ void plot(const BenchOptions& o, const std::vector<Result>& results) {
   for (const Result& r : results)
     if (std::find(names.begin(), names.end(), r.op) == names.end()) names.push_back(r.op);
   const bool factorize = o.which == "factorize";
-  std::string script = "set terminal pngcairo size 900,600\nset output '" + o.plot +
+  // A gnuplot single-quoted string: '' stands for ', and it cannot hold a line break.
+  require<IoError>(o.plot.find_first_of("\n\r") == std::string::npos,
+                   "bench: --plot: a file name with a line break");
+  std::string output;
+  for (char ch : o.plot)
+    output += ch == '\'' ? std::string("''") : std::string(1, ch);
+  std::string script = "set terminal pngcairo size 900,600\nset output '" + output +
                        "'\nset logscale xy\nset key top left\nset grid\nset xlabel 'n'\n"
                        "set ylabel '" +
                        (factorize ? "factorization ms" : "ms per application") +
@@ -315,7 +321,9 @@ int run_bench(BenchOptions o) {
     std::FILE* f = std::fopen(o.csv.c_str(), "w");
     require<IoError>(f != nullptr, "bench: cannot write ", o.csv);
     write_csv(f, results);
-    std::fclose(f);
+    const bool failed = std::ferror(f) != 0;
+    require<IoError>(std::fclose(f) == 0 && !failed, "bench: writing ", o.csv,
+                     " failed (disk full?)");
     print_table(stdout, results, o.which == "factorize");
   } else {
     write_csv(stdout, results);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <numeric>
 #include <random>
@@ -275,6 +276,15 @@ int run_factorize(const FactorizeOptions& o, const std::vector<StructureOption>&
   const std::string name = !o.name.empty()        ? o.name
                            : !output.name.empty() ? output.name
                                                   : o.structure;
+  // What the save would refuse, refused before the (possibly long) factorization.
+  io::require_valid_operator_name(name);
+  if (std::filesystem::exists(output.file)) {
+    (void)io::list_operators(output.file);  // IoError when it is not an HDF5 file
+  } else {
+    const std::filesystem::path dir = std::filesystem::absolute(output.file).parent_path();
+    require<IoError>(std::filesystem::is_directory(dir), "cannot write '", output.file,
+                     "': no directory '", dir.string(), "'");
+  }
   const Device device = use_gpu(o.device, "factorize") ? Device::cuda : Device::cpu;
   const std::string stored = stored_scalar_type(input);
   const std::string dtype = o.dtype.empty() ? stored : o.dtype;

@@ -62,6 +62,12 @@ HostMatrix<T> convert(const HostMatrix<S>& m, Cast cast, const MatrixLocation& w
 
 }  // namespace
 
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) ||
+         std::filesystem::absolute(a) == std::filesystem::absolute(b);
+}
+
 MatrixLocation parse_matrix_location(const std::string& text) {
   if (ends_with(text, ".npy")) return {text, ""};
   const std::size_t colon = text.rfind(':');

@@ -13,6 +13,9 @@
 
 namespace strop::cli {
 
+// Whether two paths name the same file (also through links, or before the output exists).
+bool same_file(const std::string& a, const std::string& b);
+
 struct MatrixLocation {
   std::string file;
   std::string dataset;  // "/signals" for HDF5; empty for .npy

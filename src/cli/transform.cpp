@@ -57,13 +57,10 @@ Endpoint parse_endpoint(const std::string& text) {
 
 // The output must not replace the input (the same file, or the same HDF5 dataset).
 void require_distinct(const Endpoint& in, const Endpoint& out) {
-  std::error_code ec;
-  const bool same_file = std::filesystem::equivalent(in.file, out.file, ec) ||
-                         std::filesystem::absolute(in.file) == std::filesystem::absolute(out.file);
   const bool other_dataset =
       !in.wav && !out.wav && !in.matrix.is_npy() && in.matrix.dataset != out.matrix.dataset;
-  require<IoError>(!same_file || other_dataset, "transform: the output '", out.text(),
-                   "' is the input; write the result somewhere else");
+  require<IoError>(!same_file(in.file, out.file) || other_dataset, "transform: the output '",
+                   out.text(), "' is the input; write the result somewhere else");
 }
 
 // The scalar type the transform runs in: the input's, made complex for the DFT.

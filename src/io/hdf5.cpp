@@ -3,6 +3,7 @@
 #include "strop/io/hdf5.hpp"
 
 #include <filesystem>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -55,8 +56,13 @@ void check_version(const Group& root) {
 
 // Runs `edit` on a writable copy of `path` (or on a new file) and renames the copy over
 // `path` only once everything is written: a failure leaves the old file untouched.
+// Edits are read-copy-update: two at once (threads saving different names into one file)
+// would each copy the old file and the later rename would drop the other's operator, so
+// the edits of this process run one at a time (other processes need their own locking).
 template <class Edit>
 void edit_atomically(const std::string& path, Edit edit) {
+  static std::mutex edits;
+  const std::lock_guard lock(edits);
   replace_atomically(path, [&](const fs::path& target, const fs::path& temp) {
     {
       h5::QuietErrors quiet;
@@ -144,6 +150,10 @@ void unlink_if_present(const Group& g, const std::string& name) {
 }
 
 }  // namespace
+
+void require_valid_operator_name(const std::string& name) {
+  require_valid_name(name, "operator name");
+}
 
 template <class T>
 void save(const std::string& path, const AnyOperator<T>& op, const std::string& name,

@@ -4,10 +4,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "io/atomic_file.hpp"
 #include "strop/core/error.hpp"
@@ -40,8 +45,15 @@ struct Cache {
     const char* tune = std::getenv("STROP_TUNE");
     enabled = tune != nullptr && std::string(tune) == "1";
     if (const char* path = std::getenv("STROP_TUNING_FILE"); path != nullptr) {
-      file = path;
-      choices = load(file);
+      // A file that is not a tuning cache is ignored (and never overwritten), as
+      // set_tuning_file would leave it: throwing here would make every later call
+      // (tuning_enabled() in each apply, even with tuning off) throw it again.
+      try {
+        choices = load(path);
+        file = path;
+      } catch (const Error& e) {
+        std::fprintf(stderr, "strop: ignoring STROP_TUNING_FILE: %s\n", e.what());
+      }
     }
   }
 };
@@ -124,11 +136,23 @@ void store_tuned_choice(const std::string& key, const std::string& value) {
   ++c.generation;
   if (c.file.empty()) return;
   // Merge with what the file holds now (another process may have added choices); a file
-  // that stopped being a tuning cache is not overwritten (IoError).
-  std::map<std::string, std::string> on_disk = load(c.file);
-  for (const auto& [k, v] : c.choices)
-    on_disk[k] = v;
-  write_file(c.file, on_disk);
+  // that stopped being a tuning cache is not overwritten. Persisting is best effort: the
+  // choice is made and kept in memory, and an engine's apply that measured it must not fail
+  // (only its first call, for each new key) because the file cannot be written (missing or
+  // read-only directory, disk full, file no longer a cache).
+  // Other processes merge into the same file: an advisory lock on "FILE.lock" from the read
+  // to the rename, or one's write drops the entries another wrote in between.
+  const int file_lock = ::open((c.file + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (file_lock >= 0) ::flock(file_lock, LOCK_EX);  // no lock (read-only directory): as before
+  try {
+    std::map<std::string, std::string> on_disk = load(c.file);
+    for (const auto& [k, v] : c.choices)
+      on_disk[k] = v;
+    write_file(c.file, on_disk);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "strop: tuned choice kept in memory only: %s\n", e.what());
+  }
+  if (file_lock >= 0) ::close(file_lock);
 }
 
 std::size_t tuned_choice_count() {

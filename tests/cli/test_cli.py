@@ -211,6 +211,21 @@ strop("apply", out + ":had_bf", path("x64_f64.npy"), "--cast", "-o", path("e.npy
 np.save(path("x64_c.npy"), (x64 + 1j * x64).astype(np.complex64))
 r = strop("apply", out + ":had_bf", path("x64_c.npy"), "-o", path("e2.npy"), ok=False)
 check("imaginary" in r.stderr, "complex signals for a real operator")
+x64_copy = np.load(path("x64.npy"))
+r = strop("apply", out + ":had_bf", path("x64.npy"), "-o", path("x64.npy"), ok=False)
+check("is the input" in r.stderr and np.array_equal(np.load(path("x64.npy")), x64_copy),
+      "apply refuses to write over its input, which stays untouched")
+r = strop("factorize", path("hadamard.npy"), "-s", "butterfly", "-o", path("nodir/x.h5"),
+          ok=False)
+check("no directory" in r.stderr and "strop factorize:" not in r.stdout,
+      "factorize refuses an unwritable output before factorizing")
+r = strop("factorize", path("hadamard.npy"), "-s", "butterfly", "--name", "a/b", "-o",
+          path("e.h5"), ok=False)
+check("invalid operator name" in r.stderr and not os.path.exists(path("e.h5")),
+      "factorize refuses a bad name before factorizing")
+if os.path.exists("/dev/full"):
+    r = strop("bench", "ks", "--sizes", 16, "--repeats", 1, "--csv", "/dev/full", ok=False)
+    check("failed" in r.stderr, "bench --csv reports a failed write")
 r = strop("info", path("demo.h5") + ":nope", ok=False)
 check("nope" in r.stderr, "info of a missing operator")
 r = strop("info", path("missing.h5"), ok=False)

@@ -1,10 +1,12 @@
 // HDF5 persistence: bit-exact round trips of every node, several operators per file,
 // provenance, plain matrices, saves that fail without touching the existing file, and saves
 // that refuse what load would refuse or what would destroy other data.
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "operator_zoo.hpp"
 #include "reference.hpp"
@@ -462,6 +464,30 @@ BOOST_AUTO_TEST_CASE(a_name_with_a_nul_character_is_refused) {
       "invalid operator name");
   BOOST_CHECK_THROW(io::load<double>(path, std::string("a\0b", 3)), IoError);
   BOOST_TEST(std::string(io::load<double>(path, "a").node_type()) == "dense");
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_saves_into_one_file_keep_every_operator) {
+  // A save copies the file, adds its operator and renames the copy over it: two threads at
+  // once both started from the old file and the later rename dropped the other's operator
+  // (8 concurrent saves left 1 to 7).
+  TempDir dir;
+  const std::string path = dir.file("shared.h5");
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int k = 0; k < 2; ++k)
+          io::save(path, AnyOperator<double>(Identity<double>(2)),
+                   "op" + std::to_string(2 * t + k));
+      } catch (...) {
+        ++failures;
+      }
+    });
+  for (auto& thread : threads)
+    thread.join();
+  BOOST_TEST(failures.load() == 0);
+  BOOST_TEST(io::list_operators(path).size() == 8u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

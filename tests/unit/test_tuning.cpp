@@ -1,6 +1,7 @@
 // The tuning cache (strop/core/tuning.hpp): choices kept in memory and in a file, reloaded,
 // and malformed files rejected without touching the cache or the file.
 #include <unistd.h>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +76,36 @@ BOOST_AUTO_TEST_CASE(bad_files_and_keys_are_rejected) {
   BOOST_CHECK_THROW(store_tuned_choice("key", ""), ShapeError);
   set_tuning_enabled(true);
   BOOST_TEST(tuning_enabled());
+}
+
+BOOST_AUTO_TEST_CASE(an_unwritable_file_keeps_choices_in_memory) {
+  // Writing the file is best effort: an apply that measured a choice failed (IoError) on its
+  // first call when the directory was missing.
+  TuningState state;
+  set_tuning_file(state.dir + "/missing-directory/cache.txt");
+  BOOST_CHECK_NO_THROW(store_tuned_choice("k", "v"));
+  BOOST_TEST(*tuned_choice("k") == "v");
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_file_named_by_the_environment_is_ignored) {
+  // Run by the next case in a child process whose STROP_TUNING_FILE names a file that is no
+  // tuning cache (read once per process). Every call into the tuning code threw there, so
+  // every GPU apply failed, even with tuning off.
+  BOOST_CHECK_NO_THROW(tuning_enabled());
+  BOOST_CHECK_NO_THROW(set_tuning_enabled(false));
+  if (std::getenv("STROP_TUNING_FILE") != nullptr) BOOST_TEST(tuning_file().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_process_with_a_bad_file_in_its_environment_works) {
+  TuningState state;
+  const std::string bad = state.dir + "/bad.txt";
+  std::ofstream(bad) << "garbage\n";
+  // This test program (in the shell that system() starts, /proc/self/exe is the shell).
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command =
+      "STROP_TUNING_FILE='" + bad + "' '" + self +
+      "' --run_test=tuning_cache/a_bad_file_named_by_the_environment_is_ignored > /dev/null 2>&1";
+  BOOST_TEST(std::system(command.c_str()) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -33,9 +33,14 @@ inline constexpr int kFormatVersion = 1;
 // Names are one path component ("dft", "layer1"), never "/", "." or with a NUL character.
 // IoError before anything is written for an operator that load would refuse (more than 64
 // levels of nesting, 65536 nodes or 4096 children of a node) and for an invalid provenance.
+// Saves from several threads of a process into one file run one after another; processes
+// saving into one file at the same time must coordinate (the later rename drops the other's).
 template <class T>
 void save(const std::string& path, const AnyOperator<T>& op, const std::string& name = "operator",
           const std::optional<Provenance>& provenance = std::nullopt);
+
+// IoError unless save() accepts `name` (checked before long work that ends in a save).
+void require_valid_operator_name(const std::string& name);
 
 // Reads the operator `name`. IoError if it is missing, malformed, or stored with another
 // scalar type than T (list_operators tells which), or if it would read more parameter bytes
