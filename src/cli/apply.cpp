@@ -61,11 +61,8 @@ int run_apply(const ApplyOptions& o) {
 
     HostMatrix<T> y(out, x.cols());
     const auto start = std::chrono::steady_clock::now();
-    bool host_permutation = false;
     if (gpu) {
-      const GpuPlan<T> plan = plan_gpu(a);
-      host_permutation = plan.host_permutation();
-      y = apply_on_gpu(plan, op, x);
+      y = apply_on_gpu(a, op, x);
     } else {  // batch-last (RowMajor): the layout the KS kernels prefer
       using BatchLast = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
       const BatchLast xr = x;
@@ -79,12 +76,11 @@ int run_apply(const ApplyOptions& o) {
     write_matrix<T>(output, y);
     if (!o.quiet)
       std::printf(
-          "strop apply: %s with A = %s (%s, %s) to %lld signals of %s on %s%s in %s ms "
+          "strop apply: %s with A = %s (%s, %s) to %lld signals of %s on %s in %s ms "
           "-> %s (%s)\n",
           op_text, stored.name.c_str(), format_shape(a.rows(), a.cols()).c_str(),
           stored.scalar_type.c_str(), static_cast<long long>(x.cols()), input.text().c_str(),
-          gpu ? "cuda" : "cpu", host_permutation ? " (its permutation on the host)" : "",
-          format_ms(seconds).c_str(), output.text().c_str(),
+          gpu ? "cuda" : "cpu", format_ms(seconds).c_str(), output.text().c_str(),
           format_shape(y.rows(), y.cols()).c_str());
     return 0;
   });

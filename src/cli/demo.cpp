@@ -18,7 +18,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_choice.hpp"
-#include "cli/gpu_apply.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "strop/io/hdf5.hpp"
@@ -187,19 +186,12 @@ CaseResult run_case(const std::string& name, const std::string& h5_name, const H
     Context& ctx = default_context();
     Measurement g{"cuda"};
     const Dense<T> dense_op(dense);
-    const GpuPlan<T> plan = plan_gpu(loaded);
-    HostMatrix<T> xg = x;  // the signals as uploaded: permuted on the host if the plan says so
-    if (plan.on_host) {
-      plan.on_host->apply(Op::NoTrans, view(x), view(xg));
-      g.device = "cuda*";
-    }
     const DeviceMatrix<T> xd = to_device(x, Layout::RowMajor);
-    const DeviceMatrix<T> xgd = to_device(xg, Layout::RowMajor);
     DeviceMatrix<T> yd(n, x.cols(), Layout::RowMajor), yd_dense(n, x.cols(), Layout::RowMajor);
     g.dense_seconds = median_device_seconds(
         ctx, [&] { apply(dense_op, xd.view(), yd_dense.view()); }, 20, 3);
     g.structured_seconds = median_device_seconds(
-        ctx, [&] { apply(plan.on_device, xgd.view(), yd.view()); }, 20, 3);
+        ctx, [&] { apply(loaded, xd.view(), yd.view()); }, 20, 3);
     g.apply_error = relative_error(BatchLast<T>(yd.to_host()), y_dense);
     result.measurements.push_back(g);
   }
@@ -270,14 +262,6 @@ int run_demo(const DemoOptions& options) {
   std::printf("\nSignal 0: cosines planted at frequencies %s; strongest bins of its DFT: %s\n",
               join(planted).c_str(), join(strongest_bins(spectrum, 3)).c_str());
   if (!gpu) std::printf("GPU: none used (--device cuda on a machine with one)\n");
-  bool host_permutation = false;
-  for (const CaseResult& r : results)
-    for (const Measurement& m : r.measurements)
-      host_permutation = host_permutation || m.device == "cuda*";
-  if (host_permutation)
-    std::printf(
-        "cuda*: the DFT's bit-reversal permutation ran on the host as the signals were "
-        "uploaded (the whole operator failed on the GPU)\n");
   std::printf("Wrote %s (%s bytes); try: strop info %s\n", options.output.c_str(),
               format_count(double(std::filesystem::file_size(options.output))).c_str(),
               options.output.c_str());

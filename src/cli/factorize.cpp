@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -356,12 +357,13 @@ Subcommand add_factorize_command(CLI::App& parent) {
   only(app->add_option("--col-blocks", o->col_blocks, "monarch, blast: blocks along the columns")
            ->check(CLI::PositiveNumber),
        {"monarch", "blast"});
-  only(app->add_option("-r,--rank", o->rank,
-                       "monarch: rank per block (default 1); blast: rank of the shared bases "
-                       "(required); lowrank: the rank; stl: colours per 4 x 4 tile, 1..49 "
-                       "(default 32; 49 is exact)")
-           ->check(CLI::PositiveNumber),
-       {"monarch", "blast", "lowrank", "stl"});
+  CLI::Option* rank_option =
+      app->add_option("-r,--rank", o->rank,
+                      "monarch: rank per block (default 1); blast: rank of the shared bases "
+                      "(required); lowrank: the rank; stl: colours per 4 x 4 tile, 1..49 "
+                      "(default 32; 49 is exact)")
+          ->check(CLI::PositiveNumber);
+  only(rank_option, {"monarch", "blast", "lowrank", "stl"});
   only(app->add_option("--steps", o->steps, "blast: gradient steps")
            ->check(CLI::PositiveNumber)
            ->capture_default_str(),
@@ -380,7 +382,15 @@ Subcommand add_factorize_command(CLI::App& parent) {
   only(app->add_option("--tolerance", o->tolerance,
                        "lowrank: smallest rank with ||A - LR|| <= tolerance ||A|| (instead of "
                        "--rank)")
-           ->check(CLI::Range(0.0, 1.0)),
+           // Range lets NaN through (every comparison with it is false).
+           ->check(CLI::Validator(
+               [](std::string& text) {
+                 const double t = std::strtod(text.c_str(), nullptr);
+                 return t > 0 && t < 1 ? std::string() : "must be in (0, 1), got " + text;
+               },
+               "in (0, 1)"))
+           // With both, one would be ignored silently.
+           ->excludes(rank_option),
        {"lowrank"});
   only(app->add_option("--method", o->method, "lowrank: auto, exact or randomized")
            ->check(CLI::IsMember({"auto", "exact", "randomized"}))

@@ -193,6 +193,13 @@ r = strop("factorize", path("lowrank.npy"), "-s", "butterfly", "-o", path("e.h5"
 check("power-of-two" in r.stderr and "--budget" in r.stderr, "butterfly of a 64 x 48 matrix")
 r = strop("factorize", path("hadamard.npy"), "-o", path("e.h5"), ok=False)
 check("structure" in r.stderr, "missing --structure")
+for value in ("nan", 0, 1):
+    r = strop("factorize", path("lowrank.npy"), "-s", "lowrank", "--tolerance", value, "-o",
+              path("e.h5"), ok=False)
+    check("(0, 1)" in r.stderr and not os.path.exists(path("e.h5")), f"--tolerance {value}")
+r = strop("factorize", path("lowrank.npy"), "-s", "lowrank", "--rank", 2, "--tolerance", 0.5,
+          "-o", path("e.h5"), ok=False)
+check("excludes" in r.stderr and not os.path.exists(path("e.h5")), "--rank with --tolerance")
 r = strop("factorize", path("weights.h5"), "-s", "monarch", "-o", path("e.h5"), ok=False)
 check("dataset" in r.stderr, "an HDF5 input without a dataset")
 r = strop("factorize", path("weights.h5") + ":/nope", "-s", "monarch", "-o", path("e.h5"),
