@@ -26,7 +26,14 @@ int leading_dimension(const MatrixView<T>& v, bool col_major, const char* name) 
                        " has strides (", v.row_stride, ", ", v.col_stride,
                        "); a GPU view needs one unit stride");
   const Index ld = col_major ? v.col_stride : v.row_stride;
-  return to_int(std::max<Index>(ld, std::max<Index>(col_major ? v.rows : v.cols, 1)), name);
+  const Index inner = col_major ? v.rows : v.cols;
+  const Index outer = col_major ? v.cols : v.rows;
+  // With one outer vector the stride is never used (cuBLAS still wants ld >= inner); with
+  // more, a smaller ld would make cuBLAS read and write other elements than the view's.
+  require<DeviceError>(outer <= 1 || ld >= inner, "dense (cuBLAS): ", name, " (", v.rows, "x",
+                       v.cols, ") has leading dimension ", ld, " < ", inner,
+                       "; cuBLAS cannot work on overlapping ", col_major ? "columns" : "rows");
+  return to_int(std::max<Index>(ld, std::max<Index>(inner, 1)), name);
 }
 
 }  // namespace

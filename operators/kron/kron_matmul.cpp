@@ -28,13 +28,23 @@ std::vector<detail::KronShape> validated_shapes(std::span<const KronFactorRef<T>
     require<ShapeError>(g.data != nullptr || g.P == g.Q, "kron_matmul: factor ", f,
                         " has no values but is not square (", g.Q, "x", g.P,
                         "); only the identity may omit its values");
-    in *= g.P;
-    out *= g.Q;
-    require<ShapeError>(in <= limit && out <= limit,
+    // Checked products: a wrapped one could pass the limit (and divide by zero in the planner).
+    require<ShapeError>(!__builtin_mul_overflow(in, g.P, &in) &&
+                            !__builtin_mul_overflow(out, g.Q, &out) && in <= limit && out <= limit,
                         "kron_matmul: the product of the factors "
                         "exceeds 2^40 rows or columns at factor ",
                         f);
     shapes.push_back({g.P, g.Q});
+  }
+  // The intermediates mix inputs and outputs (after factors n-1..f: prod_{g<f} P_g times
+  // prod_{g>=f} Q_g), so they may exceed both X and Y; the planner sizes buffers by them.
+  for (std::size_t f = 1; f < shapes.size(); ++f) {
+    Index K = 1;
+    bool fits = true;
+    for (std::size_t g = 0; g < shapes.size() && fits; ++g)
+      fits = !__builtin_mul_overflow(K, g < f ? shapes[g].P : shapes[g].Q, &K) && K <= limit;
+    require<ShapeError>(fits, "kron_matmul: the intermediate after applying factors ",
+                        shapes.size() - 1, "..", f, " exceeds 2^40 rows");
   }
   return shapes;
 }
@@ -52,6 +62,7 @@ void check_views(std::span<const detail::KronShape> shapes, ConstView<T> X, Matr
                       X.cols, " and Y ", Y.rows, "x", Y.cols);
   require<DeviceError>(X.space == MemorySpace::Device && Y.space == MemorySpace::Device,
                        "kron_matmul: X and Y must be device views (to_device)");
+  check_signal_strides("kron_matmul", X, Y);
   require<ShapeError>(!may_overlap(X, ConstView<T>(Y)), "kron_matmul: Y overlaps X");
   require<NumericalError>(is_finite(alpha) && is_finite(beta),
                           "kron_matmul: alpha and beta must be finite");

@@ -126,5 +126,16 @@ std::vector<StlSteps> stl_chain_stages(const StrassenTileChain<T>& A, Op op, Ind
   return stages;
 }
 
+// True when some layer boundary of the chain has no features: the chain is then the zero
+// map, which its layers' application (the GPU's colour GEMMs need leading dimensions >= 1)
+// does not take.
+template <class T>
+bool stl_chain_has_empty_inner(const StrassenTileChain<T>& A) {
+  const auto& layers = A.layers();
+  for (std::size_t k = 0; k + 1 < layers.size(); ++k)
+    if (layers[k].cols() == 0) return true;
+  return false;
+}
+
 }  // namespace detail
 }  // namespace strop

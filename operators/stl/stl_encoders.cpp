@@ -11,12 +11,14 @@ namespace strop::stl {
 
 void validate(const Encoders& enc) {
   const Index t = enc.tile;
-  require<ShapeError>(t >= 1, "stl: tile size must be >= 1, got ", t);
+  Index t2 = 0;  // t^2 wraps for absurd t, which would make any r x t^2 check meaningless
+  require<ShapeError>(t >= 1 && !__builtin_mul_overflow(t, t, &t2),
+                      "stl: tile size must be >= 1 with t^2 representable, got ", t);
   const Index r = enc.encode_signal.rows();
   require<ShapeError>(r >= 1, "stl: rank (number of colours) must be >= 1, got ", r);
   const auto check = [&](const Eigen::MatrixXd& m, const char* name) {
-    require<ShapeError>(m.rows() == r && m.cols() == t * t, "stl: ", name, " is ", m.rows(), "x",
-                        m.cols(), ", expected r x t^2 = ", r, "x", t * t);
+    require<ShapeError>(m.rows() == r && m.cols() == t2, "stl: ", name, " is ", m.rows(), "x",
+                        m.cols(), ", expected r x t^2 = ", r, "x", t2);
     require<NumericalError>(m.allFinite(), "stl: ", name, " has NaN or Inf entries");
   };
   check(enc.encode_signal, "encode_signal (E_X)");

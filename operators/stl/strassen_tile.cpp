@@ -18,7 +18,13 @@ StrassenTile<T>::StrassenTile(stl::Encoders encoders, Index rows, Index cols,
   require<ShapeError>(rows >= 0 && cols >= 0 && rows % t == 0 && cols % t == 0,
                       "strassen_tile: the tile size t = ", t, " must divide the shape ", rows, "x",
                       cols);
-  const Index expected = encoders.rank() * (rows / t) * (cols / t);
+  // r (M/t)(N/t) can wrap for absurd shapes, and a wrapped count would let a short weight
+  // vector through (every later read past its end).
+  Index tile_pairs = 0, expected = 0;
+  require<ShapeError>(!__builtin_mul_overflow(rows / t, cols / t, &tile_pairs) &&
+                          !__builtin_mul_overflow(encoders.rank(), tile_pairs, &expected),
+                      "strassen_tile: r (M/t)(N/t) overflows for rank ", encoders.rank(),
+                      " and shape ", rows, "x", cols);
   require<ShapeError>(Index(encoded_weight.size()) == expected,
                       "strassen_tile: ", encoded_weight.size(),
                       " encoded weights, expected r (M/t)(N/t) = ", expected, " for rank ",

@@ -30,6 +30,8 @@ template <class T>
 void StrassenTileChain<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                                            Context& ctx) const {
   const auto& layers = *layers_;
+  // An empty inner dimension: Y = beta Y, as in Product.
+  if (detail::stl_chain_has_empty_inner(*this)) return detail::scale(beta, Y, ctx);
   if (!keeps_encoded(X.cols) && layers.size() > 1) {
     // Tile sizes differ, or each layer pads its last tile with zero signals: one by one.
     const bool forward = op == Op::NoTrans;

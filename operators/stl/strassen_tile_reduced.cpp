@@ -27,8 +27,9 @@ void apply_reduced_precision(const StrassenTileChain<float>& A, Op op, ConstView
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
   const auto& layers = A.layers();
-  if (!A.keeps_encoded(X.cols)) {
-    // Layer by layer through 16-bit temporaries, as the chain's float path does.
+  if (!A.keeps_encoded(X.cols) || detail::stl_chain_has_empty_inner(A)) {
+    // Layer by layer through 16-bit temporaries, as the chain's float path does (each layer
+    // also takes an empty extent, where the chain's device path cannot).
     const bool forward = op == Op::NoTrans;
     ConstView<Storage> in = X;
     std::optional<TempMatrix<Storage>> temps[2];  // ping-pong: step k writes temps[k % 2]

@@ -178,7 +178,8 @@ void apply_reduced_precision(const Kron<float>& A, Op op, ConstView<Storage> X,
   bool all_dense = true;
   for (std::size_t f = 0; f < refs.size() && all_dense; ++f)
     all_dense = engine_factor(A.factors()[f], op, ctx, refs[f]);
-  if (all_dense) return kron_matmul<Storage>(refs, X, Y, alpha, beta, ctx);
+  if (all_dense)  // the thread's algorithm, as the full-precision path (Gemm or Auto's plan)
+    return kron_matmul<Storage>(refs, X, Y, alpha, beta, ctx, nullptr, 0, kron_algorithm());
   detail::apply_through_float(A, op, X, Y, alpha, beta, ctx);  // other factors
 #else
   throw DeviceError("kron: strop was built without CUDA; apply it to host data");

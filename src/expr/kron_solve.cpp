@@ -31,6 +31,9 @@ FactorInverse<W> invert_factor(const HostMatrix<W>& F, std::size_t index, KronSo
   require<NumericalError>(F.allFinite(), "KronSolver: factor ", index,
                           " has NaN or infinite entries");
   const Index n = F.rows();
+  // An empty factor makes an empty system, solved by doing nothing; Eigen's estimates are no
+  // use on it (LU's rcond is inf, and the Cholesky check's maxCoeff of nothing is undefined).
+  if (n == 0) return {HostMatrix<W>(0, 0), 1.0};
   const HostMatrix<W> identity = HostMatrix<W>::Identity(n, n);
   if (method == KronSolveMethod::Cholesky) {
     const double asym = double((F - F.adjoint()).cwiseAbs().maxCoeff());

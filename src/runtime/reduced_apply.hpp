@@ -26,6 +26,7 @@ void check_reduced(const Operator& A, Op op, ConstView<Storage> X, MatrixView<St
   require<ShapeError>(X.space == Y.space, Operator::type_name,
                       " (reduced precision): X and Y must both be in host or both in device",
                       " memory");
+  check_signal_strides(Operator::type_name, X, Y);
   require<ShapeError>(!may_overlap(X, ConstView<Storage>(Y)), Operator::type_name,
                       " (reduced precision): Y overlaps X");
   require<NumericalError>(std::isfinite(alpha) && std::isfinite(beta), Operator::type_name,

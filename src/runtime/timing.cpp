@@ -19,6 +19,8 @@ using Work = std::function<void()>;
 // in alternation, after `warmup` untimed rounds.
 std::vector<double> medians_in_alternation(const std::vector<Work>& works, int repeats, int warmup,
                                            const std::function<double(const Work&)>& seconds_of) {
+  require<ShapeError>(repeats >= 1 && warmup >= 0, "timing: needs at least one timed run and",
+                      " no negative warm-up, got repeats = ", repeats, ", warmup = ", warmup);
   for (int i = 0; i < warmup; ++i)
     for (const auto& work : works)
       work();

@@ -123,4 +123,64 @@ BOOST_AUTO_TEST_CASE(an_operator_outlives_the_context_it_was_first_applied_with)
   BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(a * x)) <= tolerance<float>(12));
 }
 
+BOOST_AUTO_TEST_CASE(moved_from_device_matrices_are_empty) {
+  // A moved-from matrix kept its shape over a null pointer, so a view of it looked valid.
+  DeviceMatrix<float> a = to_device(HostMatrix<float>(random_matrix<float>(5, 3)));
+  DeviceMatrix<float> b = std::move(a);
+  BOOST_TEST(a.rows() == 0);  // NOLINT(bugprone-use-after-move): the state under test
+  BOOST_TEST(a.cols() == 0);
+  BOOST_TEST(b.rows() == 5);
+  BOOST_TEST(b.to_host().allFinite());
+}
+
+BOOST_AUTO_TEST_CASE(dense_refuses_a_leading_dimension_below_the_rows) {
+  // cuBLAS was given max(ld, rows): columns that overlap in the view (a repeated signal, a
+  // too small stride) were read as other, packed memory.
+  const Dense<float> A(random_matrix<float>(4, 3));
+  DeviceMatrix<float> x = to_device(HostMatrix<float>(random_matrix<float>(3, 4)));
+  DeviceMatrix<float> y(4, 2);
+  const MatrixView<const float> repeated{x.data(), 3, 2, 1, 0, MemorySpace::Device};
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, repeated, y.view()), DeviceError);
+  const MatrixView<const float> overlapping{x.data(), 3, 2, 1, 2, MemorySpace::Device};
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, overlapping, y.view()), DeviceError);
+  // A padded leading dimension is fine.
+  const MatrixView<const float> padded{x.data(), 2, 2, 1, 6, MemorySpace::Device};
+  const Dense<float> B(random_matrix<float>(4, 2));
+  B.apply(Op::NoTrans, padded, y.view());
+  const HostMatrix<float> xh = x.to_host();
+  HostMatrix<float> x_padded(2, 2);
+  x_padded << xh(0, 0), xh(0, 2), xh(1, 0), xh(1, 2);
+  BOOST_TEST(relative_error(y.to_host(), HostMatrix<float>(B.matrix() * x_padded)) <=
+             tolerance<float>(2));
+}
+
+BOOST_AUTO_TEST_CASE(copies_follow_the_context_that_made_the_matrix) {
+  // to_host(), upload() and A * X ran on default_context()'s stream whatever context made
+  // the matrix: unordered with the work queued on the matrix's own stream.
+  Context other(0);
+  const Dense<float> A(random_matrix<float>(64, 48));
+  const HostMatrix<float> x = random_matrix<float>(48, 40);
+  DeviceMatrix<float> xd(48, 40, Layout::RowMajor, other);
+  BOOST_TEST(&xd.context() == &other);
+  xd.upload(x);
+  const DeviceMatrix<float> yd = A * xd;
+  BOOST_TEST(&yd.context() == &other);
+  BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(A.matrix() * x)) <=
+             tolerance<float>(48));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(alpha_zero_reads_no_signal_on_the_device, T, ScalarTypes) {
+  const Dense<T> A(random_matrix<T>(6, 5));
+  HostMatrix<T> x = random_matrix<T>(5, 3);
+  x(2, 1) = T(std::numeric_limits<RealOf<T>>::quiet_NaN());
+  const HostMatrix<T> y0 = random_matrix<T>(6, 3);
+  const T beta = random_scalar<T>();
+  const DeviceMatrix<T> xd = to_device(x);
+  DeviceMatrix<T> yd = to_device(y0);
+  A.apply(Op::NoTrans, xd.view(), yd.view(), T(0), beta);
+  const HostMatrix<T> y = yd.to_host();
+  BOOST_TEST(y.allFinite());
+  BOOST_TEST(relative_error(y, HostMatrix<T>(beta * y0)) <= tolerance<T>());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -288,6 +288,26 @@ BOOST_AUTO_TEST_CASE(fused_path_refuses_what_it_does_not_take) {
   wide.apply(Op::NoTrans, x.view().col_block(0, 8), y.view().col_block(0, 8));
 }
 
+// A chain through a layer boundary without features is the zero map: Y = beta Y. The GPU's
+// colour GEMMs (leading dimensions >= 1) do not take the empty layers, so the chain must not
+// run them (as Product does not); in every op, both paths, and with 16-bit signals.
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_chain_with_an_empty_inner_dimension_is_zero, T, ScalarTypes) {
+  std::mt19937 gen(79);
+  const StrassenTileChain<T> chain({StrassenTile<T>(random_encoders(4, 9, gen), 8, 0, {}),
+                                    StrassenTile<T>(random_encoders(4, 9, gen), 0, 8, {})});
+  for (Index batch : {8, 32})  // 2 signal tiles (fused under Auto for real values), 8 (steps)
+    check_gpu_against_cpu(chain, batch);
+  if constexpr (std::is_same_v<T, float>) {
+    const HostMatrix<half> xs = random_matrix<float>(8, 32).cast<half>();
+    const HostMatrix<half> y0 = random_matrix<float>(8, 32).cast<half>();
+    const DeviceMatrix<half> xd = to_device(xs, Layout::ColMajor);
+    DeviceMatrix<half> yd = to_device(y0, Layout::ColMajor);
+    apply_reduced_precision(chain, Op::NoTrans, xd.view(), yd.view(), 1.0f, -2.0f);
+    const HostMatrix<float> expected = -2.0f * y0.cast<float>();
+    BOOST_TEST(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected) <= 1e-3);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(tiles_beyond_the_kernels_are_refused_clearly) {
   std::mt19937 gen(53);
   const auto A = random_stl<float>(16, 3, 32, 32, gen);

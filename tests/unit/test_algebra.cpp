@@ -73,6 +73,22 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_many_mixed_factors, T, ScalarTypes) {
 
 // Empty inner dimensions inside products (children applied without apply's checks), and
 // extents whose sum overflows.
+BOOST_AUTO_TEST_CASE_TEMPLATE(alpha_zero_reads_no_signal, T, ScalarTypes) {
+  // As in BLAS: alpha = 0 gives beta * Y without reading X, so NaN in X stays out of Y.
+  const HostMatrix<T> a = random_matrix<T>(4, 3);
+  const auto A = Dense<T>(a) * Diagonal<T>(random_matrix<T>(3, 1).col(0));
+  HostMatrix<T> x = random_matrix<T>(3, 2);
+  x(1, 1) = T(std::numeric_limits<RealOf<T>>::quiet_NaN());
+  const HostMatrix<T> y0 = random_matrix<T>(4, 2);
+  const T beta = random_scalar<T>();
+  HostMatrix<T> y = y0;
+  A.apply(Op::NoTrans, view(x), view(y), T(0), beta);
+  BOOST_TEST(y.allFinite());
+  BOOST_TEST(relative_error(y, HostMatrix<T>(beta * y0)) <= tolerance<T>());
+  A.apply(Op::NoTrans, view(x), view(y), T(0), T(0));
+  BOOST_TEST(y.isZero(0));
+}
+
 BOOST_AUTO_TEST_CASE(empty_and_overflowing_extents) {
   const Dense<double> Z(HostMatrix<double>::Zero(2, 0)), D(random_matrix<double>(2, 2)),
       W(HostMatrix<double>::Zero(0, 3));

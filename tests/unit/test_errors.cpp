@@ -67,4 +67,52 @@ BOOST_AUTO_TEST_CASE(host_only_leaves_refuse_device_views) {
   BOOST_CHECK_THROW(D.apply(Op::NoTrans, x, y), DeviceError);
 }
 
+BOOST_AUTO_TEST_CASE(output_views_whose_elements_overlap) {
+  // Y with a zero or too small stride writes two results to one address; a negative stride
+  // walks off the buffer. Both used to be accepted and give order-dependent results.
+  const Dense<double> A(random_matrix<double>(3, 3));
+  HostMatrix<double> x = random_matrix<double>(3, 2);
+  std::vector<double> storage(16, 0.0);
+  MatrixView<double> repeated{storage.data(), 3, 2, 1, 0, MemorySpace::Host};
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, view(x), repeated), ShapeError);
+  MatrixView<double> short_stride{storage.data(), 3, 2, 1, 2, MemorySpace::Host};
+  try {
+    A.apply(Op::NoTrans, view(x), short_stride);
+    BOOST_FAIL("an output view with overlapping columns was accepted");
+  } catch (const ShapeError& e) {
+    BOOST_TEST(std::string(e.what()).find("share memory") != std::string::npos);
+  }
+  MatrixView<double> backwards{storage.data() + 8, 3, 2, 1, -3, MemorySpace::Host};
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, view(x), backwards), ShapeError);
+  MatrixView<const double> x_backwards{x.data() + 3, 3, 2, 1, -3, MemorySpace::Host};
+  HostMatrix<double> y(3, 2);
+  BOOST_CHECK_THROW(A.apply(Op::NoTrans, x_backwards, view(y)), ShapeError);
+  // Distinct elements with a padded stride, and a read-only X that repeats one signal, are
+  // fine: the result matches the dense product column by column.
+  MatrixView<double> padded{storage.data(), 3, 2, 1, 5, MemorySpace::Host};
+  MatrixView<const double> x_repeated{x.data(), 3, 2, 1, 0, MemorySpace::Host};
+  A.apply(Op::NoTrans, x_repeated, padded);
+  const Eigen::VectorXd expected = A.to_dense() * x.col(0);
+  for (Index c = 0; c < 2; ++c)
+    for (Index r = 0; r < 3; ++r)
+      BOOST_TEST(padded(r, c) == expected(r), boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(device_matrix_shapes) {
+  // Checked before any allocation, so these hold with and without a GPU.
+  BOOST_CHECK_THROW(DeviceMatrix<float>(-2, -3), ShapeError);
+  BOOST_CHECK_THROW(DeviceMatrix<float>(Index(1) << 40, Index(1) << 40), ShapeError);
+  BOOST_CHECK_THROW(
+      Buffer<double>(std::numeric_limits<Index>::max() / 2, MemorySpace::Host, default_context()),
+      ShapeError);
+}
+
+BOOST_AUTO_TEST_CASE(timing_needs_a_timed_run) {
+  int runs = 0;
+  BOOST_CHECK_THROW(median_host_seconds([&] { ++runs; }, 0, 1), ShapeError);
+  BOOST_TEST(runs == 0);
+  BOOST_TEST(median_host_seconds([&] { ++runs; }, 3, 1) >= 0.0);
+  BOOST_TEST(runs == 4);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

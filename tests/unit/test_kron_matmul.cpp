@@ -193,6 +193,21 @@ BOOST_AUTO_TEST_CASE(bad_factors_and_host_views_are_rejected) {
   BOOST_TEST((kron_algorithm() == KronAlgorithm::Auto));
 }
 
+// Extents whose products wrap around 64 bits, or whose intermediates (inputs of the first
+// factors times outputs of the last) pass the engine's 2^40, are refused before planning (a
+// wrapped product passed the check and divided by zero in the planner).
+BOOST_AUTO_TEST_CASE(overflowing_extents_are_rejected) {
+  using Ref = KronFactorRef<float>;
+  const std::vector<Ref> wrapping = {Ref::identity(Index(1) << 40), Ref::identity(Index(1) << 24)};
+  BOOST_CHECK_THROW(kron_matmul_workspace_bytes<float>(wrapping, 4, Layout::ColMajor), ShapeError);
+  static const float dummy = 0;
+  // 1 x 2^40 and 2^40 x 1: X and Y have 2^40 rows, the intermediate 2^80.
+  const std::vector<Ref> wide = {Ref::column_major(&dummy, 1, Index(1) << 40, Op::NoTrans),
+                                 Ref::column_major(&dummy, Index(1) << 40, 1, Op::NoTrans)};
+  for (KronAlgorithm a : {KronAlgorithm::Auto, KronAlgorithm::Sliced, KronAlgorithm::Shuffle})
+    BOOST_CHECK_THROW(kron_matmul_workspace_bytes<float>(wide, 4, Layout::ColMajor, a), ShapeError);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // KronSolver on the host: against the materialised product.
@@ -272,6 +287,28 @@ BOOST_AUTO_TEST_CASE(bad_factors_are_rejected_clearly) {
   const KronSolver<double> solver(kron(good, good));
   HostMatrix<double> b(8, 2), x(9, 2);
   BOOST_CHECK_THROW(solver.solve(view(b), view(x)), ShapeError);
+}
+
+// The reported condition is the worst factor's (it was always 1: the member was initialised
+// after the inverses that recorded it).
+BOOST_AUTO_TEST_CASE(min_factor_rcond_is_the_worst_factors) {
+  HostMatrix<double> poor = HostMatrix<double>::Identity(2, 2);
+  poor(1, 1) = 1e-6;  // 1-norm reciprocal condition 1e-6
+  const KronSolver<double> solver(
+      kron(Dense<double>(well_conditioned<double>(3, false)), Dense<double>(poor)));
+  BOOST_TEST(solver.min_factor_rcond() < 2e-6);
+  BOOST_TEST(solver.min_factor_rcond() > 5e-7);
+}
+
+// An empty factor makes an empty system (Cholesky crashed on it, LU called it singular).
+BOOST_AUTO_TEST_CASE(empty_factor_makes_an_empty_system) {
+  const Dense<double> good(well_conditioned<double>(3, true));
+  for (KronSolveMethod method : {KronSolveMethod::LU, KronSolveMethod::Cholesky}) {
+    const KronSolver<double> solver(kron(good, Dense<double>(HostMatrix<double>(0, 0))), method);
+    BOOST_TEST(solver.size() == 0);
+    HostMatrix<double> b(0, 2), x(0, 2);
+    solver.solve(view(b), view(x));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

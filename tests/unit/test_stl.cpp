@@ -354,6 +354,33 @@ BOOST_AUTO_TEST_CASE(bad_input_is_rejected) {
   const StrassenTile<float> A(enc, 6, 4, std::vector<float>(7 * 3 * 2, 1.0f));
   HostMatrix<float> X(5, 3), Y(6, 3);
   BOOST_CHECK_THROW(A.apply(Op::NoTrans, view(X), view(Y)), ShapeError);
+  // Sizes whose count of encoded weights, r (M/t)(N/t) = 4 * 2^62, wraps to 0 in 64 bits: an
+  // empty weight vector must not pass for them (every later read would run past its end).
+  stl::Encoders unit;
+  unit.tile = 1;
+  unit.encode_signal = unit.encode_weight = unit.decode = Eigen::MatrixXd::Ones(4, 1);
+  const Index huge = Index(1) << 31;
+  BOOST_CHECK_THROW(StrassenTile<float>(unit, huge, huge, {}), ShapeError);
+  // A tile size whose t^2 wraps to 0: r x 0 matrices are no encoders for it.
+  stl::Encoders wrapped = unit;
+  wrapped.tile = Index(1) << 32;
+  for (Eigen::MatrixXd* m : {&wrapped.encode_signal, &wrapped.encode_weight, &wrapped.decode})
+    m->resize(4, 0);
+  BOOST_CHECK_THROW(stl::validate(wrapped), ShapeError);
+}
+
+// A chain through a boundary without features is the zero map: Y = beta Y, which with
+// beta = 0 overwrites NaNs in Y (the GPU side: tests/gpu/test_stl_gpu.cpp).
+BOOST_AUTO_TEST_CASE(a_chain_with_an_empty_inner_dimension_is_zero) {
+  const StrassenTileChain<double> chain({StrassenTile<double>(random_encoders(2, 3), 4, 0, {}),
+                                         StrassenTile<double>(random_encoders(2, 3), 0, 6, {})});
+  const HostMatrix<double> X = random_matrix<double>(6, 5), Y0 = random_matrix<double>(4, 5);
+  HostMatrix<double> Y = Y0;
+  chain.apply(Op::NoTrans, view(X), view(Y), 2.0, -0.5);
+  BOOST_TEST(relative_error(Y, HostMatrix<double>(-0.5 * Y0)) == 0.0);
+  Y.setConstant(std::numeric_limits<double>::quiet_NaN());
+  chain.apply(Op::NoTrans, view(X), view(Y));
+  BOOST_TEST(Y.isZero(0.0));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,6 +17,14 @@ void device_free(void* ptr, Context& ctx) noexcept;
 void device_free_detached(void* ptr, int device) noexcept;
 void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace src_space,
                 std::size_t bytes, Context& ctx);
+// rows * cols elements of a new matrix; refuses negative shapes and counts beyond Index.
+inline Index checked_element_count(const char* what, Index rows, Index cols) {
+  require<ShapeError>(rows >= 0 && cols >= 0, what, ": negative shape ", rows, "x", cols);
+  Index count = 0;
+  require<ShapeError>(!__builtin_mul_overflow(rows, cols, &count), what, ": ", rows, "x", cols,
+                      " elements overflow a 64-bit count");
+  return count;
+}
 }  // namespace detail
 
 template <class T>
@@ -25,6 +33,8 @@ class Buffer {
   Buffer() = default;
   Buffer(Index count, MemorySpace space, Context& ctx) : space_(space), count_(count), ctx_(&ctx) {
     require<ShapeError>(count >= 0, "Buffer: negative size ", count);
+    require<ShapeError>(static_cast<std::size_t>(count) <= max_count(), "Buffer: ", count,
+                        " elements of ", sizeof(T), " bytes exceed the address space");
     if (space == MemorySpace::Host) {
       host_.resize(static_cast<std::size_t>(count));
     } else if (count > 0) {
@@ -60,6 +70,11 @@ class Buffer {
   const T* data() const { return space_ == MemorySpace::Host ? host_.data() : device_; }
   Index size() const { return count_; }
   MemorySpace space() const { return space_; }
+  // The context that allocated the buffer (nullptr for a default-constructed or detached one).
+  Context* context() const { return ctx_; }
+
+  // The most elements whose byte count a size_t holds.
+  static constexpr std::size_t max_count() { return static_cast<std::size_t>(-1) / sizeof(T); }
 
  private:
   void release() noexcept {

@@ -2,6 +2,7 @@
 // DeviceMatrix<T>: a rows x cols matrix in device memory, in either layout, with explicit
 // host <-> device copies. Never managed memory (DESIGN.md section 4).
 #include <Eigen/Core>
+#include <utility>
 
 #include "strop/core/buffer.hpp"
 #include "strop/core/eigen_map.hpp"
@@ -17,9 +18,24 @@ class DeviceMatrix {
   DeviceMatrix() = default;
   DeviceMatrix(Index rows, Index cols, Layout layout = Layout::ColMajor,
                Context& ctx = default_context())
-      : rows_(rows), cols_(cols), layout_(layout), buffer_(rows * cols, MemorySpace::Device, ctx) {
-    require<ShapeError>(rows >= 0 && cols >= 0, "DeviceMatrix: negative shape ", rows, "x", cols);
+      : rows_(rows),
+        cols_(cols),
+        layout_(layout),
+        buffer_(detail::checked_element_count("DeviceMatrix", rows, cols), MemorySpace::Device,
+                ctx) {}
+  // A moved-from matrix is empty (0 x 0), not a shape over freed memory.
+  DeviceMatrix(DeviceMatrix&& other) noexcept { *this = std::move(other); }
+  DeviceMatrix& operator=(DeviceMatrix&& other) noexcept {
+    if (this != &other) {
+      rows_ = std::exchange(other.rows_, 0);
+      cols_ = std::exchange(other.cols_, 0);
+      layout_ = other.layout_;
+      buffer_ = std::move(other.buffer_);
+    }
+    return *this;
   }
+  DeviceMatrix(const DeviceMatrix&) = delete;
+  DeviceMatrix& operator=(const DeviceMatrix&) = delete;
 
   // Uploads a host matrix (stored in the requested layout on the device).
   static DeviceMatrix from_host(const HostMatrix<T>& host, Layout layout = Layout::ColMajor,
@@ -29,8 +45,16 @@ class DeviceMatrix {
     return m;
   }
 
+  // The context whose stream allocated the matrix; copies without an explicit context run on
+  // its stream, so they are ordered after the work that context queued on the matrix.
+  Context& context() const {
+    Context* ctx = buffer_.context();
+    return ctx != nullptr ? *ctx : default_context();
+  }
+
   // Copies a host matrix of the same shape into this one.
-  void upload(const HostMatrix<T>& host, Context& ctx = default_context()) {
+  void upload(const HostMatrix<T>& host) { upload(host, context()); }
+  void upload(const HostMatrix<T>& host, Context& ctx) {
     require<ShapeError>(host.rows() == rows_ && host.cols() == cols_, "DeviceMatrix::upload: host ",
                         host.rows(), "x", host.cols(), " into device ", rows_, "x", cols_);
     if (layout_ == Layout::ColMajor) {
@@ -44,7 +68,8 @@ class DeviceMatrix {
   }
 
   // Downloads into a (column-major) host matrix; waits for the copy.
-  HostMatrix<T> to_host(Context& ctx = default_context()) const {
+  HostMatrix<T> to_host() const { return to_host(context()); }
+  HostMatrix<T> to_host(Context& ctx) const {
     if (layout_ == Layout::ColMajor) {
       HostMatrix<T> host(rows_, cols_);
       detail::copy_bytes(host.data(), MemorySpace::Host, buffer_.data(), MemorySpace::Device,

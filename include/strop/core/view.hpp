@@ -8,6 +8,7 @@
 // operators apply their pieces to strided sub-blocks of a batch (KS row groups, Kronecker
 // slices) without copying. Eigen views of host views are in eigen_map.hpp; this header
 // stays free of Eigen so that CUDA kernels can include it.
+#include <algorithm>
 #include <functional>
 #include <type_traits>
 
@@ -79,6 +80,38 @@ bool may_overlap(const MatrixView<T>& a, const MatrixView<U>& b) {
   const void* b1 = last(b) + 1;
   std::less<const void*> before;
   return a.space == b.space && before(a0, b1) && before(b0, a1);
+}
+
+// True when no two elements of the view share an address. Exact for the packed layouts and
+// their blocks and slices; conservative otherwise (the smaller stride times its extent must
+// not pass the larger one, so some interleaved views with distinct elements are refused too).
+template <class T>
+bool elements_are_distinct(const MatrixView<T>& v) {
+  if (v.rows == 0 || v.cols == 0 || (v.rows == 1 && v.cols == 1)) return true;
+  if (v.rows <= 1) return v.col_stride != 0;
+  if (v.cols <= 1) return v.row_stride != 0;
+  const bool rows_inner = v.row_stride <= v.col_stride;
+  const Index inner = rows_inner ? v.row_stride : v.col_stride;
+  const Index outer = rows_inner ? v.col_stride : v.row_stride;
+  const Index inner_extent = rows_inner ? v.rows : v.cols;
+  return inner >= 1 && outer / inner_extent >= inner;
+}
+
+// The stride rules of every application: no negative strides (kernels and Eigen maps walk
+// forward), and distinct output elements (two results written to one address would race on
+// the GPU and depend on the order of writes on the CPU). X may repeat elements (stride 0).
+template <class T, class U>
+void check_signal_strides(const char* name, const MatrixView<T>& X, const MatrixView<U>& Y) {
+  auto forward = [](const auto& v) {
+    return v.rows == 0 || v.cols == 0 || (v.row_stride >= 0 && v.col_stride >= 0);
+  };
+  require<ShapeError>(forward(X), name, ": X has a negative stride (", X.row_stride, ", ",
+                      X.col_stride, "); views must have nonnegative strides");
+  require<ShapeError>(forward(Y), name, ": Y has a negative stride (", Y.row_stride, ", ",
+                      Y.col_stride, "); views must have nonnegative strides");
+  require<ShapeError>(elements_are_distinct(Y), name, ": the strides (", Y.row_stride, ", ",
+                      Y.col_stride, ") of the ", Y.rows, "x", Y.cols,
+                      " output view Y make two of its elements share memory");
 }
 
 }  // namespace strop

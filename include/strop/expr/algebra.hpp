@@ -113,11 +113,13 @@ operator*(const E& A, const Eigen::MatrixBase<Derived>& X) {
   return y;
 }
 
-// A * X for a device matrix: evaluates on the GPU into a device matrix of X's layout.
+// A * X for a device matrix: evaluates on the GPU, on X's context, into a device matrix of
+// X's layout.
 template <Operator E>
 DeviceMatrix<typename E::Scalar> operator*(const E& A, const DeviceMatrix<typename E::Scalar>& X) {
-  DeviceMatrix<typename E::Scalar> y(A.rows(), X.cols(), X.layout());
-  A.apply(Op::NoTrans, X.view(), y.view());
+  Context& ctx = X.context();
+  DeviceMatrix<typename E::Scalar> y(A.rows(), X.cols(), X.layout(), ctx);
+  A.apply(Op::NoTrans, X.view(), y.view(), typename E::Scalar(1), typename E::Scalar(0), ctx);
   return y;
 }
 

@@ -40,8 +40,9 @@ class KronSolver {
   double min_factor_rcond() const { return min_rcond_; }
 
  private:
-  Kron<T> inverse_;
+  // Declared (so initialised) before inverse_, whose initialiser records the minimum here.
   double min_rcond_ = 1;
+  Kron<T> inverse_;
 };
 
 extern template class KronSolver<float>;

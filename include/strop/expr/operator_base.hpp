@@ -52,6 +52,7 @@ void check_application(const char* name, Index rows, Index cols, Op op, ConstVie
                       ", but Y is ", Y.rows, "x", Y.cols);
   require<ShapeError>(X.space == Y.space, name, ": X and Y must both be in host or both in",
                       " device memory");
+  check_signal_strides(name, X, Y);
   require<ShapeError>(!may_overlap(X, ConstView<T>(Y)), name,
                       ": Y overlaps X; in-place application is not supported");
   require<NumericalError>(is_finite(alpha) && is_finite(beta), name,
@@ -89,7 +90,9 @@ class OperatorBase {
     detail::check_application(D::type_name, derived().rows(), derived().cols(), op, X, Y, alpha,
                               beta);
     if (Y.rows == 0 || Y.cols == 0) return;
-    if (X.rows == 0) return detail::scale(beta, Y, ctx);  // an empty sum: alpha*0 + beta*Y
+    // An empty sum (alpha * 0 + beta * Y), or alpha = 0: as in BLAS, X is not read then, so
+    // NaN or Inf in X does not reach Y.
+    if (X.rows == 0 || alpha == typename D::Scalar(0)) return detail::scale(beta, Y, ctx);
     derived().apply_unchecked(op, X, Y, alpha, beta, ctx);
   }
 

@@ -70,7 +70,8 @@ struct KronFactorRef {
   // op(F) for F stored column-major (rows x cols, leading dimension rows) at `data`.
   static KronFactorRef column_major(const T* data, Index rows, Index cols, Op op) {
     if (op == Op::NoTrans) return {data, cols, rows, 1, rows, false};
-    return {data, rows, cols, rows, 1, op == Op::Adjoint};
+    // Conjugating a real factor is a no-op, and a flagged one would be packed needlessly.
+    return {data, rows, cols, rows, 1, op == Op::Adjoint && is_complex_v<T>};
   }
   static KronFactorRef identity(Index n) { return {nullptr, n, n, 0, 0, false}; }
 };
