@@ -49,6 +49,10 @@ Prune24Result prune_2_4(const std::vector<Eigen::MatrixXd>& population, Index sa
     require<NumericalError>(population[n].allFinite(), name, ": tile ", n,
                             " has NaN or Inf entries");
   }
+  // The errors are relative to the population's norm; all zero would give 0 / 0.
+  require<NumericalError>(std::any_of(population.begin(), population.end(),
+                                      [](const Eigen::MatrixXd& w) { return !w.isZero(0); }),
+                          name, ": every weight tile is zero; a relative error is undefined");
 
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;

@@ -44,6 +44,9 @@ TileObjective::TileObjective(const std::vector<Eigen::MatrixXd>& population) {
   second_moment_ = second_moment_.selfadjointView<Eigen::Lower>();
   second_moment_ /= double(population.size());
   reference_ = double(tile_) * second_moment_.trace();
+  // Every loss is relative to this mean ||x w||^2; with all tiles zero it would be 0 / 0.
+  require<NumericalError>(reference_ > 0, "TileObjective: every weight tile is zero; there is",
+                          " nothing to fit and a relative error is undefined");
 }
 
 double TileObjective::loss(const Encoders& enc) const {

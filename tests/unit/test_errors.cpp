@@ -98,6 +98,22 @@ BOOST_AUTO_TEST_CASE(output_views_whose_elements_overlap) {
       BOOST_TEST(padded(r, c) == expected(r), boost::test_tools::tolerance(1e-12));
 }
 
+BOOST_AUTO_TEST_CASE(device_signals_need_distinct_elements) {
+  // GPU kernels read X through a leading dimension and used max(ld, rows): a device X that
+  // repeats a signal (stride 0) was read as other memory. Checked before the device is
+  // touched, so this holds with and without a GPU.
+  const Diagonal<float> D(Eigen::VectorXf::Ones(3));
+  std::vector<float> storage(12);
+  const MatrixView<const float> repeated{storage.data(), 3, 2, 1, 0, MemorySpace::Device};
+  const auto y = make_view(storage.data() + 6, 3, 2, Layout::ColMajor, MemorySpace::Device);
+  try {
+    D.apply(Op::NoTrans, repeated, y);
+    BOOST_FAIL("a device X with a repeated signal was accepted");
+  } catch (const DeviceError& e) {
+    BOOST_TEST(std::string(e.what()).find("distinct elements") != std::string::npos);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(device_matrix_shapes) {
   // Checked before any allocation, so these hold with and without a GPU.
   BOOST_CHECK_THROW(DeviceMatrix<float>(-2, -3), ShapeError);

@@ -440,7 +440,14 @@ BOOST_AUTO_TEST_CASE(bad_inputs_throw_typed_errors) {
   BOOST_CHECK_THROW(stl::TileObjective({}), ShapeError);
   BOOST_CHECK_THROW(stl::TileObjective({Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(3, 3)}),
                     ShapeError);
-  BOOST_CHECK_THROW(stl::TileObjective({Eigen::MatrixXd::Zero(4, 4)}).loss(enc), ShapeError);
+  BOOST_CHECK_THROW(stl::TileObjective({Eigen::MatrixXd::Ones(4, 4)}).loss(enc), ShapeError);
+  // All-zero weights: every relative error would be 0 / 0 (NaN in the report).
+  BOOST_CHECK_THROW(stl::TileObjective({Eigen::MatrixXd::Zero(2, 2), Eigen::MatrixXd::Zero(2, 2)}),
+                    NumericalError);
+  BOOST_CHECK_THROW(stl::prune_2_4({Eigen::MatrixXd::Zero(4, 4)}, 100, 0), NumericalError);
+  BOOST_TEST(std::isfinite(
+      stl::prune_2_4({Eigen::MatrixXd::Zero(4, 4), Eigen::MatrixXd::Ones(4, 4)}, 100, 0)
+          .relative_error));
   BOOST_CHECK_THROW(stl::prune_2_4({Eigen::MatrixXd::Zero(3, 3)}, 100, 0), ShapeError);
   BOOST_CHECK_THROW(stl::prune_2_4({Eigen::MatrixXd::Zero(8, 2)}, 7, 0), ShapeError);
   BOOST_CHECK_THROW(stl::prune_2_4({}, 100, 0), ShapeError);

@@ -99,7 +99,8 @@ bool elements_are_distinct(const MatrixView<T>& v) {
 
 // The stride rules of every application: no negative strides (kernels and Eigen maps walk
 // forward), and distinct output elements (two results written to one address would race on
-// the GPU and depend on the order of writes on the CPU). X may repeat elements (stride 0).
+// the GPU and depend on the order of writes on the CPU). A host X may repeat elements
+// (stride 0), a device X may not.
 template <class T, class U>
 void check_signal_strides(const char* name, const MatrixView<T>& X, const MatrixView<U>& Y) {
   auto forward = [](const auto& v) {
@@ -112,6 +113,12 @@ void check_signal_strides(const char* name, const MatrixView<T>& X, const Matrix
   require<ShapeError>(elements_are_distinct(Y), name, ": the strides (", Y.row_stride, ", ",
                       Y.col_stride, ") of the ", Y.rows, "x", Y.cols,
                       " output view Y make two of its elements share memory");
+  // GPU kernels and cuBLAS address X through a leading dimension, which cannot express a
+  // repeated element; on the host any forward strides are read as they are.
+  require<DeviceError>(X.space == MemorySpace::Host || elements_are_distinct(X), name,
+                       ": the strides (", X.row_stride, ", ", X.col_stride, ") of the ", X.rows,
+                       "x", X.cols, " device view X make two of its elements share memory;",
+                       " GPU kernels need distinct elements (copy X into a packed matrix)");
 }
 
 }  // namespace strop
