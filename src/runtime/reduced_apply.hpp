@@ -59,7 +59,8 @@ bool reduced_done_without_device(const Operator& A, Op op, ConstView<Storage> X,
     return true;
   }
 #if STROP_HAVE_CUDA
-  if (X.rows == 0) {  // an empty sum, as in OperatorBase::apply: Y = beta Y
+  // An empty sum, or alpha = 0 (X is not read, as in OperatorBase::apply): Y = beta Y.
+  if (X.rows == 0 || alpha == 0.0f) {
     TempMatrix<float> zero(Y.rows, Y.cols, layout_of(Y), MemorySpace::Device, ctx);
     scale(0.0f, zero.view, ctx);
     device_convert(ConstView<float>(zero.view), beta, Y, ctx);

@@ -228,6 +228,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals, S, HalfTypes) {
   }
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_alpha_zero_reads_no_signal, S, HalfTypes) {
+  // As in BLAS (and in apply()): alpha = 0 gives beta Y, NaN in X stays out. Every family's
+  // 16-bit path starts in reduced_done_without_device, which handles it; KS stands for all.
+  std::mt19937 gen(62);
+  const KSFactor<float> K = KSFactor<float>::random({2, 48, 40, 3}, gen);
+  HostMatrix<S> xs = random_matrix<float>(K.cols(), 9).cast<S>();
+  xs(5, 3) = S(std::nanf(""));
+  const HostMatrix<S> y0s = random_matrix<float>(K.rows(), 9).cast<S>();
+  for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
+    const DeviceMatrix<S> xd = to_device(xs, layout);
+    DeviceMatrix<S> yd = to_device(y0s, layout);
+    apply_reduced_precision<S>(K, Op::NoTrans, xd.view(), yd.view(), 0.0f, -2.0f);
+    const HostMatrix<float> got = yd.to_host().template cast<float>();
+    BOOST_TEST(got.allFinite());
+    // -2 y0 is exact in both storage types.
+    BOOST_TEST(relative_error(got, HostMatrix<float>(-2.0f * y0s.template cast<float>())) == 0.0);
+  }
+}
+
 // Every tile configuration of the tensor-core kernel (the candidates tuning measures, for
 // either memory order, each forced on both layouts), on patterns whose groups span several
 // tiles of k and n, with tails, and d of 1, 2, 4, 6, 8, 12.
