@@ -51,7 +51,7 @@ std::vector<detail::KronShape> validated_shapes(std::span<const KronFactorRef<T>
 
 template <class T, class F>
 void check_views(std::span<const detail::KronShape> shapes, ConstView<T> X, MatrixView<T> Y,
-                 F alpha, F beta) {
+                 F alpha, F beta, const void* workspace, std::size_t workspace_bytes) {
   Index in = 1, out = 1;
   for (const auto& s : shapes) {
     in *= s.P;
@@ -64,6 +64,19 @@ void check_views(std::span<const detail::KronShape> shapes, ConstView<T> X, Matr
                        "kron_matmul: X and Y must be device views (to_device)");
   check_signal_strides("kron_matmul", X, Y);
   require<ShapeError>(!may_overlap(X, ConstView<T>(Y)), "kron_matmul: Y overlaps X");
+  // Intermediates go to a caller's work space while X is still read and before Y is
+  // complete: memory shared with either would corrupt the result.
+  if (workspace != nullptr && workspace_bytes > 0) {
+    const MatrixView<const char> ws{static_cast<const char*>(workspace),
+                                    1,
+                                    static_cast<Index>(workspace_bytes),
+                                    1,
+                                    1,
+                                    MemorySpace::Device};
+    require<ShapeError>(!may_overlap(ws, X) && !may_overlap(ws, ConstView<T>(Y)),
+                        "kron_matmul: the work space (", workspace_bytes,
+                        " bytes) overlaps X or Y");
+  }
   require<NumericalError>(is_finite(alpha) && is_finite(beta),
                           "kron_matmul: alpha and beta must be finite");
 }
@@ -288,7 +301,7 @@ void kron_matmul(std::span<const KronFactorRef<T>> factors, ConstView<T> X, Matr
                  T alpha, T beta, Context& ctx, void* workspace, std::size_t workspace_bytes,
                  KronAlgorithm algorithm) {
   const auto shapes = validated_shapes(factors);
-  check_views(shapes, X, Y, alpha, beta);
+  check_views(shapes, X, Y, alpha, beta, workspace, workspace_bytes);
   if (Y.rows == 0 || Y.cols == 0) return;
 
   const detail::KronPlan plan =
@@ -333,7 +346,7 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx, void* workspace,
                  std::size_t workspace_bytes, KronAlgorithm algorithm) {
   const auto shapes = validated_shapes(factors);
-  check_views(shapes, X, Y, alpha, beta);
+  check_views(shapes, X, Y, alpha, beta, workspace, workspace_bytes);
   if (Y.rows == 0 || Y.cols == 0) return;
 #if STROP_HAVE_CUDA
   const detail::KronPlan plan = plan_for_call<Storage, float>(factors, shapes, X, Y, ctx, workspace,

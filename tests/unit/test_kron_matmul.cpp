@@ -208,6 +208,26 @@ BOOST_AUTO_TEST_CASE(overflowing_extents_are_rejected) {
     BOOST_CHECK_THROW(kron_matmul_workspace_bytes<float>(wide, 4, Layout::ColMajor, a), ShapeError);
 }
 
+BOOST_AUTO_TEST_CASE(a_work_space_that_overlaps_the_signals_is_rejected) {
+  // Checked before the device is touched (the pointers stand for device memory and are never
+  // read), so this holds with and without a GPU.
+  using Ref = KronFactorRef<float>;
+  const std::vector<Ref> factors = {Ref::identity(4), Ref::identity(8)};
+  std::vector<float> memory(256);
+  const auto X =
+      make_view<const float>(memory.data(), 32, 2, Layout::ColMajor, MemorySpace::Device);
+  const auto Y = make_view(memory.data() + 64, 32, 2, Layout::ColMajor, MemorySpace::Device);
+  Context ctx;
+  for (float* workspace : {memory.data() + 32, memory.data() + 100}) {
+    try {
+      kron_matmul<float>(factors, X, Y, 1.0f, 0.0f, ctx, workspace, 64 * sizeof(float));
+      BOOST_FAIL("a work space overlapping X or Y was accepted");
+    } catch (const ShapeError& e) {
+      BOOST_TEST(std::string(e.what()).find("work space") != std::string::npos);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // KronSolver on the host: against the materialised product.
