@@ -94,7 +94,11 @@ bool StrassenTile<T>::acts_per_signal(double tolerance) const {
   // iff M[(i, j), (i', l)] = δ(i, i') m(j, l). `basis` holds vec(D_p^T E_p) and `defect`
   // the part of it that violates that structure, both one row per colour, so one GEMM
   // each gives every tile pair's map and its defect.
-  if (tolerance <= 0) tolerance = 100 * double(ScalarTraits<T>::epsilon);
+  // NaN would compare false everywhere below and make every operator "mix signals".
+  require<NumericalError>(std::isfinite(tolerance) && tolerance >= 0,
+                          "strassen_tile: acts_per_signal needs a finite tolerance >= 0 (0: the",
+                          " default), got ", tolerance);
+  if (tolerance == 0) tolerance = 100 * double(ScalarTraits<T>::epsilon);
   const Index t = tile(), r = rank(), t2 = t * t;
   const stl::Encoders& enc = encoders();
   Eigen::MatrixXd basis(r, t2 * t2), defect(r, t2 * t2);

@@ -166,6 +166,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(exact_encoders_give_the_dense_product, T, ScalarTy
     const HostMatrix<T> dense = random_matrix<T>(16, 24);
     const StrassenTile<T> A = StrassenTile<T>::encode(dense, enc);
     BOOST_TEST(A.acts_per_signal());
+    BOOST_TEST(A.acts_per_signal(1e-3));
+    // A NaN tolerance made every comparison false: "mixes signals" for exact encoders.
+    BOOST_CHECK_THROW(A.acts_per_signal(std::nan("")), NumericalError);
+    BOOST_CHECK_THROW(A.acts_per_signal(-1), NumericalError);
     BOOST_TEST(relative_error(A.to_dense(), dense) <= exact_tolerance<T>());
     // Also with a batch that is not a multiple of t, in every op and layout.
     check_against_dense(A, dense, 100 * exact_tolerance<T>(), 7);

@@ -56,7 +56,7 @@ class StrassenTile : public OperatorBase<StrassenTile<T>> {
 
   // True when every tile map mixes no signals (then A has a dense matrix, and to_dense()
   // works): checked per tile pair to `tolerance` relative to the tile map's largest entry
-  // (default: 100 epsilon of T).
+  // (0: the default, 100 epsilon of T; NaN, Inf or a negative tolerance is a NumericalError).
   bool acts_per_signal(double tolerance = 0) const;
 
   // Device copies (colour-major Ŵ, encoders as T), made on first GPU use.
