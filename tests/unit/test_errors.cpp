@@ -21,6 +21,13 @@ BOOST_AUTO_TEST_CASE(shape_mismatches) {
   } catch (const ShapeError& e) {
     BOOST_TEST(std::string(e.what()).find("needs X with 4 rows, got 5x2") != std::string::npos);
   }
+  // Through an AnyOperator the message names the node it holds, not "any".
+  try {
+    apply(AnyOperator<double>(A * Dense<double>(random_matrix<double>(4, 4))), view(x), view(y));
+    BOOST_FAIL("a shape mismatch through an AnyOperator was accepted");
+  } catch (const ShapeError& e) {
+    BOOST_TEST(std::string(e.what()).rfind("product (3x4)", 0) == 0, e.what());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(aliasing_output) {

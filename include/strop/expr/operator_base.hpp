@@ -58,6 +58,18 @@ void check_application(const char* name, Index rows, Index cols, Op op, ConstVie
   require<NumericalError>(is_finite(alpha) && is_finite(beta), name,
                           ": alpha and beta must be finite");
 }
+
+// The name errors give an operator: its HDF5 type, or for an AnyOperator the type of the node
+// it holds ("product", not "any").
+template <class E>
+const char* name_of(const E& e) {
+  if constexpr (requires { e.node_type(); }) {
+    return e.node_type();
+  } else {
+    return E::type_name;
+  }
+}
+
 // False when some part of the expression mixes the signals of a batch (a Strassen-Tile
 // operator is linear in the whole batch, not column by column): such an operator has no
 // dense matrix. Leaves say so through acts_per_signal(); nodes ask their children.
@@ -87,8 +99,8 @@ class OperatorBase {
              typename D::Scalar alpha = typename D::Scalar(1),
              typename D::Scalar beta = typename D::Scalar(0),
              Context& ctx = default_context()) const {
-    detail::check_application(D::type_name, derived().rows(), derived().cols(), op, X, Y, alpha,
-                              beta);
+    detail::check_application(detail::name_of(derived()), derived().rows(), derived().cols(), op, X,
+                              Y, alpha, beta);
     if (Y.rows == 0 || Y.cols == 0) return;
     // An empty sum (alpha * 0 + beta * Y), or alpha = 0: as in BLAS, X is not read then, so
     // NaN or Inf in X does not reach Y.
@@ -100,7 +112,7 @@ class OperatorBase {
   template <class D = Derived>
   HostMatrix<typename D::Scalar> to_dense() const {
     using T = typename D::Scalar;
-    require<ShapeError>(detail::acts_per_signal(derived()), D::type_name,
+    require<ShapeError>(detail::acts_per_signal(derived()), detail::name_of(derived()),
                         ": to_dense() needs an operator that acts on each signal separately;",
                         " this one mixes the signals of a batch (a Strassen-Tile operator with",
                         " inexact encoders), so it has no dense matrix");
