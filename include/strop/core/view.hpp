@@ -8,7 +8,6 @@
 // operators apply their pieces to strided sub-blocks of a batch (KS row groups, Kronecker
 // slices) without copying. Eigen views of host views are in eigen_map.hpp; this header
 // stays free of Eigen so that CUDA kernels can include it.
-#include <algorithm>
 #include <functional>
 #include <type_traits>
 
