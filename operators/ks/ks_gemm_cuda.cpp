@@ -4,6 +4,7 @@
 // batched GEMM, permute back). Both read the values in (a, d, b, c) order: one row-major
 // b x c block per group g = i*d + j.
 #include <climits>
+#include <cstdint>
 #include <optional>
 
 #include "operators/ks/ks_device.hpp"
@@ -26,40 +27,18 @@ bool batch_contiguous(const auto& v) {
   return v.col_stride == 1 || v.cols == 1;
 }  // as in ks_chooser.cpp
 
-// One cuBLAS batched GEMM over the groups of the factor on views where it is supported
+// True when every address base + k * step (k >= 0) is 16-byte aligned.
+bool aligned16(const void* base, Index step_bytes) {
+  return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && step_bytes % 16 == 0;
+}
+
+// cuBLAS batched GEMMs over the groups of the factor on views where it is supported
 // (see ks_strided_gemm_supported).
 template <class T>
 void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, Op op,
                   ConstView<T> X, MatrixView<T> Y, ComputeScalar<T> alpha, ComputeScalar<T> beta,
                   Context& ctx) {
-  auto handle = static_cast<cublasHandle_t>(ctx.cublas());
   const Index a = groups / d;
-  // Group g = i d + j starts at row (i in d + j) of X and (i out d + j) of Y in both layouts.
-  // With a == 1 or d == 1 those starts are one arithmetic progression, so a strided batched
-  // GEMM takes them without a pointer array (cuBLAS's pointer-array path is several times
-  // slower for a few large groups); otherwise the pointers are built on the device.
-  const bool strided = a == 1 || d == 1;
-  const long long x_step = (d == 1 ? in : 1) * X.row_stride;
-  const long long y_step = (d == 1 ? out : 1) * Y.row_stride;
-  const long long w_step = out * in;
-  Buffer<const void*> x_ptr(strided ? 0 : groups, MemorySpace::Device, ctx);
-  Buffer<void*> y_ptr(strided ? 0 : groups, MemorySpace::Device, ctx);
-  Buffer<const void*> w_ptr(strided ? 0 : groups, MemorySpace::Device, ctx);
-  GroupPointerArgs args{reinterpret_cast<const char*>(X.data),
-                        reinterpret_cast<char*>(Y.data),
-                        reinterpret_cast<const char*>(w_adbc),
-                        in * d * X.row_stride,
-                        X.row_stride,
-                        out * d * Y.row_stride,
-                        Y.row_stride,
-                        out * in,
-                        groups,
-                        d,
-                        Index(sizeof(T)),
-                        x_ptr.data(),
-                        y_ptr.data(),
-                        w_ptr.data()};
-  if (!strided) ks_group_pointers(args, ctx);
   const cudaDataType_t type = cuda_data_type<T>();
   const int batch = as_int(X.cols, "batch");
   const int m_out = as_int(out, "rows per group");
@@ -67,52 +46,86 @@ void grouped_gemm(Index groups, Index d, Index out, Index in, const T* w_adbc, O
   // W_g is stored row-major out x in... in the NoTrans orientation (b x c). As a column-
   // major matrix the buffer is W_g^T (c x b, leading dimension c).
   const int ld_w = as_int(op == Op::NoTrans ? in : out, "c");
-  cublasStatus_t status;
-  int ld_a = 0, ld_b = 0, ld_c = 0;  // for the error message
-  if (batch_contiguous(X) && batch_contiguous(Y)) {
-    // Column-major reading: Y_g^T (B x out) = X_g^T (B x in) * op(W_g)^T, where op(W_g)^T
-    // is the buffer itself (N), its transpose (T) or its conjugate transpose (C).
-    const cublasOperation_t w_op =
-        op == Op::NoTrans ? CUBLAS_OP_N : (op == Op::Trans ? CUBLAS_OP_T : CUBLAS_OP_C);
-    // A one-row group leaves the row stride meaningless (a 1 x B view may report 1);
-    // cuBLAS still wants ld >= B, which any valid multi-row view satisfies anyway.
-    const int ld_x = as_int(std::max<Index>(d * X.row_stride, X.cols), "ld x");
-    const int ld_y = as_int(std::max<Index>(d * Y.row_stride, Y.cols), "ld y");
-    ld_a = ld_x, ld_b = ld_w, ld_c = ld_y;
-    if (strided) {
-      status = strided_batched_gemm(ctx, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha, X.data,
-                                    type, ld_x, x_step, w_adbc, ld_w, w_step, &beta, Y.data, ld_y,
-                                    y_step, as_int(groups, "groups"), cublas_compute_type<T>());
-    } else {
-      status = cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
-                                   x_ptr.data(), type, ld_x, w_ptr.data(), type, ld_w, &beta,
-                                   y_ptr.data(), type, ld_y, as_int(groups, "groups"),
-                                   cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
-    }
-  } else {
-    // d == 1 and signals contiguous: Y_i (out x B) = op(W_i) X_i; op(W_i) is the buffer
-    // transposed (T) for NoTrans and the buffer itself (N) for Trans (real Adjoint too).
-    const cublasOperation_t w_op = op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
-    ld_a = ld_w, ld_b = int(X.col_stride), ld_c = int(Y.col_stride);
-    if (strided) {
-      status = strided_batched_gemm(ctx, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha, w_adbc,
-                                    type, ld_w, w_step, X.data, as_int(X.col_stride, "ld x"),
-                                    x_step, &beta, Y.data, as_int(Y.col_stride, "ld y"), y_step,
-                                    as_int(groups, "groups"), cublas_compute_type<T>());
-    } else {
-      status = cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
-                                   w_ptr.data(), type, ld_w, x_ptr.data(), type,
-                                   as_int(X.col_stride, "ld x"), &beta, y_ptr.data(), type,
-                                   as_int(Y.col_stride, "ld y"), as_int(groups, "groups"),
-                                   cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT);
-    }
-  }
-  if (status != CUBLAS_STATUS_SUCCESS) {
+  const bool rows_contiguous = batch_contiguous(X) && batch_contiguous(Y);
+  // Column-major reading of batch-contiguous groups: Y_g^T (B x out) = X_g^T (B x in) *
+  // op(W_g)^T, where op(W_g)^T is the buffer itself (N), its transpose (T) or its conjugate
+  // transpose (C). A one-row group leaves the row stride meaningless (a 1 x B view may report
+  // 1); cuBLAS still wants ld >= B, which any valid multi-row view satisfies anyway.
+  // Otherwise d == 1 and signals contiguous: Y_i (out x B) = op(W_i) X_i; op(W_i) is the
+  // buffer transposed (T) for NoTrans and the buffer itself (N) for Trans (real Adjoint too).
+  const cublasOperation_t w_op =
+      rows_contiguous
+          ? (op == Op::NoTrans ? CUBLAS_OP_N : (op == Op::Trans ? CUBLAS_OP_T : CUBLAS_OP_C))
+          : (op == Op::NoTrans ? CUBLAS_OP_T : CUBLAS_OP_N);
+  const int ld_x = rows_contiguous ? as_int(std::max<Index>(d * X.row_stride, X.cols), "ld x")
+                                   : as_int(X.col_stride, "ld x");
+  const int ld_y = rows_contiguous ? as_int(std::max<Index>(d * Y.row_stride, Y.cols), "ld y")
+                                   : as_int(Y.col_stride, "ld y");
+  const auto fail = [&](cublasStatus_t status) {
+    if (status == CUBLAS_STATUS_SUCCESS) return;
     throw DeviceError(concat("ks grouped gemm (cuBLAS batched GEMM): cuBLAS status ", int(status),
                              " for op ", to_string(op), ", groups ", groups, ", d ", d, ", out ",
-                             out, ", in ", in, ", batch ", X.cols, ", lda/ldb/ldc ", ld_a, "/",
-                             ld_b, "/", ld_c, ", X strides (", X.row_stride, ", ", X.col_stride,
+                             out, ", in ", in, ", batch ", X.cols, ", ld x/w/y ", ld_x, "/", ld_w,
+                             "/", ld_y, ", X strides (", X.row_stride, ", ", X.col_stride,
                              "), Y strides (", Y.row_stride, ", ", Y.col_stride, ")"));
+  };
+  // `count` groups whose X rows, Y rows and weights start `x_step`, `y_step` and `w_step`
+  // elements apart, as one strided batched GEMM.
+  const auto run_strided = [&](Index first_row_x, Index first_row_y, Index first_group,
+                               long long x_step, long long y_step, long long w_step, Index count) {
+    const T* x = X.data + first_row_x * X.row_stride;
+    T* y = Y.data + first_row_y * Y.row_stride;
+    const T* w = w_adbc + first_group * out * in;
+    const int n = as_int(count, "groups");
+    fail(rows_contiguous ? strided_batched_gemm(ctx, CUBLAS_OP_N, w_op, batch, m_out, k_in, &alpha,
+                                                x, type, ld_x, x_step, w, ld_w, w_step, &beta, y,
+                                                ld_y, y_step, n, cublas_compute_type<T>())
+                         : strided_batched_gemm(ctx, w_op, CUBLAS_OP_N, m_out, batch, k_in, &alpha,
+                                                w, type, ld_w, w_step, x, ld_x, x_step, &beta, y,
+                                                ld_y, y_step, n, cublas_compute_type<T>()));
+  };
+  // Group g = i d + j starts at row (i in d + j) of X and (i out d + j) of Y in both layouts.
+  // With a == 1 or d == 1 those starts are one arithmetic progression: one strided batched
+  // GEMM, no pointer array (cuBLAS's pointer-array path is several times slower for a few
+  // large groups).
+  if (a == 1 || d == 1) {
+    return run_strided(0, 0, 0, (d == 1 ? in : 1) * X.row_stride, (d == 1 ? out : 1) * Y.row_stride,
+                       out * in, groups);
+  }
+  // Otherwise the pointers are built on the device. cuBLAS cannot see them there and picks
+  // its kernel's vector width from the leading dimensions alone, so a pointer less aligned
+  // than that faults (cudaErrorMisalignedAddress: 16-bit signals at an odd offset). The
+  // pointer array is taken only when every pointer is 16-byte aligned; else one strided
+  // batched GEMM per i (or per j, whichever is fewer), whose pointers cuBLAS checks itself.
+  const Index bytes = Index(sizeof(T));
+  if (aligned16(X.data, X.row_stride * bytes) && aligned16(Y.data, Y.row_stride * bytes) &&
+      aligned16(w_adbc, out * in * bytes)) {
+    Buffer<const void*> x_ptr(groups, MemorySpace::Device, ctx);
+    Buffer<void*> y_ptr(groups, MemorySpace::Device, ctx);
+    Buffer<const void*> w_ptr(groups, MemorySpace::Device, ctx);
+    ks_group_pointers({reinterpret_cast<const char*>(X.data), reinterpret_cast<char*>(Y.data),
+                       reinterpret_cast<const char*>(w_adbc), in * d * X.row_stride, X.row_stride,
+                       out * d * Y.row_stride, Y.row_stride, out * in, groups, d, bytes,
+                       x_ptr.data(), y_ptr.data(), w_ptr.data()},
+                      ctx);
+    auto handle = static_cast<cublasHandle_t>(ctx.cublas());
+    const int count = as_int(groups, "groups");
+    fail(rows_contiguous ? cublasGemmBatchedEx(handle, CUBLAS_OP_N, w_op, batch, m_out, k_in,
+                                               &alpha, x_ptr.data(), type, ld_x, w_ptr.data(), type,
+                                               ld_w, &beta, y_ptr.data(), type, ld_y, count,
+                                               cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT)
+                         : cublasGemmBatchedEx(handle, w_op, CUBLAS_OP_N, m_out, batch, k_in,
+                                               &alpha, w_ptr.data(), type, ld_w, x_ptr.data(), type,
+                                               ld_x, &beta, y_ptr.data(), type, ld_y, count,
+                                               cublas_compute_type<T>(), CUBLAS_GEMM_DEFAULT));
+    return;
+  }
+  if (a <= d) {
+    for (Index i = 0; i < a; ++i)
+      run_strided(i * in * d, i * out * d, i * d, X.row_stride, Y.row_stride, out * in, d);
+  } else {
+    for (Index j = 0; j < d; ++j)
+      run_strided(j, j, j, in * d * X.row_stride, out * d * Y.row_stride, d * out * in, a);
   }
 }
 
