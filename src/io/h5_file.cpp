@@ -11,7 +11,6 @@ namespace strop::io::h5 {
 namespace {
 
 // Bounds that no strop file comes near but that stop a hand-crafted one early.
-constexpr std::size_t kMaxStringBytes = 1 << 16;
 constexpr int kMaxRank = 8;
 
 Handle checked(hid_t id, Handle::Closer close) {
@@ -265,8 +264,10 @@ std::string Group::string_attribute(const std::string& name) const {
     H5Tset_size(type.get(), H5T_VARIABLE);
     char* text = nullptr;
     if (H5Aread(attr.get(), type.get(), &text) < 0) fail("cannot read attribute '", name, "'");
-    std::string value = text ? std::string(text, strnlen(text, kMaxStringBytes)) : "";
+    const std::size_t length = text ? strnlen(text, kMaxStringBytes + 1) : 0;
+    std::string value = text ? std::string(text, std::min(length, kMaxStringBytes)) : "";
     H5free_memory(text);
+    if (length > kMaxStringBytes) fail("attribute '", name, "' has an absurd length");
     return value;
   }
   const std::size_t size = H5Tget_size(stored.get());
@@ -408,7 +409,8 @@ std::vector<T> Group::read_dataset(const std::string& name, const std::vector<In
   if (count < 0) fail("dataset '", name, "' has an absurd shape");
   // Never allocate more than the file stores: a lazily allocated or compressed dataset
   // could claim any shape. (Compared in elements: count * sizeof(T) can overflow.)
-  if (count > 0 && H5Dget_storage_size(d.set.get()) / sizeof(T) < hsize_t(count))
+  // (In stored elements: indices may be stored as narrower integers than they are read.)
+  if (count > 0 && H5Dget_storage_size(d.set.get()) / H5Tget_size(d.type.get()) < hsize_t(count))
     fail("dataset '", name,
          "' stores fewer bytes than its shape needs (compressed, sparse or "
          "truncated; strop files store data uncompressed)");

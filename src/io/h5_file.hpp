@@ -14,6 +14,10 @@
 
 namespace strop::io::h5 {
 
+// The longest string attribute a reader takes (longer ones are refused, or cut by HDF5's
+// variable-length reads): writers refuse longer ones.
+inline constexpr std::size_t kMaxStringBytes = 1 << 16;
+
 // Owns one HDF5 identifier and closes it with the matching H5?close.
 class Handle {
  public:

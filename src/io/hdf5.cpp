@@ -2,6 +2,10 @@
 // codecs live in operator_codecs.cpp, the checked HDF5 access in h5_file.cpp.
 #include "strop/io/hdf5.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <new>
@@ -59,25 +63,44 @@ void check_version(const Group& root) {
 // Edits are read-copy-update: two at once (threads saving different names into one file)
 // would each copy the old file and the later rename would drop the other's operator, so
 // the edits of this process run one at a time (other processes need their own locking).
+// One lock for every kind of edit (operators and matrices of all scalar types): a static
+// inside the template below would be one mutex per instantiation.
+std::mutex& edit_mutex() {
+  static std::mutex edits;
+  return edits;
+}
+
 template <class Edit>
 void edit_atomically(const std::string& path, Edit edit) {
-  static std::mutex edits;
-  const std::lock_guard lock(edits);
+  const std::lock_guard lock(edit_mutex());
   replace_atomically(path, [&](const fs::path& target, const fs::path& temp) {
-    {
-      h5::QuietErrors quiet;
-      std::error_code ec;
-      const bool existing = fs::exists(target, ec);
-      if (existing) {
-        fs::copy_file(target, temp, fs::copy_options::overwrite_existing, ec);
-        require<IoError>(!ec, path, ": cannot copy to a temporary file: ", ec.message());
-      }
-      const Group root =
-          existing ? h5::open_file_root(temp.string(), true) : h5::create_file_root(temp.string());
-      edit(root);
-      if (H5Fflush(root.id(), H5F_SCOPE_GLOBAL) < 0) root.fail("cannot flush (disk full?)");
-    }  // HDF5 has closed the file: its bytes are final
-    seal::write(temp.string());
+    std::error_code ec;
+    const bool existing = fs::exists(target, ec);
+    // The copy would inherit a read-only mode and fail to open for writing; a read-only file
+    // says it is not to be changed.
+    require<IoError>(!existing || ::access(target.c_str(), W_OK) == 0, path,
+                     ": the file is not writable (", std::strerror(errno), ")");
+    try {
+      {
+        h5::QuietErrors quiet;
+        if (existing) {
+          fs::copy_file(target, temp, fs::copy_options::overwrite_existing, ec);
+          require<IoError>(!ec, path, ": cannot copy to a temporary file: ", ec.message());
+        }
+        const Group root = existing ? h5::open_file_root(temp.string(), true)
+                                    : h5::create_file_root(temp.string());
+        edit(root);
+        if (H5Fflush(root.id(), H5F_SCOPE_GLOBAL) < 0) root.fail("cannot flush (disk full?)");
+      }  // HDF5 has closed the file: its bytes are final
+      seal::write(temp.string());
+    } catch (const IoError& e) {
+      // Messages from the layers below name the temporary, which is about to be removed:
+      // name the caller's file instead.
+      std::string message = e.what();
+      for (std::size_t at; (at = message.find(temp.string())) != std::string::npos;)
+        message.replace(at, temp.string().size(), path);
+      throw IoError(message);
+    }
   });
 }
 
@@ -111,10 +134,19 @@ std::string provenance_problem(const Provenance& p) {
   if (p.source_rows < 0 || p.source_rows > max || p.source_cols < 0 || p.source_cols > max)
     return detail::concat("source shape ", p.source_rows, "x", p.source_cols, " outside [0, ", max,
                           "]");
+  if (p.algorithm.size() > h5::kMaxStringBytes || p.source.size() > h5::kMaxStringBytes)
+    return detail::concat("an algorithm or source longer than ", h5::kMaxStringBytes,
+                          " bytes (readers stop there)");
   // HDF5 strings end at the first NUL: the rest would be lost.
   if (p.algorithm.find('\0') != std::string::npos || p.source.find('\0') != std::string::npos)
     return "a NUL character in the algorithm or source";
   return "";
+}
+
+// The root attributes that make a file a strop file (list_operators and load check them).
+void mark_as_strop_file(const Group& root) {
+  root.write_attribute(kVersionAttribute, std::int64_t(kFormatVersion));
+  root.write_attribute("strop_library_version", std::string("0.1.0"));
 }
 
 void write_provenance(const Group& g, const Provenance& p) {
@@ -174,8 +206,7 @@ void save(const std::string& path, const AnyOperator<T>& op, const std::string& 
     require<IoError>(!root.has_link(name) || is_operator(root, name), path, ": '", name,
                      "' exists and is not a strop operator (data of save_matrix or another ",
                      "program?): saving would delete it; choose another name");
-    root.write_attribute(kVersionAttribute, std::int64_t(kFormatVersion));
-    root.write_attribute("strop_library_version", std::string("0.1.0"));
+    mark_as_strop_file(root);
     unlink_if_present(root, name);
     const Group g = root.create_child(name);
     g.write_attribute("scalar_type", std::string(ScalarTraits<T>::name));
@@ -186,14 +217,12 @@ void save(const std::string& path, const AnyOperator<T>& op, const std::string& 
 
 namespace {
 
-std::vector<StoredOperator> list_stored_operators(const std::string& path) {
-  h5::QuietErrors quiet;
-  const Group root = h5::open_file_root(path, false);
-  check_version(root);
+// The names of the operators in the root group (links to groups with a strop_type).
+std::vector<std::string> operator_names(const Group& root) {
   H5G_info_t info{};
   if (H5Gget_info(root.id(), &info) < 0) root.fail("cannot list the root group");
   if (info.nlinks > hsize_t(kMaxListedLinks)) root.fail("more than ", kMaxListedLinks, " links");
-  std::vector<StoredOperator> out;
+  std::vector<std::string> names;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     // Names may be of any length: ask for it first.
     const ssize_t length =
@@ -204,7 +233,17 @@ std::vector<StoredOperator> list_stored_operators(const std::string& path) {
                            H5P_DEFAULT) != length)
       root.fail("cannot read the name of link ", i);
     name.resize(std::size_t(length));
-    if (!is_operator(root, name)) continue;  // a signals dataset or a plain data group
+    if (is_operator(root, name)) names.push_back(name);  // not a signals dataset or data group
+  }
+  return names;
+}
+
+std::vector<StoredOperator> list_stored_operators(const std::string& path) {
+  h5::QuietErrors quiet;
+  const Group root = h5::open_file_root(path, false);
+  check_version(root);
+  std::vector<StoredOperator> out;
+  for (const std::string& name : operator_names(root)) {
     const Group g = root.child(name);
     StoredOperator s;
     s.name = name;
@@ -224,9 +263,9 @@ AnyOperator<T> load_operator(const std::string& path, const std::string& name) {
   const Group root = h5::open_file_root(path, false);
   check_version(root);
   if (!root.has_link(name)) {
-    std::string names;
-    for (const StoredOperator& s : list_stored_operators(path))
-      names += " '" + s.name + "'";
+    std::string names;  // (names only: a malformed other operator must not hide this error)
+    for (const std::string& other : operator_names(root))
+      names += " '" + other + "'";
     root.fail("no operator named '", name, "' (the file holds:", names.empty() ? " none" : names,
               ")");
   }
@@ -294,6 +333,13 @@ void save_matrix(const std::string& path, const std::string& dataset, const Host
   edit_atomically(path, [&](const Group& root) {
     // Only a matrix is replaced: an operator, or a group of other data, at the path (or on
     // the way to it) would be lost or changed.
+    // The file becomes a strop file too, so that one holding only matrices lists (no
+    // operators) and loads ("no operator named ...") like any other.
+    if (root.has_attribute(kVersionAttribute)) {
+      check_version(root);
+    } else {
+      mark_as_strop_file(root);
+    }
     Group parent = root.reopen();
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const bool last = i + 1 == parts.size();

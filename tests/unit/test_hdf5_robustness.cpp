@@ -496,6 +496,42 @@ BOOST_AUTO_TEST_CASE(cycles_and_links) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(indices_stored_as_narrower_integers) {
+  // Any integer type is accepted for indices; the storage check compared the stored bytes
+  // with 8-byte elements and called an int32 dataset truncated.
+  CraftedFile f("perm32.h5");
+  const hid_t g = f.node(f.root(), "op", "permutation", 4, 4);
+  const hsize_t n = 4;
+  const std::int32_t indices[] = {3, 1, 0, 2};
+  const hid_t space = H5Screate_simple(1, &n, nullptr);
+  const hid_t d =
+      H5Dcreate2(g, "indices", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, indices);
+  H5Dclose(d);
+  H5Sclose(space);
+  f.close();
+  const HostMatrix<double> x = HostMatrix<double>::Random(4, 2);
+  const HostMatrix<double> y = io::load<double>(f.path(), "op") * x;
+  for (int i = 0; i < 4; ++i)
+    BOOST_TEST(y.row(i) == x.row(indices[i]));
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_name_is_reported_past_a_malformed_neighbour) {
+  CraftedFile f("neighbour.h5");
+  f.node(f.root(), "bad", "dense", -1, 2);
+  f.close();
+  try {
+    io::load<double>(f.path(), "nope");
+    BOOST_ERROR("loading a missing operator succeeded");
+  } catch (const IoError& e) {
+    // Listing the file's operators for the message read the neighbour's attributes and
+    // reported its rows instead.
+    BOOST_TEST(std::string(e.what()).find("no operator named 'nope' (the file holds: 'bad')") !=
+                   std::string::npos,
+               "message: " << e.what());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(truncated_and_non_hdf5_files) {
   std::mt19937 rng(21);
   const std::string path = temp_file("valid.h5");

@@ -32,8 +32,11 @@ inline constexpr int kFormatVersion = 1;
 // replaced, but anything else of that name (a matrix, a group of other data) is not: IoError.
 // Names are one path component ("dft", "layer1"), never "/", "." or with a NUL character.
 // IoError before anything is written for an operator that load would refuse (more than 64
-// levels of nesting, 65536 nodes or 4096 children of a node) and for an invalid provenance.
-// Saves from several threads of a process into one file run one after another; processes
+// levels of nesting, 65536 nodes or 4096 children of a node) and for an invalid provenance
+// (strings over 64 KiB or with a NUL character, a negative or absurd source shape). IoError
+// too if the file exists and is not writable (a read-only file is left as it is).
+// Saves and save_matrix calls (any scalar types) from several threads of a process into one
+// file run one after another; processes
 // saving into one file at the same time must coordinate (the later rename drops the other's).
 template <class T>
 void save(const std::string& path, const AnyOperator<T>& op, const std::string& name = "operator",
@@ -63,6 +66,7 @@ std::vector<StoredOperator> list_operators(const std::string& path);
 // (read as a column). `dataset` is an absolute path inside the file ("/signals").
 template <class T>
 HostMatrix<T> load_matrix(const std::string& path, const std::string& dataset);
+// save_matrix marks the file as a strop file (the root's format version), like save.
 template <class T>
 void save_matrix(const std::string& path, const std::string& dataset, const HostMatrix<T>& m);
 // The scalar type of a stored matrix dataset ("float32", ..., as above).
