@@ -45,6 +45,11 @@ BOOST_AUTO_TEST_CASE(non_finite_values) {
   HostMatrix<double> x = random_matrix<double>(2, 1), y(2, 1);
   BOOST_CHECK_THROW(apply(A, view(x), view(y), std::numeric_limits<double>::quiet_NaN()),
                     NumericalError);
+  // Finite alpha and factor whose product overflows: refused, Y kept.
+  const auto big = 1e300 * A;
+  y.setConstant(7.0);
+  BOOST_CHECK_THROW(apply(big, view(x), view(y), 1e10), NumericalError);
+  BOOST_TEST((y.array() == 7.0).all());
   Eigen::VectorXd d = Eigen::VectorXd::Ones(3);
   d(2) = std::numeric_limits<double>::infinity();
   BOOST_CHECK_THROW(Diagonal<double>{d}, NumericalError);

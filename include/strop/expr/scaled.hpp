@@ -24,7 +24,12 @@ class Scaled : public OperatorBase<Scaled<E>> {
   void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
                        Context& ctx) const {
     const Scalar s = op == Op::Adjoint ? strop::conj(factor_) : factor_;
-    inner_.apply_unchecked(op, X, Y, alpha * s, beta, ctx);
+    // Both are finite (checked), but their product may overflow: the inner application would
+    // then turn every output into Inf or NaN.
+    const Scalar scaled_alpha = alpha * s;
+    require<NumericalError>(is_finite(scaled_alpha), "scaled: alpha (", alpha,
+                            ") times the scalar factor (", s, ") is not finite");
+    inner_.apply_unchecked(op, X, Y, scaled_alpha, beta, ctx);
   }
 
   double flops(Index batch) const { return inner_.flops(batch); }
