@@ -36,8 +36,13 @@ struct Driver {
     }
     const std::size_t split =
         options.order == HierarchicalOrder::left_to_right ? lo + 1 : lo + (hi - lo) / 2;
+    // An orthonormal U goes left only where the left part is one final factor. A left part
+    // that is split again gets √Σ: all of U's singular values are 1, so its split would keep
+    // an arbitrary subspace, often directions whose Σ V^H rows are ~0 (a random 4-factor
+    // chain with a rank bottleneck came back with error ~1 in the balanced order).
+    const bool orthonormal_left = options.orthonormal && split - lo == 1;
     auto solution = detail::solve_two_factor(W, fuse_range(patterns, lo, split),
-                                             fuse_range(patterns, split, hi), options.orthonormal,
+                                             fuse_range(patterns, split, hi), orthonormal_left,
                                              options.device, ctx);
     if (first_split_error < 0) first_split_error = solution.squared_error;
     run({nullptr, &solution.left}, lo, split, out);

@@ -25,6 +25,10 @@ std::vector<std::vector<KSPattern>> test_chains() {
       {{1, 4, 2, 3}, {2, 3, 4, 1}},                // 12 x 8
       {{1, 3, 3, 9}, {3, 3, 3, 3}, {9, 3, 3, 1}},  // 3-adic butterfly of 27
       {{1, 2, 2, 6}, {2, 3, 3, 2}, {6, 2, 5, 1}},  // 12 x 30, mixed radices
+      // Four factors with rank bottlenecks: the balanced order splits the left half again
+      // (with an orthonormal U there, these came back with errors of 0.8-1).
+      {{1, 6, 2, 1}, {1, 2, 4, 1}, {1, 4, 2, 1}, {1, 2, 6, 1}},   // 6 x 6 through ranks 2, 4, 2
+      {{1, 3, 1, 6}, {1, 1, 4, 6}, {1, 12, 3, 2}, {3, 1, 2, 2}},  // 18 x 12
   };
 }
 

@@ -24,9 +24,12 @@ enum class HierarchicalOrder {
 
 struct KSFactorizeOptions {
   HierarchicalOrder order = HierarchicalOrder::balanced;
-  // true: every block SVD puts U (orthonormal columns) in the left factor and Σ V^H in the
-  // right one, the variant with error guarantees; false: √Σ on both sides, which keeps
-  // the factors' scales balanced.
+  // true: a block SVD puts U (orthonormal columns) in the left factor and Σ V^H in the right
+  // one where the left part is a single factor (every split of the left-to-right order, the
+  // last splits of the balanced one), so that the rest is factorized under the true error;
+  // a left part that is split again gets √Σ (an orthonormal U would hide which of its
+  // directions carry weight). false: √Σ on both sides of every split, which keeps the
+  // factors' scales balanced.
   bool orthonormal = true;
   // Factorize Â(i, j) = A(row_permutation[i], column_permutation[j]) instead of A; empty
   // means the identity. The DFT needs column_permutation = bit_reversal_indices(N).
