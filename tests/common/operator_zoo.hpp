@@ -10,21 +10,25 @@
 
 namespace strop::testing {
 
+// Standard normal entries (real and imaginary parts for complex T) drawn from `rng`.
+template <class T>
+HostMatrix<T> gaussian_matrix(std::mt19937& rng, Index rows, Index cols) {
+  std::normal_distribution<double> normal;
+  HostMatrix<T> m(rows, cols);
+  for (Index i = 0; i < m.size(); ++i) {
+    if constexpr (is_complex_v<T>) {
+      m.data()[i] = T(RealOf<T>(normal(rng)), RealOf<T>(normal(rng)));
+    } else {
+      m.data()[i] = T(normal(rng));
+    }
+  }
+  return m;
+}
+
 template <class T>
 std::vector<std::pair<std::string, AnyOperator<T>>> operator_zoo(std::mt19937& rng) {
   using Any = AnyOperator<T>;
-  std::normal_distribution<double> normal;
-  auto matrix = [&](Index rows, Index cols) {
-    HostMatrix<T> m(rows, cols);
-    for (Index i = 0; i < m.size(); ++i) {
-      if constexpr (is_complex_v<T>) {
-        m.data()[i] = T(RealOf<T>(normal(rng)), RealOf<T>(normal(rng)));
-      } else {
-        m.data()[i] = T(normal(rng));
-      }
-    }
-    return m;
-  };
+  auto matrix = [&](Index rows, Index cols) { return gaussian_matrix<T>(rng, rows, cols); };
   const Any dense = Dense<T>(matrix(6, 8));
   const Any identity = Identity<T>(8);
   const Any diagonal = Diagonal<T>(matrix(8, 1).col(0));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu_reference.hpp"
+#include "operator_zoo.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -26,20 +27,6 @@ int view_rounds() {
 
 Index draw(std::mt19937& gen, Index lo, Index hi) {
   return std::uniform_int_distribution<Index>(lo, hi)(gen);
-}
-
-template <class T>
-HostMatrix<T> draw_matrix(std::mt19937& gen, Index rows, Index cols) {
-  std::normal_distribution<double> normal;
-  HostMatrix<T> m(rows, cols);
-  for (Index i = 0; i < m.size(); ++i) {
-    if constexpr (is_complex_v<T>) {
-      m.data()[i] = T(RealOf<T>(normal(gen)), RealOf<T>(normal(gen)));
-    } else {
-      m.data()[i] = T(normal(gen));
-    }
-  }
-  return m;
 }
 
 // Where a rows x cols view sits inside its padded matrix.
@@ -79,10 +66,10 @@ void check_placed(const E& A, Op op, Layout lx, Layout ly, Index batch, const Pl
   const Index in = op == Op::NoTrans ? A.cols() : A.rows();
   const Index out = op == Op::NoTrans ? A.rows() : A.cols();
   const HostMatrix<S> x =
-      draw_matrix<T>(gen, px.total_rows(in), px.total_cols(batch)).template cast<S>();
+      gaussian_matrix<T>(gen, px.total_rows(in), px.total_cols(batch)).template cast<S>();
   const HostMatrix<S> y0 =
-      draw_matrix<T>(gen, py.total_rows(out), py.total_cols(batch)).template cast<S>();
-  const T alpha = draw_matrix<T>(gen, 1, 1)(0, 0), beta = draw_matrix<T>(gen, 1, 1)(0, 0);
+      gaussian_matrix<T>(gen, py.total_rows(out), py.total_cols(batch)).template cast<S>();
+  const T alpha = gaussian_matrix<T>(gen, 1, 1)(0, 0), beta = gaussian_matrix<T>(gen, 1, 1)(0, 0);
 
   const HostMatrix<T> xt = x.template cast<T>();
   HostMatrix<T> expected = y0.template cast<T>();
@@ -177,10 +164,10 @@ BOOST_AUTO_TEST_SUITE(gpu_views, *utf::precondition(HasDevice()))
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(basic_operators_on_placed_views, T, ScalarTypes) {
   for_each_round("dense, diagonal, permutation", [](std::mt19937& gen) {
-    check_all_placements(Dense<T>(draw_matrix<T>(gen, draw(gen, 1, 70), draw(gen, 1, 70))),
+    check_all_placements(Dense<T>(gaussian_matrix<T>(gen, draw(gen, 1, 70), draw(gen, 1, 70))),
                          draw_batch(gen), gen);
     const Index n = draw(gen, 1, 60);
-    check_all_placements(Diagonal<T>(draw_matrix<T>(gen, n, 1).col(0)), draw_batch(gen), gen);
+    check_all_placements(Diagonal<T>(gaussian_matrix<T>(gen, n, 1).col(0)), draw_batch(gen), gen);
     std::vector<Index> perm(static_cast<std::size_t>(n));
     std::iota(perm.begin(), perm.end(), Index(0));
     std::shuffle(perm.begin(), perm.end(), gen);
@@ -229,7 +216,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_and_expressions_on_placed_views, T, ScalarTyp
     std::vector<AnyOperator<T>> factors;
     const Index count = draw(gen, 1, 4);
     for (Index f = 0; f < count; ++f)
-      factors.push_back(Dense<T>(draw_matrix<T>(gen, draw(gen, 1, 7), draw(gen, 1, 7))));
+      factors.push_back(Dense<T>(gaussian_matrix<T>(gen, draw(gen, 1, 7), draw(gen, 1, 7))));
     for (KronAlgorithm algorithm :
          {KronAlgorithm::Auto, KronAlgorithm::Fused, KronAlgorithm::Sliced, KronAlgorithm::Gemm,
           KronAlgorithm::Shuffle}) {
@@ -240,12 +227,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_and_expressions_on_placed_views, T, ScalarTyp
     }
     // Kron of other operators: each factor through its own device path.
     const auto K = KSFactor<T>::random(draw_pattern(gen), gen);
-    const Dense<T> D(draw_matrix<T>(gen, draw(gen, 1, 5), draw(gen, 1, 5)));
+    const Dense<T> D(gaussian_matrix<T>(gen, draw(gen, 1, 5), draw(gen, 1, 5)));
     check_all_placements(kron(D, K), draw_batch(gen), gen);
     // Sums, products and stacks pass sub-views of their temporaries and outputs along.
     const Index n = K.rows();
-    const Dense<T> S(draw_matrix<T>(gen, n, K.cols()));
-    const Dense<T> E(draw_matrix<T>(gen, draw(gen, 1, 9), n));
+    const Dense<T> S(gaussian_matrix<T>(gen, n, K.cols()));
+    const Dense<T> E(gaussian_matrix<T>(gen, draw(gen, 1, 9), n));
     check_all_placements(E * (K - S) + E * S, draw_batch(gen), gen);
     check_all_placements(vstack(K, S), draw_batch(gen), gen);
     check_all_placements(hstack(E, E), draw_batch(gen), gen);
@@ -259,8 +246,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strassen_tile_on_placed_views, T, ScalarTypes) {
     // Exact encoders (per signal) and a random rank-49 subset (mixes each tile's signals: the
     // CPU computes the same batch-linear map).
     const auto exact =
-        StrassenTile<T>::encode(draw_matrix<T>(gen, 2 * rows, cols), stl::strassen_2x2());
-    const auto subset = StrassenTile<T>::encode(draw_matrix<T>(gen, rows, cols),
+        StrassenTile<T>::encode(gaussian_matrix<T>(gen, 2 * rows, cols), stl::strassen_2x2());
+    const auto subset = StrassenTile<T>::encode(gaussian_matrix<T>(gen, rows, cols),
                                                 stl::rank49_subset(draw(gen, 8, 49), gen));
     for (StlPath path : {StlPath::Auto, StlPath::Steps}) {
       const StlPathGuard forced(path);
@@ -272,16 +259,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strassen_tile_on_placed_views, T, ScalarTypes) {
     // A chain of three layers (kept encoded between layers when t divides the batch).
     const Index inner = 4 * draw(gen, 1, 6);
     const StrassenTileChain<T> chain({
-        StrassenTile<T>::encode(draw_matrix<T>(gen, rows, inner), stl::rank49_subset(40, gen)),
-        StrassenTile<T>::encode(draw_matrix<T>(gen, inner, inner), stl::rank49_subset(24, gen)),
-        StrassenTile<T>::encode(draw_matrix<T>(gen, inner, cols), stl::rank49_subset(49, gen)),
+        StrassenTile<T>::encode(gaussian_matrix<T>(gen, rows, inner), stl::rank49_subset(40, gen)),
+        StrassenTile<T>::encode(gaussian_matrix<T>(gen, inner, inner), stl::rank49_subset(24, gen)),
+        StrassenTile<T>::encode(gaussian_matrix<T>(gen, inner, cols), stl::rank49_subset(49, gen)),
     });
     check_all_placements(chain, draw_batch(gen), gen);
     if constexpr (!is_complex_v<T>) {
       // The fused kernel's domain: t = 4, A (not A^T), B <= 16, input features in runs of 128.
       const StlPathGuard forced(StlPath::Fused);
-      const auto fused = StrassenTile<T>::encode(draw_matrix<T>(gen, rows, 128 * draw(gen, 1, 2)),
-                                                 stl::rank49_subset(draw(gen, 8, 49), gen));
+      const auto fused =
+          StrassenTile<T>::encode(gaussian_matrix<T>(gen, rows, 128 * draw(gen, 1, 2)),
+                                  stl::rank49_subset(draw(gen, 8, 49), gen));
       check_all_placements(fused, draw(gen, 1, 16), gen, -1, {Op::NoTrans});
     }
   });
@@ -315,16 +303,19 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_signals_on_placed_views) {
     check_reduced_placements(Blast<float>::random(256, 256, 16, 16, 16, gen), draw_batch(gen), gen,
                              6);
     check_reduced_placements(
-        Kron<float>({Dense<float>(draw_matrix<float>(gen, draw(gen, 1, 6), draw(gen, 1, 6))),
-                     Dense<float>(draw_matrix<float>(gen, draw(gen, 1, 6), draw(gen, 1, 6)))}),
+        Kron<float>({Dense<float>(gaussian_matrix<float>(gen, draw(gen, 1, 6), draw(gen, 1, 6))),
+                     Dense<float>(gaussian_matrix<float>(gen, draw(gen, 1, 6), draw(gen, 1, 6)))}),
         draw_batch(gen), gen, 4);
-    check_reduced_placements(StrassenTile<float>::encode(
-                                 draw_matrix<float>(gen, 4 * draw(gen, 1, 8), 4 * draw(gen, 1, 8)),
-                                 stl::rank49_subset(draw(gen, 8, 49), gen)),
-                             draw_batch(gen), gen, 8);
+    check_reduced_placements(
+        StrassenTile<float>::encode(
+            gaussian_matrix<float>(gen, 4 * draw(gen, 1, 8), 4 * draw(gen, 1, 8)),
+            stl::rank49_subset(draw(gen, 8, 49), gen)),
+        draw_batch(gen), gen, 8);
     const StrassenTileChain<float> chain(
-        {StrassenTile<float>::encode(draw_matrix<float>(gen, 16, 32), stl::rank49_subset(32, gen)),
-         StrassenTile<float>::encode(draw_matrix<float>(gen, 32, 8), stl::rank49_subset(49, gen))});
+        {StrassenTile<float>::encode(gaussian_matrix<float>(gen, 16, 32),
+                                     stl::rank49_subset(32, gen)),
+         StrassenTile<float>::encode(gaussian_matrix<float>(gen, 32, 8),
+                                     stl::rank49_subset(49, gen))});
     check_reduced_placements(chain, draw_batch(gen), gen, 16);
   });
 }
