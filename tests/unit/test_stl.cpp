@@ -212,6 +212,27 @@ BOOST_AUTO_TEST_CASE(inexact_operators_have_no_dense_matrix) {
   BOOST_TEST(relative_error(got, expected) <= tolerance<double>(64));
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(each_tile_pair_is_judged_at_its_own_scale, T, RealTypes) {
+  // A 2x4 operator, t = 2: two tile pairs (L = 0, 1; J = 0), colour p of pair L at p*2 + L.
+  // Pair 0 at a scale 1e4 / epsilon, far above the default tolerance's 100 epsilon.
+  const T big = T(1e4) / std::numeric_limits<T>::epsilon();
+  HostMatrix<T> dense = big * random_matrix<T>(2, 4);
+  dense.rightCols(2) /= big;  // exact, at a very different scale: still per signal
+  const auto exact = StrassenTile<T>::encode(dense, stl::strassen_2x2());
+  BOOST_TEST(exact.acts_per_signal());
+  BOOST_TEST(relative_error(exact.to_dense(), dense) <= exact_tolerance<T>());
+  // Pair 1 given arbitrary O(1) colours mixes signals; against pair 0's scale that mixing is
+  // below 100 epsilon, and a comparison with the largest entry of all pairs missed it.
+  std::vector<T> weights = exact.encoded_weight();
+  const T mix[7] = {0.3, -0.7, 0.5, 0.2, -0.4, 0.9, -0.1};
+  for (int p = 0; p < 7; ++p)
+    weights[p * 2 + 1] = mix[p];
+  const StrassenTile<T> mixing(stl::strassen_2x2(), 2, 4, weights);
+  BOOST_TEST(!mixing.acts_per_signal());
+  BOOST_CHECK_THROW(mixing.to_dense(), ShapeError);
+  BOOST_CHECK_THROW(kron(Identity<T>(2), mixing), ShapeError);
+}
+
 BOOST_AUTO_TEST_CASE(signals_of_one_tile_mix_and_tiles_stay_independent) {
   const StrassenTile<double> A(random_encoders(4, 20), 8, 8, random_values<double>(20 * 2 * 2));
   HostMatrix<double> X = random_matrix<double>(8, 8), Y1(8, 8), Y2(8, 8);

@@ -406,6 +406,10 @@ BOOST_AUTO_TEST_CASE(bad_inputs_throw_typed_errors) {
                     ShapeError);
   BOOST_CHECK_THROW(stl::fit_encoded_weights(A, enc, random_matrix<double>(4, 8)), ShapeError);
   BOOST_CHECK_THROW(stl::fit_encoded_weights(A, enc, HostMatrix<double>(6, 0)), ShapeError);
+  BOOST_CHECK_THROW(stl::fit_encoded_weights(HostMatrix<double>(0, 6), enc), ShapeError);
+  BOOST_CHECK_THROW(
+      stl::fit_encoded_weights(HostMatrix<double>(0, 6), enc, HostMatrix<double>(6, 2)),
+      ShapeError);
   HostMatrix<double> bad = A;
   bad(1, 2) = std::nan("");
   BOOST_CHECK_THROW(stl::fit_encoded_weights(bad, enc), NumericalError);

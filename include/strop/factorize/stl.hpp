@@ -45,7 +45,8 @@ Eigen::MatrixXd solution_matrix(const Encoders& enc);
 // W = A^T. Optimal for signals with iid zero-mean unit-variance entries, whatever their
 // distribution (the loss of different input tiles L decouples in expectation). With exact
 // encoders the result reproduces A (to_dense() == A up to rounding).
-// ShapeError unless t divides M and N; NumericalError on NaN/Inf in A or the encoders.
+// ShapeError for an empty A or unless t divides M and N; NumericalError on NaN/Inf in A or
+// the encoders.
 template <class T>
 StrassenTile<T> fit_encoded_weights(const HostMatrix<T>& A, const Encoders& enc);
 
@@ -56,9 +57,9 @@ StrassenTile<T> fit_encoded_weights(const HostMatrix<T>& A, const Encoders& enc)
 // double precision with a ridge of 1e-10 times its mean diagonal, the ridge's bias then
 // removed by three steps of iterated Tikhonov, so that a sample with fewer than N/t r
 // independent directions still gives a finite, near minimum-norm answer; a 1000x larger
-// ridge if rounding defeats the factorisation). ShapeError unless t divides M and N, X has N
-// rows and S >= 1 columns, and N/t r <= 8192 (a larger normal matrix is too big to factor
-// densely: at r = 32, N <= 1024; larger layers take the isotropic fit above);
+// ridge if rounding defeats the factorisation). ShapeError for an empty A or unless t divides
+// M and N, X has N rows and S >= 1 columns, and N/t r <= 8192 (a larger normal matrix is too
+// big to factor densely: at r = 32, N <= 1024; larger layers take the isotropic fit above);
 // NumericalError on NaN/Inf or if the factorisation still fails.
 template <class T>
 StrassenTile<T> fit_encoded_weights(const HostMatrix<T>& A, const Encoders& enc,
