@@ -20,6 +20,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_choice.hpp"
+#include "cli/divisors.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "strop/strop.hpp"
@@ -48,13 +49,6 @@ struct Result {
   double structured_ms = kNaN, dense_ms = kNaN, rel_error = kNaN;
 };
 
-Index divisor_near_sqrt(Index n) {
-  Index best = 1;
-  for (Index d = 1; d * d <= n; ++d)
-    if (n % d == 0) best = d;
-  return best;
-}
-
 // One structured operator of size n, and how to make it.
 struct Candidate {
   std::string name;
@@ -68,11 +62,12 @@ std::vector<Candidate> apply_candidates(const std::string& which) {
                return KSChain<T>::random(butterfly_patterns(n), rng);
              }},
             {"monarch (KS chain)", [](Index n, std::mt19937& rng) -> AnyOperator<T> {
-               return KSChain<T>::random(monarch_patterns(n, n, divisor_near_sqrt(n)), rng);
+               return KSChain<T>::random(monarch_patterns(n, n, largest_divisor_up_to_sqrt(n)),
+                                         rng);
              }}};
   if (which == "kron")
     return {{"kron (2 dense factors)", [](Index n, std::mt19937&) -> AnyOperator<T> {
-               const Index p = divisor_near_sqrt(n);
+               const Index p = largest_divisor_up_to_sqrt(n);
                const auto scale = [](Index k) { return T(1) / std::sqrt(T(k)); };
                return kron(Dense<T>(scale(p) * Matrix::Random(p, p)),
                            Dense<T>(scale(n / p) * Matrix::Random(n / p, n / p)));
@@ -80,7 +75,7 @@ std::vector<Candidate> apply_candidates(const std::string& which) {
   // blr
   return {{"monarch (BLR rank 1)",
            [](Index n, std::mt19937& rng) -> AnyOperator<T> {
-             const Index p = divisor_near_sqrt(n);
+             const Index p = largest_divisor_up_to_sqrt(n);
              return Monarch<T>::random(n, n, p, p, 1, rng);
            }},
           {"blast (16x16 blocks rank n/8)",
@@ -187,7 +182,7 @@ std::vector<Result> bench_factorize(const BenchOptions& o, bool gpu) {
   for (Index n : o.sizes) {
     const Matrix h = hadamard(n);
     const Matrix a = Matrix::Random(n, n);
-    const Index p = divisor_near_sqrt(n);
+    const Index p = largest_divisor_up_to_sqrt(n);
     auto add = [&](const std::string& name, const auto& factorize) {
       try {
         const FactorReport report = factorize();

@@ -18,6 +18,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_choice.hpp"
+#include "cli/locations.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "strop/io/hdf5.hpp"
@@ -222,6 +223,9 @@ int run_demo(const DemoOptions& options) {
   const Index n = options.size;
   require<ShapeError>(n >= 8 && std::has_single_bit(std::uint64_t(n)), "demo: --size ", n,
                       " must be a power of two >= 8");
+  // An existing file keeps its other operators (the save replaces only "dft" and
+  // "hadamard"); a file that is not HDF5 is refused, never overwritten.
+  require_operator_output(options.output);
   const bool gpu = use_gpu(options.device, "demo");
   const auto start = Clock::now();
   std::printf("strop demo: the %lld-point DFT and Hadamard transform, found as butterflies\n",
@@ -229,8 +233,6 @@ int run_demo(const DemoOptions& options) {
   std::printf("%lld signals (stored batch-last), CPU: %d thread(s), GPU: %s\n\n",
               static_cast<long long>(options.batch), Eigen::nbThreads(),
               gpu ? device_name(0) : "not used");
-  std::error_code ignored;
-  std::filesystem::remove(options.output, ignored);  // a fresh file, holding just the demo
 
   std::mt19937 rng(2026);
   std::vector<Index> planted;
@@ -285,7 +287,8 @@ Subcommand add_demo_command(CLI::App& parent) {
       ->check(CLI::Range(Index(1), Index(1) << 16))
       ->capture_default_str();
   add_device_option(*app, options->device, true);
-  app->add_option("-o,--output", options->output, "HDF5 file to write the two operators to")
+  app->add_option("-o,--output", options->output,
+                  "HDF5 file to write the two operators to (other operators in it are kept)")
       ->capture_default_str();
   return {app, [options] { return run_demo(*options); }};
 }

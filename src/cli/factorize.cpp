@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <numeric>
 #include <random>
@@ -18,6 +17,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/device_choice.hpp"
+#include "cli/divisors.hpp"
 #include "cli/locations.hpp"
 #include "cli/progress.hpp"
 #include "cli/scalar_dispatch.hpp"
@@ -65,14 +65,10 @@ struct Fit {
   std::string structure;  // "12 KS factors (1,2,2,2048) ... (2048,2,2,1)", "8 x 8 blocks, rank 1"
 };
 
-// The divisor of n closest to sqrt(n) (ties to the larger): a balanced two-level split.
+// The divisor of n closest to sqrt(n), ties to the larger: n / d for the largest divisor
+// d <= sqrt(n) (d and n / d are equally far from sqrt(n) on a log scale).
 Index divisor_near_sqrt(Index n) {
-  Index best = 1;
-  for (Index d = 1; d <= n; ++d)
-    if (n % d == 0 && std::abs(std::log(double(d)) - 0.5 * std::log(double(n))) <=
-                          std::abs(std::log(double(best)) - 0.5 * std::log(double(n))))
-      best = d;
-  return best;
+  return n / largest_divisor_up_to_sqrt(n);
 }
 
 std::string describe_patterns(const std::vector<KSPattern>& patterns) {
@@ -279,19 +275,17 @@ int run_factorize(const FactorizeOptions& o, const std::vector<StructureOption>&
                                                   : o.structure;
   // What the save would refuse, refused before the (possibly long) factorization.
   io::require_valid_operator_name(name);
-  if (std::filesystem::exists(output.file)) {
-    (void)io::list_operators(output.file);  // IoError when it is not an HDF5 file
-  } else {
-    const std::filesystem::path dir = std::filesystem::absolute(output.file).parent_path();
-    require<IoError>(std::filesystem::is_directory(dir), "cannot write '", output.file,
-                     "': no directory '", dir.string(), "'");
-  }
+  require_operator_output(output.file);
   const Device device = use_gpu(o.device, "factorize") ? Device::cuda : Device::cpu;
   const std::string stored = stored_scalar_type(input);
   const std::string dtype = o.dtype.empty() ? stored : o.dtype;
 
   return with_scalar_type(dtype, [&]<class T>() {
     const HostMatrix<T> a = read_matrix<T>(input, o.dtype.empty() ? Cast::lossless : Cast::any);
+    // An empty matrix has nothing to factorize; refused here, before the structures size
+    // their blocks from its (possibly huge) other dimension.
+    require<ShapeError>(a.size() > 0, "factorize: '", input.text(), "' is empty (",
+                        format_shape(a.rows(), a.cols()), "): there is nothing to factorize");
     std::printf("strop factorize: %s (%s, %s) as %s -> %s:%s\n", input.text().c_str(),
                 format_shape(a.rows(), a.cols()).c_str(), dtype.c_str(), o.structure.c_str(),
                 output.file.c_str(), name.c_str());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include "cli/scalar_dispatch.hpp"
@@ -23,7 +24,11 @@ bool is_hdf5_name(const std::string& file) {
 }
 
 void require_file(const std::string& file) {
-  require<IoError>(std::filesystem::is_regular_file(file), "no such file: '", file, "'");
+  require<IoError>(file_exists(file), "no such file: '", file, "'");
+  std::error_code ec;
+  require<IoError>(!std::filesystem::is_directory(file, ec), "'", file, "' is a directory");
+  require<IoError>(std::filesystem::is_regular_file(file, ec), "'", file,
+                   "' is not a regular file");
 }
 
 template <class T, class S>
@@ -35,6 +40,21 @@ T convert_scalar(S v) {
     return static_cast<T>(v.real());
   } else {
     return static_cast<T>(v);
+  }
+}
+
+// NaN != NaN, yet a NaN converts to a NaN and loses nothing: a NaN matches a NaN.
+template <class R>
+bool same_number(R a, R b) {
+  return a == b || (std::isnan(a) && std::isnan(b));
+}
+
+template <class S>
+bool same_value(S a, S b) {
+  if constexpr (is_complex_v<S>) {
+    return same_number(a.real(), b.real()) && same_number(a.imag(), b.imag());
+  } else {
+    return same_number(a, b);
   }
 }
 
@@ -52,7 +72,8 @@ HostMatrix<T> convert(const HostMatrix<S>& m, Cast cast, const MatrixLocation& w
     if constexpr (sizeof(RealOf<T>) < sizeof(RealOf<S>)) {
       if (cast == Cast::lossless) {
         const HostMatrix<S> back = out.unaryExpr([](T v) { return convert_scalar<S>(v); });
-        require<IoError>(back == m, "'", where.text(), "' holds ", from, " values that ", to,
+        const bool exact = back.binaryExpr(m, [](S a, S b) { return same_value(a, b); }).all();
+        require<IoError>(exact, "'", where.text(), "' holds ", from, " values that ", to,
                          " cannot represent exactly; pass --cast to round them to ", to);
       }
     }
@@ -61,6 +82,26 @@ HostMatrix<T> convert(const HostMatrix<S>& m, Cast cast, const MatrixLocation& w
 }
 
 }  // namespace
+
+bool file_exists(const std::string& file) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(file, ec);
+  // exists() reports a missing file without an error; what is left (a loop of symbolic
+  // links, a name too long, a directory we may not search) leaves the question open.
+  require<IoError>(!ec, "cannot check '", file, "': ", ec.message());
+  return exists;
+}
+
+void require_operator_output(const std::string& file) {
+  if (file_exists(file)) {
+    (void)io::list_operators(file);  // IoError when it is not an HDF5 file
+    return;
+  }
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::absolute(file, ec).parent_path();
+  require<IoError>(!ec && std::filesystem::is_directory(dir, ec), "cannot write '", file,
+                   "': no directory '", dir.string(), "'");
+}
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
@@ -109,7 +150,7 @@ void write_matrix(const MatrixLocation& location, const HostMatrix<T>& matrix) {
 
 OperatorLocation parse_operator_location(const std::string& text) {
   const std::size_t colon = text.rfind(':');
-  if (colon != std::string::npos && colon > 0 && !std::filesystem::exists(text)) {
+  if (colon != std::string::npos && colon > 0 && !file_exists(text)) {
     std::string name = text.substr(colon + 1);
     while (!name.empty() && name.front() == '/')
       name.erase(name.begin());

@@ -13,6 +13,14 @@
 
 namespace strop::cli {
 
+// Whether `file` exists; IoError with the system's reason when that cannot be told (a loop
+// of symbolic links, a name too long, a directory that may not be searched).
+bool file_exists(const std::string& file);
+
+// What saving operators to `file` would refuse, refused before any long computation: an
+// existing file that is not HDF5, or a directory that does not exist.
+void require_operator_output(const std::string& file);
+
 // Whether two paths name the same file (also through links, or before the output exists).
 bool same_file(const std::string& a, const std::string& b);
 

@@ -1,12 +1,26 @@
 // The strop command-line tool. Each subcommand lives in its own file (demo.cpp, ...).
-// Exit codes: 0 success; 1 a strop::Error (bad file, shape mismatch, no GPU, ...), with
-// its message on stderr; CLI11's codes for bad arguments (usage on stderr).
+// Exit codes: 0 success; 1 a strop::Error (bad file, shape mismatch, no GPU, ...) or any
+// other error (standard output that could not be written, ...), with its message on
+// stderr; CLI11's codes for bad arguments (usage on stderr).
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "strop/core/error.hpp"
+
+namespace {
+
+int fail(const std::string& message) {
+  std::cerr << "strop: error: " << message << "\n";
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -22,18 +36,27 @@ int main(int argc, char** argv) {
       strop::cli::add_apply_command(app), strop::cli::add_info_command(app),
       strop::cli::add_bench_command(app), strop::cli::add_transform_command(app)};
 
-  CLI11_PARSE(app, argc, argv);
+  int code = 0;
   try {
+    app.parse(argc, argv);
     for (const auto& command : commands)
-      if (command.app->parsed()) return command.run();
-  } catch (const CLI::Error& e) {
-    return app.exit(e);
+      if (command.app->parsed()) code = command.run();
+  } catch (const CLI::Error& e) {  // bad arguments, and --help
+    code = app.exit(e);
   } catch (const strop::Error& e) {
-    std::cerr << "strop: error: " << e.what() << "\n";
-    return 1;
+    code = fail(e.what());
   } catch (const std::bad_alloc&) {
-    std::cerr << "strop: error: out of memory\n";
-    return 1;
+    code = fail("out of memory");
+  } catch (const std::exception& e) {  // from the standard library: still a message, no abort
+    code = fail(e.what());
   }
-  return 0;
+  // Output goes through buffers; an error writing it (a full disk) surfaces only when they
+  // are flushed. A run whose report was lost has failed.
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (!flushed || std::ferror(stdout) || !std::cout)
+    code = fail(std::string("cannot write the standard output") +
+                (flushed ? "" : std::string(": ") + std::strerror(error)));
+  return code;
 }

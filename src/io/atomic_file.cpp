@@ -16,6 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr fs::perms kAnyWrite =
+    fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
+
 // The file that writing `path` replaces: renaming over a symbolic link would replace the
 // link itself with a regular file. A dangling link names the file to create.
 fs::path follow_links(const std::string& path) {
@@ -32,14 +35,15 @@ fs::path follow_links(const std::string& path) {
 
 // A new empty file ".NAME.tmp-<pid>-<n>" beside `target`. Created exclusively: a temporary
 // that a killed process with our pid left behind is skipped, never reused (its stale
-// contents would end up in the file).
+// contents would end up in the file). NAME is cut to 100 bytes: a legal 255-byte name
+// plus the decorations would exceed the file system's limit on a name.
 fs::path create_temporary(const std::string& path, const fs::path& target) {
   static std::atomic<unsigned> counter{0};
+  const std::string name = target.filename().string().substr(0, 100);
   for (;;) {
     // (Built with concat rather than "." + string: GCC 12 at -O3 warns falsely about the latter.)
     const fs::path temp =
-        target.parent_path() /
-        detail::concat(".", target.filename().string(), ".tmp-", ::getpid(), "-", counter++);
+        target.parent_path() / detail::concat(".", name, ".tmp-", ::getpid(), "-", counter++);
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
@@ -57,10 +61,25 @@ void replace_atomically(
     const std::string& path,
     const std::function<void(const fs::path& target, const fs::path& temp)>& fill) {
   const fs::path target = follow_links(path);
-  const fs::path temp = create_temporary(path, target);
   std::error_code ec;
+  const fs::file_status existing = fs::status(target, ec);
+  if (fs::exists(existing)) {
+    // The rename would replace a read-only file as if it were writable. No write bit at all
+    // says "keep" even to root, whom access() lets write anything.
+    const bool writable = ::access(target.c_str(), W_OK) == 0;
+    require<IoError>(writable, path, ": the file is not writable (", std::strerror(errno), ")");
+    require<IoError>((existing.permissions() & kAnyWrite) != fs::perms::none, path,
+                     ": the file is not writable (read-only)");
+  }
+  const fs::path temp = create_temporary(path, target);
   try {
     fill(target, temp);
+    // The new file keeps the old one's mode: a private (0600) file stays private.
+    if (fs::exists(existing)) {
+      fs::permissions(temp, existing.permissions(), ec);
+      require<IoError>(!ec, path,
+                       ": cannot set the permissions of the temporary file: ", ec.message());
+    }
     fs::rename(temp, target, ec);
     require<IoError>(!ec, path, ": cannot replace the file: ", ec.message());
   } catch (...) {

@@ -11,9 +11,11 @@ namespace strop::io {
 
 // Calls `fill(target, temp)` to write the new contents of `path` into `temp`, a new empty
 // file beside it, then renames `temp` over `target`. `target` is `path` with symbolic links
-// followed: saving through a link replaces the file it names, not the link. IoError naming
-// `path` if the temporary cannot be created or the rename fails; on any exception the
-// temporary is removed and the exception propagates.
+// followed: saving through a link replaces the file it names, not the link. The new file
+// keeps an existing file's permission bits. IoError naming `path` if an existing file is not
+// writable (access() refuses, or its mode has no write bit: read-only even for root), if
+// the temporary cannot be created or the rename fails; on any exception the temporary is
+// removed and the exception propagates.
 void replace_atomically(const std::string& path,
                         const std::function<void(const std::filesystem::path& target,
                                                  const std::filesystem::path& temp)>& fill);

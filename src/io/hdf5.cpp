@@ -2,10 +2,6 @@
 // codecs live in operator_codecs.cpp, the checked HDF5 access in h5_file.cpp.
 #include "strop/io/hdf5.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <new>
@@ -75,11 +71,8 @@ void edit_atomically(const std::string& path, Edit edit) {
   const std::lock_guard lock(edit_mutex());
   replace_atomically(path, [&](const fs::path& target, const fs::path& temp) {
     std::error_code ec;
+    // (replace_atomically has refused a read-only file: it says it is not to be changed.)
     const bool existing = fs::exists(target, ec);
-    // The copy would inherit a read-only mode and fail to open for writing; a read-only file
-    // says it is not to be changed.
-    require<IoError>(!existing || ::access(target.c_str(), W_OK) == 0, path,
-                     ": the file is not writable (", std::strerror(errno), ")");
     try {
       {
         h5::QuietErrors quiet;

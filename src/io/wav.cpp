@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -39,6 +40,21 @@ void write_le(std::ostream& out, std::uint32_t v, int bytes) {
     out.put(static_cast<char>((v >> (8 * b)) & 0xFF));
 }
 
+// A chunk id for a message: 4 bytes that may be anything, non-printable ones (a NUL would
+// end the message early) written as \xNN.
+std::string chunk_name(const unsigned char* id) {
+  std::string name;
+  for (int i = 0; i < 4; ++i) {
+    if (id[i] >= 0x20 && id[i] < 0x7F) {
+      name += char(id[i]);
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      name += {'\\', 'x', kHex[id[i] >> 4], kHex[id[i] & 0xF]};
+    }
+  }
+  return name;
+}
+
 struct Format {
   std::uint16_t tag = 0;
   std::uint16_t channels = 0;
@@ -54,7 +70,18 @@ Format parse_format(const std::string& path, const unsigned char* p, std::uint32
            static_cast<std::uint16_t>(read_le(p + 14, 2))};
   if (f.tag == kFormatExtensible) {
     if (size < 40) fail(path, "the WAVE_FORMAT_EXTENSIBLE fmt chunk has only ", size, " bytes");
-    f.tag = static_cast<std::uint16_t>(read_le(p + 24, 2));  // the sub-format GUID's first field
+    // The standard sub-format GUIDs (KSDATAFORMAT_SUBTYPE_PCM, ..._IEEE_FLOAT) hold the
+    // format tag in their first 4 bytes and these 12 after it; any other GUID is another
+    // encoding altogether, whatever its first bytes say.
+    static constexpr unsigned char kGuidTail[12] = {0x00, 0x00, 0x10, 0x00, 0x80, 0x00,
+                                                    0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71};
+    const unsigned char* guid = p + 24;
+    const std::uint32_t sub_format = read_le(guid, 4);
+    if (sub_format > 0xFFFF || std::memcmp(guid + 4, kGuidTail, sizeof kGuidTail) != 0)
+      fail(path,
+           "unsupported WAVE_FORMAT_EXTENSIBLE sub-format (not a standard format GUID); "
+           "supported: 16-bit PCM and 32-bit float");
+    f.tag = static_cast<std::uint16_t>(sub_format);
   }
   const bool pcm16 = f.tag == kFormatPcm && f.bits == 16;
   const bool float32 = f.tag == kFormatFloat && f.bits == 32;
@@ -63,6 +90,10 @@ Format parse_format(const std::string& path, const unsigned char* p, std::uint32
          " bits per sample); supported: 16-bit PCM and 32-bit float");
   if (f.channels == 0) fail(path, "the fmt chunk says 0 channels");
   if (f.sample_rate == 0) fail(path, "the fmt chunk says a sample rate of 0");
+  // WavAudio holds the rate as an int: a larger one would read as negative.
+  if (f.sample_rate > std::uint32_t(std::numeric_limits<int>::max()))
+    fail(path, "the fmt chunk says a sample rate of ", f.sample_rate, " Hz, more than the ",
+         std::numeric_limits<int>::max(), " this reader takes");
   if (f.block_align != f.channels * f.bits / 8)
     fail(path, "inconsistent fmt chunk: block align ", f.block_align, " for ", f.channels,
          " channels of ", f.bits, " bits");
@@ -71,7 +102,11 @@ Format parse_format(const std::string& path, const unsigned char* p, std::uint32
 
 std::vector<unsigned char> read_whole_file(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such file");
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) fail(path, "no such file");
+  if (ec) fail(path, "cannot open: ", ec.message());
+  if (std::filesystem::is_directory(status)) fail(path, "is a directory, not a WAV file");
+  if (!std::filesystem::is_regular_file(status)) fail(path, "not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "cannot open");
   const auto bytes = std::filesystem::file_size(path, ec);
@@ -98,8 +133,8 @@ WavAudio load_wav(const std::string& path) {
     const std::uint32_t size = read_le(id + 4, 4);
     const std::size_t body = at + 8;
     if (size > file.size() - body)
-      fail(path, "truncated: chunk '", std::string(reinterpret_cast<const char*>(id), 4),
-           "' claims ", size, " bytes but only ", file.size() - body, " remain");
+      fail(path, "truncated: chunk '", chunk_name(id), "' claims ", size, " bytes but only ",
+           file.size() - body, " remain");
     if (std::memcmp(id, "fmt ", 4) == 0) {
       format = parse_format(path, file.data() + body, size);
     } else if (std::memcmp(id, "data", 4) == 0) {

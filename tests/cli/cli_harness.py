@@ -30,10 +30,10 @@ class Harness:
             self.failures.append(what)
         return condition
 
-    def strop(self, *args, ok=True):
+    def strop(self, *args, ok=True, timeout=300):
         """Runs strop; checks the exit status (ok=True: 0, ok=False: not 0) and returns it."""
         r = subprocess.run([self.exe, *map(str, args)], capture_output=True, text=True,
-                           cwd=self.work, timeout=300)
+                           cwd=self.work, timeout=timeout)
         good = (r.returncode == 0) == ok
         self.check(good, f"strop {' '.join(map(str, args))} -> exit {r.returncode}")
         if not good or os.environ.get("VERBOSE"):

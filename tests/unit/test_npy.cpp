@@ -457,4 +457,38 @@ BOOST_AUTO_TEST_CASE(failed_saves_keep_existing_files) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(saves_respect_the_mode_of_an_existing_file) {
+  TempDir dir;
+  const HostMatrix<double> m = random_matrix<double>(3, 2);
+  // A read-only file is refused and left as it is, even for root (whom access() lets write
+  // anything): renaming over it used to replace it.
+  const std::string read_only = dir.file("read_only.npy");
+  write_file(read_only, "keep me");
+  fs::permissions(read_only,
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  check_io_error([&] { io::save_npy(read_only, m); }, read_only, "not writable");
+  BOOST_TEST(file_bytes(read_only) == "keep me");
+  BOOST_TEST(dir.entries() == 1);  // no temporary left behind
+
+  // A private file stays private (the replacement used to get the umask's 0644).
+  const std::string private_file = dir.file("private.npy");
+  write_file(private_file, "old");
+  fs::permissions(private_file, fs::perms::owner_read | fs::perms::owner_write);
+  io::save_npy(private_file, m);
+  BOOST_TEST(bit_identical(io::load_npy<double>(private_file), m));
+  BOOST_TEST(
+      (fs::status(private_file).permissions() == (fs::perms::owner_read | fs::perms::owner_write)));
+}
+
+BOOST_AUTO_TEST_CASE(saves_to_the_longest_legal_names) {
+  // 250 bytes is a legal name; the temporary ".NAME.tmp-PID-N" beside it used to exceed the
+  // 255-byte limit and the save failed.
+  TempDir dir;
+  const HostMatrix<float> m = random_matrix<float>(2, 2);
+  const std::string path = dir.file(std::string(246, 'n') + ".npy");
+  io::save_npy(path, m);
+  BOOST_TEST(bit_identical(io::load_npy<float>(path), m));
+  BOOST_TEST(dir.entries() == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

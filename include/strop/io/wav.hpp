@@ -3,9 +3,11 @@
 // any number of channels, plain or WAVE_FORMAT_EXTENSIBLE headers. Other encodings (8/24-bit
 // PCM, 64-bit float, compressed) and RIFX/RF64 files are refused. No third-party library.
 //
-// Every problem raises IoError naming the file: missing file, not RIFF/WAVE, no fmt or data
-// chunk, an unsupported encoding (named), inconsistent header fields, chunks running past
-// the end of the file (truncated), a data size that is not a whole number of frames.
+// Every problem raises IoError naming the file: missing file (or a directory), not
+// RIFF/WAVE, no fmt or data chunk, an unsupported encoding (named; for extensible headers,
+// a sub-format that is not the standard PCM or IEEE float GUID), inconsistent header fields,
+// a sample rate above INT_MAX, chunks running past the end of the file (truncated), a data
+// size that is not a whole number of frames.
 #include <string>
 
 #include "strop/expr/operator_base.hpp"
