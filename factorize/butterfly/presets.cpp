@@ -66,14 +66,21 @@ Index chain_parameter_count(const std::vector<KSPattern>& patterns) {
 
 std::vector<KSPattern> chain_for_budget(Index M, Index N, Index max_parameters) {
   require<PatternError>(M >= 1 && N >= 1, "chain_for_budget: sizes must be >= 1, got ", M, "x", N);
-  if (fits_budget(dense_patterns(M, N), max_parameters)) return dense_patterns(M, N);
+  // (The presets refuse a pattern whose nonzero count overflows an index: such a chain fits
+  // no budget, so the dense count is compared before the pattern is made.)
+  if (M <= max_parameters / N) return dense_patterns(M, N);
   // More Monarch blocks means fewer parameters: the first p that fits keeps the most. The
   // two Monarch factors are chainable only when p^2 divides min(M, N), so p stops at its
   // square root (not at gcd(M, N): 2^32 iterations for M = N = 2^32).
   const Index g = std::gcd(M, N);
   for (Index p = 2; p <= g && p <= std::min(M, N) / p; ++p) {
     if (g % p != 0) continue;
-    auto chain = monarch_patterns(M, N, p);
+    std::vector<KSPattern> chain;
+    try {
+      chain = monarch_patterns(M, N, p);
+    } catch (const PatternError&) {
+      continue;  // more nonzeros than an index counts: over any budget
+    }
     if (chainable(chain[0], chain[1]) && fits_budget(chain, max_parameters)) return chain;
   }
   if (M == N && is_power_of_two(N) && N >= 2) {

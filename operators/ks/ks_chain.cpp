@@ -1,7 +1,7 @@
 #include "strop/operators/ks_chain.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <cmath>
 #include <type_traits>
 
 #include "operators/ks/ks_chain_steps.hpp"
@@ -12,6 +12,7 @@
 #endif
 #include "strop/core/buffer.hpp"
 #include "strop/operators/leaf_support.hpp"
+#include "strop/operators/permutation.hpp"
 
 namespace strop {
 
@@ -31,6 +32,16 @@ KSChain<T>::KSChain(std::vector<KSFactor<T>> factors) {
 template <class T>
 KSChain<T>::KSChain(std::vector<KSFactor<T>> factors, const detail::HadamardForm& form)
     : KSChain(std::move(factors)) {
+  // The chain is applied from the form alone: H_m's signs come from a table of orders up to
+  // 28 (another m reads past it or gives a wrong matrix), and the scale multiplies every output.
+  require<PatternError>(form.m == 1 || form.m == 12 || form.m == 20 || form.m == 28,
+                        "ks_chain: a Hadamard form's odd order m must be 1, 12, 20 or 28, got ",
+                        form.m);
+  require<PatternError>(
+      form.log2_pow2 >= 0 && form.log2_pow2 < 63 && form.size() >> form.log2_pow2 == form.m,
+      "ks_chain: a Hadamard form of size ", form.m, " * 2^", form.log2_pow2, " is out of range");
+  require<NumericalError>(std::isfinite(form.scale), "ks_chain: a Hadamard form's scale is ",
+                          form.scale, " (not finite)");
   require<PatternError>(form.size() == rows() && rows() == cols(),
                         "ks_chain: a Hadamard form of size ", form.size(), " does not match a ",
                         rows(), "x", cols(), " chain");
@@ -45,6 +56,11 @@ KSChain<T>::KSChain(std::vector<KSFactor<T>> factors, detail::FourierForm form)
                             Index(form.roots->size()) == form.n,
                         "ks_chain: a Fourier form of size ", form.n, " does not match a ", rows(),
                         "x", cols(), " chain");
+  require<PatternError>(form.sign == 1 || form.sign == -1,
+                        "ks_chain: a Fourier form's sign must be +1 or -1, got ", form.sign);
+  require<NumericalError>(std::isfinite(form.scale), "ks_chain: a Fourier form's scale is ",
+                          form.scale, " (not finite)");
+  (void)Permutation<T>(*form.input_order);  // PatternError unless a permutation of 0..n-1
   fourier_form_ = std::move(form);
 }
 
@@ -66,20 +82,46 @@ std::vector<KSPattern> KSChain<T>::patterns() const {
   return out;
 }
 
+namespace {
+// The values of left * right on the pattern f = fuse(p, q) of their patterns: one
+// multiply-add per pair of nonzeros that meet on the shared index, where the dense n x n
+// product takes O(n^3) time and O(n^2) memory. Chainability (a_p | a_q, d_q | d_p,
+// a_q | a_p c_p) puts every such product on f's support, so none is dropped.
+template <class T>
+std::vector<T> fused_values(const KSFactor<T>& left, const KSFactor<T>& right, const KSPattern& f) {
+  const auto [a1, b1, c1, d1] = left.pattern();
+  const auto [a2, b2, c2, d2] = right.pattern();
+  std::vector<T> out(static_cast<std::size_t>(f.nnz()), T(0));
+  for (Index i = 0; i < a1; ++i)
+    for (Index k = 0; k < b1; ++k)
+      for (Index l = 0; l < c1; ++l)
+        for (Index j = 0; j < d1; ++j) {
+          const T w = left.value(i, k, l, j);
+          // Left's column = right's row m, split as right's (i2, k2, j2).
+          const Index m = (i * c1 + l) * d1 + j;
+          const Index i2 = m / (b2 * d2), k2 = m / d2 % b2, j2 = m % d2;
+          // The output row (i, k, j) in f's split (i, kf, j2); f.d = d2.
+          const Index kf = (k * d1 + j) / d2;
+          for (Index l2 = 0; l2 < c2; ++l2) {
+            const Index lf = (i2 * c2 + l2) % f.c;  // the output column's digit
+            out[static_cast<std::size_t>(((i * f.b + kf) * f.c + lf) * f.d + j2)] +=
+                w * right.value(i2, k2, l2, j2);
+          }
+        }
+  return out;
+}
+}  // namespace
+
 template <class T>
 KSChain<T> KSChain<T>::fused(std::size_t i) const {
-  require<ShapeError>(i + 1 < size(), "ks_chain: cannot fuse factors ", i, " and ", i + 1,
-                      " of a chain of ", size());
+  // Not i + 1 < size(): i + 1 wraps at SIZE_MAX.
+  require<ShapeError>(size() >= 2 && i <= size() - 2, "ks_chain: cannot fuse factor ", i,
+                      " with the next one: the chain has ", size(), " factors");
   const KSFactor<T>& left = factors()[i];
   const KSFactor<T>& right = factors()[i + 1];
   const KSPattern pattern = fuse(left.pattern(), right.pattern());
-  const HostMatrix<T> product = left.to_dense() * right.to_dense();
-  // Off the fused support the product holds exact zeros (chainability guarantees it), so
-  // the smallest positive tolerance turns any violation into an error instead of a
-  // silently dropped entry.
-  const auto tolerance = std::numeric_limits<RealOf<T>>::min();
   std::vector<KSFactor<T>> out(factors().begin(), factors().begin() + i);
-  out.push_back(KSFactor<T>::from_dense(pattern, product, tolerance));
+  out.emplace_back(pattern, fused_values(left, right, pattern));
   out.insert(out.end(), factors().begin() + i + 2, factors().end());
   return KSChain(std::move(out));
 }

@@ -38,6 +38,9 @@ template <class T>
 KSFactor<T> KSFactor<T>::from_dense(KSPattern pattern, const HostMatrix<T>& dense,
                                     RealOf<T> tolerance) {
   pattern.validate();
+  // A NaN or negative tolerance would skip the support check below without a word.
+  require<NumericalError>(tolerance >= 0, "ks_factor: tolerance must be >= 0 (0: no support ",
+                          "check), got ", tolerance);
   const auto [a, b, c, d] = pattern;
   require<ShapeError>(dense.rows() == pattern.rows() && dense.cols() == pattern.cols(),
                       "ks_factor: pattern ", pattern, " is ", pattern.rows(), "x", pattern.cols(),

@@ -45,13 +45,22 @@ KSPattern fuse(const KSPattern& p, const KSPattern& q) {
   require<PatternError>(chainable(p, q), "KS patterns ", p, " and ", q,
                         " are not chainable (need a_p c_p d_p == a_q b_q d_q, a_p | a_q,",
                         " d_q | d_p, a_q | a_p c_p): they do not fuse into one KS pattern");
-  return {p.a, p.b * p.d / q.d, q.c * q.a / p.a, q.d};
+  const KSPattern fused{p.a, p.b * p.d / q.d, q.c * q.a / p.a, q.d};
+  fused.validate();  // its nnz can overflow where p's and q's do not
+  return fused;
 }
 
 namespace {
 void require_positive(const char* what, Index M, Index N, const char* k_name, Index k) {
   require<PatternError>(M >= 1 && N >= 1 && k >= 1, what, ": sizes must be >= 1, got M=", M,
                         " N=", N, " ", k_name, "=", k);
+}
+
+// The presets' sizes are in range, but a pattern's nnz (or size) can still overflow an index.
+std::vector<KSPattern> validated(std::vector<KSPattern> patterns) {
+  for (const KSPattern& p : patterns)
+    p.validate();
+  return patterns;
 }
 }  // namespace
 
@@ -65,7 +74,7 @@ std::vector<KSPattern> butterfly_patterns(Index n) {
   for (Index l = 1; l <= levels; ++l) {
     patterns.push_back({Index(1) << (l - 1), 2, 2, Index(1) << (levels - l)});
   }
-  return patterns;
+  return validated(std::move(patterns));
 }
 
 std::vector<KSPattern> monarch_patterns(Index M, Index N, Index p) {
@@ -73,7 +82,7 @@ std::vector<KSPattern> monarch_patterns(Index M, Index N, Index p) {
   const Index m = std::min(M, N);
   require<PatternError>(M % p == 0 && N % p == 0, "monarch_patterns: ", p,
                         " blocks must divide both M=", M, " and N=", N);
-  return {{1, M / p, m / p, p}, {p, m / p, N / p, 1}};
+  return validated({{1, M / p, m / p, p}, {p, m / p, N / p, 1}});
 }
 
 std::vector<KSPattern> kaleidoscope_patterns(Index n) {
@@ -86,13 +95,13 @@ std::vector<KSPattern> kaleidoscope_patterns(Index n) {
 
 std::vector<KSPattern> low_rank_patterns(Index M, Index N, Index r) {
   require_positive("low_rank_patterns", M, N, "r", r);
-  return {{1, M, r, 1}, {1, r, N, 1}};
+  return validated({{1, M, r, 1}, {1, r, N, 1}});
 }
 
 std::vector<KSPattern> dense_patterns(Index M, Index N) {
   require<PatternError>(M >= 1 && N >= 1, "dense_patterns: sizes must be >= 1, got M=", M,
                         " N=", N);
-  return {{1, M, N, 1}};
+  return validated({{1, M, N, 1}});
 }
 
 }  // namespace strop

@@ -15,6 +15,14 @@ using transforms::ChainValues;
 using transforms::Complex;
 using transforms::FactorValues;
 
+// The pattern of realify's factor (below); PatternError where its size overflows an index.
+KSPattern real_pattern(const KSPattern& complex, bool real_rows, bool real_columns) {
+  const KSPattern pattern{complex.a, (real_rows ? 1 : 2) * complex.b,
+                          (real_columns ? 1 : 2) * complex.c, complex.d};
+  pattern.validate();
+  return pattern;
+}
+
 // A complex factor (a, r, r, d) as a real one (a, 2r, 2r, d): the real/imaginary index sits
 // before the mixed digit on the rows and after it on the columns, each complex entry w
 // becoming [[Re w, -Im w], [Im w, Re w]]. Chained, factor l's columns put it after digit l,
@@ -25,8 +33,7 @@ FactorValues realify(const FactorValues& f, bool real_rows, bool real_columns) {
   const auto [a, r, c, d] = f.pattern;
   const Index row_parts = real_rows ? 1 : 2;
   const Index column_parts = real_columns ? 1 : 2;
-  const KSPattern pattern{a, row_parts * r, column_parts * r, d};
-  pattern.validate();  // PatternError where the size overflows an index
+  const KSPattern pattern = real_pattern(f.pattern, real_rows, real_columns);
   FactorValues out{pattern, std::vector<Complex>(static_cast<std::size_t>(pattern.nnz()))};
   for (Index i = 0; i < a; ++i)
     for (Index k = 0; k < r; ++k)
@@ -41,11 +48,43 @@ FactorValues realify(const FactorValues& f, bool real_rows, bool real_columns) {
   return out;
 }
 
-// X_k scaled by row_scale[k], as real factors (real rows, real columns), input in the
-// digit-reversed Makhoul order.
-ChainValues real_dct_chain(Index n, const std::vector<Index>& radices,
-                           const std::vector<double>& row_scale) {
+// Row scales of the chain that is built: for the forward transform (see Normalization), or
+// for the one whose transpose is the inverse. With sigma_0 = sqrt(1/n), sigma_k = sqrt(2/n),
+// the orthonormal DCT-II C_o = diag(sigma) C (C: the plain cosine sums) is orthogonal, so
+// C^-1 = (diag(sigma^2) C)^T.
+std::vector<double> dct_row_scales(Index n, Normalization norm, bool inverse) {
+  std::vector<double> s(static_cast<std::size_t>(n));
+  for (Index k = 0; k < n; ++k) {
+    const double sigma2 = (k == 0 ? 1.0 : 2.0) / double(n);
+    double v = 0;
+    switch (norm) {
+      case Normalization::Backward:  // forward 2C; inverse (2C)^-1 = (diag(sigma^2 / 2) C)^T
+        v = inverse ? sigma2 / 2 : 2.0;
+        break;
+      case Normalization::Orthonormal:
+        v = std::sqrt(sigma2);
+        break;
+      case Normalization::None:  // inverse: REDFT01 = 2n (2C)^-1 = (diag(n sigma^2) C)^T
+        v = inverse ? double(n) * sigma2 : 2.0;
+        break;
+    }
+    s[static_cast<std::size_t>(k)] = v;
+  }
+  return s;
+}
+
+// X_k scaled by dct_row_scales(n, norm, inverse)[k], as real factors (real rows, real
+// columns), input in the digit-reversed Makhoul order.
+ChainValues real_dct_chain(Index n, const std::vector<Index>& radices, Normalization norm,
+                           bool inverse) {
+  // Every factor's size is checked before any table of n (or more) values is made.
+  const std::vector<transforms::Stage> stages = transforms::stages_of(radices);
+  for (std::size_t f = 0; f < stages.size(); ++f) {
+    const transforms::Stage& s = stages[f];
+    real_pattern({s.a, s.r, s.r, s.d}, f == 0, f + 1 == stages.size());
+  }
   ChainValues complex_chain = transforms::fourier_chain(radices, -1);
+  const std::vector<double> row_scale = dct_row_scales(n, norm, inverse);
   // The twiddle exp(-i pi k / 2n) and the scale fold into the first factor's rows
   // (a = 1, so row k d + j holds output k d + j).
   FactorValues& first = complex_chain.front();
@@ -74,39 +113,13 @@ std::vector<Index> dct_input_order(Index n, const std::vector<Index>& radices) {
   return perm;
 }
 
-// Row scales of the chain that is built: for the forward transform (see Normalization), or
-// for the one whose transpose is the inverse. With sigma_0 = sqrt(1/n), sigma_k = sqrt(2/n),
-// the orthonormal DCT-II C_o = diag(sigma) C (C: the plain cosine sums) is orthogonal, so
-// C^-1 = (diag(sigma^2) C)^T.
-std::vector<double> dct_row_scales(Index n, Normalization norm, bool inverse) {
-  std::vector<double> s(static_cast<std::size_t>(n));
-  for (Index k = 0; k < n; ++k) {
-    const double sigma2 = (k == 0 ? 1.0 : 2.0) / double(n);
-    double v = 0;
-    switch (norm) {
-      case Normalization::Backward:  // forward 2C; inverse (2C)^-1 = (diag(sigma^2 / 2) C)^T
-        v = inverse ? sigma2 / 2 : 2.0;
-        break;
-      case Normalization::Orthonormal:
-        v = std::sqrt(sigma2);
-        break;
-      case Normalization::None:  // inverse: REDFT01 = 2n (2C)^-1 = (diag(n sigma^2) C)^T
-        v = inverse ? double(n) * sigma2 : 2.0;
-        break;
-    }
-    s[static_cast<std::size_t>(k)] = v;
-  }
-  return s;
-}
-
 }  // namespace
 
 template <class T>
 Product<KSChain<T>, Permutation<T>> dct(Index n, const TransformOptions& options) {
   const std::vector<Index> radices =
       transforms::radices(transforms::fourier_split(n, "dct"), options.factors);
-  const ChainValues chain =
-      real_dct_chain(n, radices, dct_row_scales(n, options.normalization, false));
+  const ChainValues chain = real_dct_chain(n, radices, options.normalization, false);
   return Product<KSChain<T>, Permutation<T>>(transforms::to_chain<T>(chain),
                                              Permutation<T>(dct_input_order(n, radices)));
 }
@@ -115,8 +128,7 @@ template <class T>
 Product<Permutation<T>, KSChain<T>> inverse_dct(Index n, const TransformOptions& options) {
   const std::vector<Index> radices =
       transforms::radices(transforms::fourier_split(n, "inverse_dct"), options.factors);
-  const ChainValues chain =
-      real_dct_chain(n, radices, dct_row_scales(n, options.normalization, true));
+  const ChainValues chain = real_dct_chain(n, radices, options.normalization, true);
   // (chain * P)^T = P^T * chain^T, and P^T is the inverse permutation.
   return Product<Permutation<T>, KSChain<T>>(
       Permutation<T>(transforms::inverse_permutation(dct_input_order(n, radices))),

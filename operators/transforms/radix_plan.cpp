@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "strop/core/error.hpp"
+#include "strop/operators/ks_pattern.hpp"
 
 namespace strop::transforms {
 
@@ -44,7 +45,9 @@ std::vector<Stage> stages_of(const std::vector<Index>& radices) {
   std::vector<Stage> out;
   Index a = 1;
   for (Index r : radices) {
-    out.push_back({a, r, n / (a * r)});
+    const Stage stage{a, r, n / (a * r)};
+    KSPattern{stage.a, stage.r, stage.r, stage.d}.validate();  // before a builder allocates
+    out.push_back(stage);
     a *= r;
   }
   return out;

@@ -27,7 +27,8 @@ int default_factors(int stages);
 std::vector<Index> radices(const SizeSplit& split, int factors);
 
 // Factor l of a chain with these radices has pattern (a, r_l, r_l, d) with a = r_1...r_{l-1}
-// and d = r_{l+1}...r_L.
+// and d = r_{l+1}...r_L. PatternError where one's size overflows an index (a transform no
+// machine holds), so that the builders check it before they allocate anything of size n.
 struct Stage {
   Index a = 1;
   Index r = 1;

@@ -57,10 +57,20 @@ Any<T> simplify_product(const Any<T>& lhs, const Any<T>& rhs) {
 
 // I_L ⊗ K ⊗ I_R of a KS factor (a,b,c,d) is the KS factor (L*a, b, c, d*R) with
 // w'[l*a + i, k, m, j*R + r] = w[i, k, m, j] (the support's definition, indices expanded).
+// Nothing where that pattern's size overflows an index, or its values a vector: the
+// Kronecker product, which applies without materialising them, then stays as it is.
 template <class T>
-KSFactor<T> widened(const KSFactor<T>& K, Index L, Index R) {
+std::optional<KSFactor<T>> widened(const KSFactor<T>& K, Index L, Index R) {
   const KSPattern p = K.pattern();
-  const KSPattern q{L * p.a, p.b, p.c, p.d * R};
+  KSPattern q{1, p.b, p.c, 1};
+  if (__builtin_mul_overflow(L, p.a, &q.a) || __builtin_mul_overflow(p.d, R, &q.d))
+    return std::nullopt;
+  try {
+    q.validate();
+  } catch (const PatternError&) {
+    return std::nullopt;
+  }
+  if (static_cast<std::size_t>(q.nnz()) > std::vector<T>().max_size()) return std::nullopt;
   std::vector<T> values(static_cast<std::size_t>(q.nnz()));
   std::size_t at = 0;
   for (Index i = 0; i < q.a; ++i)
@@ -97,8 +107,11 @@ std::optional<KSChain<T>> kron_as_chain(const std::vector<Any<T>>& factors) {
       L *= factors[g].cols();
     for (std::size_t g = f + 1; g < factors.size(); ++g)
       R *= factors[g].rows();
-    for (const KSFactor<T>& K : chains[f]->factors())
-      out.push_back(widened(K, L, R));
+    for (const KSFactor<T>& K : chains[f]->factors()) {
+      std::optional<KSFactor<T>> wide = widened(K, L, R);
+      if (!wide) return std::nullopt;
+      out.push_back(*std::move(wide));
+    }
   }
   return KSChain<T>(std::move(out));
 }

@@ -3,9 +3,11 @@
 #include "strop/core/tuning.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -24,13 +26,20 @@ constexpr const char* kHeader = "# strop tuning cache v1";
 
 std::map<std::string, std::string> read_file(const std::string& path, std::istream& in);
 
-// Loads `path` when it exists (an empty map otherwise).
+// Loads `path` when it exists (an empty map otherwise). Only a missing file is empty: one
+// that exists but cannot be read (EACCES, EIO, ...) is an IoError, or the next store would
+// replace it and lose its entries.
 std::map<std::string, std::string> load(const std::string& path) {
-  std::map<std::string, std::string> entries;
-  if (path.empty()) return entries;
+  if (path.empty()) return {};
+  errno = 0;
   std::ifstream in(path);
-  if (in) entries = read_file(path, in);
-  return entries;
+  if (!in) {
+    const int error = errno;
+    require<IoError>(error == ENOENT, "tuning file ", path, ": cannot be read (",
+                     std::strerror(error), ")");
+    return {};
+  }
+  return read_file(path, in);
 }
 
 struct Cache {
@@ -63,19 +72,26 @@ Cache& cache() {
   return c;
 }
 
-// Parses a cache file; IoError naming the line on anything unexpected.
+// Parses a cache file; IoError naming the line on anything unexpected. write_file ends every
+// line with a newline: a last line without one was cut off (its value may be a prefix of
+// the real one), so the file is refused as damaged, like a line cut inside its key.
 std::map<std::string, std::string> read_file(const std::string& path, std::istream& in) {
   std::map<std::string, std::string> entries;
   std::string line;
   require<IoError>(std::getline(in, line) && line == kHeader, "tuning file ", path,
                    ": not a strop tuning cache (first line must be \"", kHeader, "\")");
   for (int number = 2; std::getline(in, line); ++number) {
+    require<IoError>(!in.eof(), "tuning file ", path, ", line ", number,
+                     ": cut off (no final newline)");
     if (line.empty()) continue;
+    // One tab, between a non-empty key and a non-empty value (what store_tuned_choice takes).
     const auto tab = line.find('\t');
-    require<IoError>(tab != std::string::npos && tab > 0 && tab + 1 < line.size(), "tuning file ",
-                     path, ", line ", number, ": expected \"key<TAB>value\"");
+    require<IoError>(tab != std::string::npos && tab > 0 && tab + 1 < line.size() &&
+                         line.find('\t', tab + 1) == std::string::npos,
+                     "tuning file ", path, ", line ", number, ": expected \"key<TAB>value\"");
     entries[line.substr(0, tab)] = line.substr(tab + 1);
   }
+  require<IoError>(!in.bad(), "tuning file ", path, ": read error");  // not a short file
   return entries;
 }
 

@@ -48,6 +48,23 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kron_of_ks_factors_is_a_ks_chain, T, KronKSTypes) 
   BOOST_TEST(simplify(mixed).node_type() == std::string("kron"));
 }
 
+BOOST_AUTO_TEST_CASE(a_kron_too_large_to_widen_stays_a_kron) {
+  // I_{2^60} ⊗ K widens K (1,4,4,1) to (2^60,4,4,1), whose nnz wraps to 0: its values were
+  // written past an empty vector (SIGSEGV). At 2^58 they fit an index but not a vector.
+  std::mt19937 gen(3);
+  const auto K = KSFactor<double>::random({1, 4, 4, 1}, gen);
+  for (int log2 : {60, 58}) {
+    const AnyOperator<double> k = kron(Identity<double>(Index(1) << log2), K);
+    AnyOperator<double> simple = k;
+    BOOST_REQUIRE_NO_THROW(simple = simplify(k));
+    BOOST_TEST(simple.node_type() == std::string("kron"));
+    BOOST_TEST(simple.rows() == k.rows());
+  }
+  // The same product at a size that fits is widened into a chain.
+  const AnyOperator<double> small = kron(Identity<double>(8), K);
+  BOOST_TEST(simplify(small).node_type() == std::string("ks_chain"));
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(kron_transposes_and_double_transposes, T, ScalarTypes) {
   const Dense<T> A(random_matrix<T>(2, 3)), B(random_matrix<T>(4, 2));
   const AnyOperator<T> k = kron(A, B);

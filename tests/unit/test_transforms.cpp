@@ -155,6 +155,36 @@ BOOST_AUTO_TEST_CASE(hadamard_chains_carry_a_form_that_matches_their_values) {
   BOOST_CHECK_THROW(KSChain<double>(full.factors(), detail::HadamardForm{1, 5}), PatternError);
 }
 
+BOOST_AUTO_TEST_CASE(forms_that_do_not_describe_a_transform_are_refused) {
+  // The chain is applied from its form alone. m = 32 read past the 28-entry table of H_m's
+  // signs, m = 3 gave a matrix of ones, and a NaN scale was taken.
+  const KSChain<double> h32 = hadamard<double>(32);
+  const KSChain<double> dense96 = KSChain<double>::random(dense_patterns(96, 96), rng());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  BOOST_CHECK_THROW(KSChain<double>(h32.factors(), detail::HadamardForm{32, 0}), PatternError);
+  BOOST_CHECK_THROW(KSChain<double>(dense96.factors(), detail::HadamardForm{3, 5}), PatternError);
+  BOOST_CHECK_THROW(KSChain<double>(h32.factors(), detail::HadamardForm{1, -1}), PatternError);
+  BOOST_CHECK_THROW(KSChain<double>(h32.factors(), detail::HadamardForm{1, 5, nan}),
+                    NumericalError);
+  BOOST_CHECK_NO_THROW(KSChain<double>(h32.factors(), detail::HadamardForm{1, 5, 0.5}));
+  BOOST_CHECK_NO_THROW(KSChain<double>(dense96.factors(), detail::HadamardForm{12, 3}));
+  // The same for a DFT's form: its sign, scale and input order.
+  using C = std::complex<double>;
+  const KSChain<C> f = dft<C>(8).lhs();
+  BOOST_REQUIRE(f.fourier_form().has_value());
+  const detail::FourierForm good = *f.fourier_form();
+  BOOST_CHECK_NO_THROW(KSChain<C>(f.factors(), good));
+  detail::FourierForm bad = good;
+  bad.sign = 2;
+  BOOST_CHECK_THROW(KSChain<C>(f.factors(), bad), PatternError);
+  bad = good;
+  bad.scale = nan;
+  BOOST_CHECK_THROW(KSChain<C>(f.factors(), bad), NumericalError);
+  bad = good;
+  bad.input_order = std::make_shared<const std::vector<Index>>(8, Index(0));
+  BOOST_CHECK_THROW(KSChain<C>(f.factors(), bad), PatternError);
+}
+
 BOOST_AUTO_TEST_CASE(half_signals_through_a_float_chain_on_the_host) {
   // Computed in float, rounded once: within a unit of roundoff of the float result.
   const KSChain<float> h = hadamard<float>(12 * 16, {Normalization::Orthonormal});
@@ -476,6 +506,15 @@ BOOST_AUTO_TEST_CASE(sizes_whose_factors_overflow_an_index_are_typed_errors) {
   // a*r*r*d wrapped to 0: an empty value vector written out of bounds (SIGSEGV).
   BOOST_CHECK_THROW(hadamard<float>(Index(1) << 62), PatternError);
   BOOST_CHECK_THROW(inverse_hadamard<double>(Index(1) << 62), PatternError);
+  // A table of n (or more) entries was made before the factors' sizes were checked:
+  // std::length_error (or bad_alloc) instead of a PatternError.
+  BOOST_CHECK_THROW(dft<std::complex<float>>(Index(1) << 62), PatternError);
+  BOOST_CHECK_THROW(inverse_dft<std::complex<double>>(Index(1) << 62), PatternError);
+  BOOST_CHECK_THROW(dft<std::complex<float>>(Index(3) << 61), PatternError);
+  BOOST_CHECK_THROW(dct<float>(Index(1) << 62), PatternError);
+  BOOST_CHECK_THROW(inverse_dct<double>(Index(1) << 62), PatternError);
+  BOOST_CHECK_THROW(dct<float>(Index(1) << 60), PatternError);  // only the real factors overflow
+  BOOST_CHECK_THROW(hadamard<float>(Index(1) << 40, {Normalization::Backward, 1}), PatternError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

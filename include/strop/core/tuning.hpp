@@ -24,7 +24,8 @@ void set_tuning_enabled(bool enabled);
 
 // Loads `path` (when it exists) into the cache and writes every new choice back to it
 // (atomically: the file is whole or unchanged). An empty path keeps choices in memory only.
-// IoError if the file exists but is not a tuning cache; the cache is then left unchanged.
+// IoError if the file exists but cannot be read or is not a whole tuning cache (a damaged
+// line, a last line cut off before its newline); the cache is then left unchanged.
 // (STROP_TUNING_FILE naming such a file is ignored, with a warning on stderr.) Writing is
 // best effort: where the file cannot be written, a choice stays in memory (warning on
 // stderr). Processes storing into one file merge under a lock on "PATH.lock".

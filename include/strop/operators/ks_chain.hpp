@@ -30,9 +30,12 @@ class KSChain : public OperatorBase<KSChain<T>> {
   // Non-empty, and each factor's columns must be the next factor's rows (PatternError).
   explicit KSChain(std::vector<KSFactor<T>> factors);
   // The same, marking the chain as the Hadamard matrix `form` describes (for hadamard();
-  // PatternError unless the sizes agree; the values are trusted to match).
+  // PatternError unless the sizes agree and the form is one hadamard() makes: m in {1, 12,
+  // 20, 28}, 0 <= log2 <= 62; NumericalError for a non-finite scale; the values are trusted
+  // to match).
   KSChain(std::vector<KSFactor<T>> factors, const detail::HadamardForm& form);
-  // The same, marking the chain as the DFT factor that `form` describes (for dft()).
+  // The same, marking the chain as the DFT factor that `form` describes (for dft(); sign
+  // +-1, a finite scale and input_order a permutation, else PatternError/NumericalError).
   KSChain(std::vector<KSFactor<T>> factors, detail::FourierForm form);
   static KSChain random(const std::vector<KSPattern>& patterns, std::mt19937& rng);
 

@@ -30,7 +30,7 @@ class KSFactor : public OperatorBase<KSFactor<T>> {
   static KSFactor random(KSPattern pattern, std::mt19937& rng);
   // The entries of `dense` (rows() x cols(), ShapeError otherwise) on the support. With
   // tolerance > 0, an entry off the support larger than it in magnitude is a PatternError;
-  // tolerance 0 ignores them.
+  // tolerance 0 ignores them; a NaN or negative tolerance is a NumericalError.
   static KSFactor from_dense(KSPattern pattern, const HostMatrix<T>& dense,
                              RealOf<T> tolerance = 0);
   // K^T (conjugate: K^H) as its own factor with pattern (a,c,b,d): the values move, unlike
