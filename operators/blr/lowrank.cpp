@@ -20,6 +20,8 @@ template <class T>
 LowRank<T> LowRank<T>::random(Index rows, Index cols, Index rank, std::mt19937& rng) {
   require<ShapeError>(rows >= 0 && cols >= 0 && rank >= 0, "lowrank: negative size (", rows, "x",
                       cols, ", rank ", rank, ")");
+  detail::checked_element_count("lowrank (left)", rows, rank);
+  detail::checked_element_count("lowrank (right)", rank, cols);
   auto scale = [](Index inner) { return 1 / std::sqrt(double(std::max<Index>(inner, 1))); };
   const auto left = detail::random_normal<T>(rows * rank, scale(rank), rng);
   const auto right = detail::random_normal<T>(rank * cols, scale(cols), rng);

@@ -133,7 +133,12 @@ void Kron<T>::apply_factor_by_factor(Op op, ConstView<T> X, MatrixView<T> Y, T a
   {
     Index K = X.rows;
     for (std::size_t f = factors_.size(); f-- > 0;) {
-      K = K / in_dim(factors_[f]) * out_dim(factors_[f]);
+      // A factor wider than tall grows the intermediate past X and Y (a 1 x n factor after
+      // an n x 1 one: n^2 per signal); a count that wraps would allocate too little.
+      require<ShapeError>(
+          !__builtin_mul_overflow(K / in_dim(factors_[f]), out_dim(factors_[f]), &K),
+          "kron: an intermediate of the factor-by-factor product has more rows ",
+          "than an index counts");
       largest = std::max(largest, K);
     }
   }

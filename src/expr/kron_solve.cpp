@@ -62,12 +62,21 @@ std::vector<AnyOperator<T>> inverse_factors(const Kron<T>& A, KronSolveMethod me
                                             double& min_rcond) {
   const double eps = double(std::numeric_limits<RealOf<T>>::epsilon());
   std::vector<AnyOperator<T>> inverses;
+  // The 1-norm and its inverse's are multiplicative over a Kronecker product, so the
+  // product of the factors' reciprocal conditions is the whole system's: factors that each
+  // pass can still make a product singular to working precision.
+  double product_rcond = 1;
   for (std::size_t f = 0; f < A.factors().size(); ++f) {
     const HostMatrix<Wide<T>> F = A.factors()[f].to_dense().template cast<Wide<T>>();
     FactorInverse<Wide<T>> inv = invert_factor<Wide<T>>(F, f, method, eps);
     min_rcond = std::min(min_rcond, inv.rcond);
+    product_rcond *= inv.rcond;
     inverses.emplace_back(Dense<T>(inv.inverse.template cast<T>()));
   }
+  require<NumericalError>(product_rcond > eps, "KronSolver: the Kronecker product of ",
+                          A.factors().size(), " factors is singular to working precision ",
+                          "(reciprocal condition ", product_rcond,
+                          ", the product of its factors'), though each factor is not");
   return inverses;
 }
 

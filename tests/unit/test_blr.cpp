@@ -257,6 +257,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lowrank_bad_input, T, ScalarTypes) {
   BOOST_CHECK_THROW(LowRank<T>(random_matrix<T>(5, 2), bad.transpose()), NumericalError);
   std::mt19937 engine(1);
   BOOST_CHECK_THROW(LowRank<T>::random(4, -1, 2, engine), ShapeError);
+  BOOST_CHECK_THROW(LowRank<T>::random(4, 4, Index(1) << 62, engine), ShapeError);
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(monarch_bad_input, T, ScalarTypes) {
@@ -274,6 +275,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(monarch_bad_input, T, ScalarTypes) {
   BOOST_CHECK_THROW(make(12, 12, 2, 2, 2, 2 * n - 1, 2 * n), ShapeError);  // wrong sizes
   BOOST_CHECK_THROW(make(12, 12, 2, 2, 2, 2 * n, 2 * n + 1), ShapeError);
   BOOST_CHECK_THROW(make(12, 12, 2, 2, 3, 2 * n, 2 * n), ShapeError);  // sizes of rank 2
+  // A rank whose parameter count wraps to 0 matched empty arrays, and apply read past them.
+  BOOST_CHECK_THROW(make(4, 4, 1, 1, Index(1) << 62, 0, 0), ShapeError);
   auto left = random_values<T>(2 * n);
   left[5] = T(std::numeric_limits<RealOf<T>>::quiet_NaN());
   BOOST_CHECK_THROW(Monarch<T>(12, 12, 2, 2, 2, left, random_values<T>(2 * n)), NumericalError);
@@ -298,6 +301,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blast_bad_input, T, ScalarTypes) {
   BOOST_CHECK_THROW(make(3, 2, 2, 23, 12, 16), ShapeError);
   BOOST_CHECK_THROW(make(3, 2, 2, 24, 11, 16), ShapeError);
   BOOST_CHECK_THROW(make(3, 2, 2, 24, 12, 17), ShapeError);
+  BOOST_CHECK_THROW(Blast<T>(4, 4, 4, 1, Index(1) << 62, {}, {}, {}), ShapeError);
   BOOST_CHECK_THROW(make(3, 2, 3, 24, 12, 16), ShapeError);
   const T nan(std::numeric_limits<RealOf<T>>::quiet_NaN());
   for (int which = 0; which < 3; ++which) {

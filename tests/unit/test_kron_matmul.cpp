@@ -2,6 +2,7 @@
 // validation, and the clear errors without a device (the kernels are in tests/gpu).
 #include <algorithm>
 #include <random>
+#include <type_traits>
 
 #include "operators/kron/kron_plan.hpp"
 #include "reference.hpp"
@@ -318,6 +319,20 @@ BOOST_AUTO_TEST_CASE(min_factor_rcond_is_the_worst_factors) {
       kron(Dense<double>(well_conditioned<double>(3, false)), Dense<double>(poor)));
   BOOST_TEST(solver.min_factor_rcond() < 2e-6);
   BOOST_TEST(solver.min_factor_rcond() > 5e-7);
+}
+
+// Factors that each pass the singularity check can make a product that does not: the solve
+// returned errors of order 1 (float, cond 1e4 per factor, 1e8 in all).
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_product_singular_to_working_precision_is_refused, T, RealTypes) {
+  HostMatrix<T> poor = HostMatrix<T>::Identity(2, 2);
+  poor(1, 1) = T(1e-4);  // 1-norm reciprocal condition 1e-4, far above either epsilon
+  const Dense<T> F(poor);
+  const auto make = [&] { return KronSolver<T>(kron(F, F)); };
+  if constexpr (std::is_same_v<T, float>) {
+    BOOST_CHECK_THROW(make(), NumericalError);  // 1e-8 < 1.2e-7
+  } else {
+    BOOST_TEST(make().min_factor_rcond() == 1e-4, boost::test_tools::tolerance(1e-12));
+  }
 }
 
 // An empty factor makes an empty system (Cholesky crashed on it, LU called it singular).

@@ -98,7 +98,7 @@ class Buffer {
 template <class T>
 struct TempMatrix {
   TempMatrix(Index rows, Index cols, Layout layout, MemorySpace space, Context& ctx)
-      : buffer(rows * cols, space, ctx),
+      : buffer(detail::checked_element_count("temporary matrix", rows, cols), space, ctx),
         view(make_view(buffer.data(), rows, cols, layout, space)) {}
   Buffer<T> buffer;
   MatrixView<T> view;

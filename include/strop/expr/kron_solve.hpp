@@ -21,7 +21,8 @@ class KronSolver {
  public:
   // Factorizes every factor of A. Throws ShapeError for a non-square factor, NumericalError
   // for a factor with NaN/Inf, one that is singular to working precision (LU), or one that
-  // is not Hermitian positive definite (Cholesky).
+  // is not Hermitian positive definite (Cholesky), and when the whole product is singular
+  // to working precision (1-norm reciprocal condition, the product of the factors', <= eps).
   explicit KronSolver(const Kron<T>& A, KronSolveMethod method = KronSolveMethod::LU);
 
   Index size() const { return inverse_.rows(); }

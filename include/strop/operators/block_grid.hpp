@@ -42,6 +42,16 @@ inline BlockGrid make_block_grid(const char* name, Index rows, Index cols, Index
   require<ShapeError>(rows % row_blocks == 0 && cols % col_blocks == 0, name, ": a ", rows, "x",
                       cols, " operator cannot be cut into ", row_blocks, "x", col_blocks,
                       " equal blocks");
+  // The largest parameter arrays (Monarch's col_blocks x rows x rank left blocks and
+  // row_blocks x rank x cols right blocks; Blast's are smaller) must have a countable size:
+  // a wrapped count would match a short array and every later read would run past its end.
+  Index rows_rank = 0, cols_rank = 0, left = 0, right = 0;
+  require<ShapeError>(!__builtin_mul_overflow(rows, rank, &rows_rank) &&
+                          !__builtin_mul_overflow(cols, rank, &cols_rank) &&
+                          !__builtin_mul_overflow(rows_rank, col_blocks, &left) &&
+                          !__builtin_mul_overflow(cols_rank, row_blocks, &right),
+                      name, ": a ", rows, "x", cols, " operator of ", row_blocks, "x", col_blocks,
+                      " blocks of rank ", rank, " has more parameters than an index counts");
   return {rows, cols, row_blocks, col_blocks, rank};
 }
 
