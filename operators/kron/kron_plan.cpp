@@ -314,8 +314,15 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
   const std::size_t factor_bytes =
       std::size_t(plan.factor_elements) *
       (element_bytes == 2 ? element_bytes + sizeof(float) : element_bytes);
-  plan.workspace_bytes = element_bytes * std::size_t(plan.buffers * plan.buffer_rows * batch) +
-                         factor_bytes + 256 * std::size_t(4 + 2 * n);
+  // The signals' buffers grow with the batch: a count that wraps would promise a workspace
+  // far smaller than the passes write.
+  std::size_t buffer_bytes = 0;
+  require<ShapeError>(!__builtin_mul_overflow(std::size_t(plan.buffers * plan.buffer_rows),
+                                              std::size_t(batch), &buffer_bytes) &&
+                          !__builtin_mul_overflow(buffer_bytes, element_bytes, &buffer_bytes),
+                      "kron_matmul: the workspace for a batch of ", batch, " signals of up to ",
+                      plan.buffer_rows, " rows overflows a 64-bit byte count");
+  plan.workspace_bytes = buffer_bytes + factor_bytes + 256 * std::size_t(4 + 2 * n);
   return plan;
 }
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "strop/operators/dense.hpp"
+#include "strop/operators/identity.hpp"
 
 namespace strop {
 namespace {
@@ -67,6 +68,11 @@ std::vector<AnyOperator<T>> inverse_factors(const Kron<T>& A, KronSolveMethod me
   // pass can still make a product singular to working precision.
   double product_rcond = 1;
   for (std::size_t f = 0; f < A.factors().size(); ++f) {
+    // An identity is its own inverse, perfectly conditioned: no dense n x n copy to factor.
+    if (A.factors()[f].template as<Identity<T>>() != nullptr) {
+      inverses.push_back(A.factors()[f]);
+      continue;
+    }
     const HostMatrix<Wide<T>> F = A.factors()[f].to_dense().template cast<Wide<T>>();
     FactorInverse<Wide<T>> inv = invert_factor<Wide<T>>(F, f, method, eps);
     min_rcond = std::min(min_rcond, inv.rcond);

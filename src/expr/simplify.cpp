@@ -57,8 +57,11 @@ Any<T> simplify_product(const Any<T>& lhs, const Any<T>& rhs) {
 
 // I_L ⊗ K ⊗ I_R of a KS factor (a,b,c,d) is the KS factor (L*a, b, c, d*R) with
 // w'[l*a + i, k, m, j*R + r] = w[i, k, m, j] (the support's definition, indices expanded).
-// Nothing where that pattern's size overflows an index, or its values a vector: the
+// The widened factor repeats K's values L R times. Nothing where that pattern's size
+// overflows an index or its values pass kMaxWidenedValues (1 GiB of complex<double>): the
 // Kronecker product, which applies without materialising them, then stays as it is.
+constexpr Index kMaxWidenedValues = Index(1) << 26;
+
 template <class T>
 std::optional<KSFactor<T>> widened(const KSFactor<T>& K, Index L, Index R) {
   const KSPattern p = K.pattern();
@@ -70,7 +73,7 @@ std::optional<KSFactor<T>> widened(const KSFactor<T>& K, Index L, Index R) {
   } catch (const PatternError&) {
     return std::nullopt;
   }
-  if (static_cast<std::size_t>(q.nnz()) > std::vector<T>().max_size()) return std::nullopt;
+  if (q.nnz() > kMaxWidenedValues) return std::nullopt;
   std::vector<T> values(static_cast<std::size_t>(q.nnz()));
   std::size_t at = 0;
   for (Index i = 0; i < q.a; ++i)

@@ -21,6 +21,19 @@ std::vector<KronFactorRef<float>> square_factors(Index p, int n) {
 
 BOOST_AUTO_TEST_SUITE(kron_matmul_host)
 
+// Signals of 2^40 rows in a batch of 2^23 need 2^65 bytes per buffer: the count wrapped
+// (8.8e12 bytes were promised), now refused.
+BOOST_AUTO_TEST_CASE(a_workspace_past_a_byte_count_is_refused) {
+  const Index n = Index(1) << 20;
+  const std::vector<KronFactorRef<float>> f = {KronFactorRef<float>::identity(n),
+                                               KronFactorRef<float>::identity(n)};
+  BOOST_CHECK_NO_THROW(
+      kron_matmul_workspace_bytes<float>(f, 1, Layout::ColMajor, KronAlgorithm::Gemm));
+  BOOST_CHECK_THROW(
+      kron_matmul_workspace_bytes<float>(f, Index(1) << 23, Layout::ColMajor, KronAlgorithm::Gemm),
+      ShapeError);
+}
+
 BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
   const auto f = square_factors(8, 6);  // FastKron's 8^6
   const Index K = 262144, B = 1024;
@@ -319,6 +332,23 @@ BOOST_AUTO_TEST_CASE(min_factor_rcond_is_the_worst_factors) {
       kron(Dense<double>(well_conditioned<double>(3, false)), Dense<double>(poor)));
   BOOST_TEST(solver.min_factor_rcond() < 2e-6);
   BOOST_TEST(solver.min_factor_rcond() > 5e-7);
+}
+
+// An identity factor is its own inverse: I_n (n = 50000) was made a dense n x n matrix
+// (20 GB) to factor.
+BOOST_AUTO_TEST_CASE(identity_factors_are_not_factorized) {
+  const Index n = 50000;
+  const HostMatrix<double> f = well_conditioned<double>(3, false);
+  const KronSolver<double> solver(kron(Identity<double>(n), Dense<double>(f)));
+  BOOST_TEST(solver.size() == 3 * n);
+  const HostMatrix<double> b = random_matrix<double>(3 * n, 2);
+  HostMatrix<double> x(3 * n, 2);
+  solver.solve(view(b), view(x));
+  // I ⊗ F is block diagonal: F x_i = b_i for each block of 3 rows.
+  HostMatrix<double> residual(3 * n, 2);
+  for (Index i = 0; i < n; ++i)
+    residual.middleRows(3 * i, 3) = f * x.middleRows(3 * i, 3) - b.middleRows(3 * i, 3);
+  BOOST_TEST(residual.norm() <= tolerance<double>(12) * b.norm());
 }
 
 // Factors that each pass the singularity check can make a product that does not: the solve

@@ -60,6 +60,11 @@ BOOST_AUTO_TEST_CASE(a_kron_too_large_to_widen_stays_a_kron) {
     BOOST_TEST(simple.node_type() == std::string("kron"));
     BOOST_TEST(simple.rows() == k.rows());
   }
+  // 4 values repeated 2^32 times would be 2^34 (std::bad_alloc): left as a Kron too.
+  const AnyOperator<double> wide =
+      kron(Identity<double>(Index(1) << 16), KSFactor<double>::random({1, 2, 2, 1}, gen),
+           Identity<double>(Index(1) << 16));
+  BOOST_TEST(simplify(wide).node_type() == std::string("kron"));
   // The same product at a size that fits is widened into a chain.
   const AnyOperator<double> small = kron(Identity<double>(8), K);
   BOOST_TEST(simplify(small).node_type() == std::string("ks_chain"));

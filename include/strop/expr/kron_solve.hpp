@@ -5,8 +5,9 @@
 // pivoting, or Cholesky for Hermitian positive definite factors) and then one Kron-matmul
 // per right-hand-side batch: on the GPU the fast engine of operators/kron/, on the host the
 // sliced multiply. The factor inverses are formed from the factorizations once, when the
-// solver is made, in double precision (rounded once to T); the forward error is that of the
-// factor solves, about cond(F_1) ... cond(F_n) times the unit roundoff of T.
+// solver is made, in double precision (rounded once to T; an Identity factor stays itself); the
+// forward error is that of the factor solves, about cond(F_1) ... cond(F_n) times the unit roundoff
+// of T.
 #include "strop/expr/kron.hpp"
 
 namespace strop {

@@ -6,6 +6,9 @@
 //   (A^T)^T, (A^H)^H     -> A
 //   s (t A)              -> (s t) A,  1 A -> A
 //   products of KS factors/chains -> one KSChain (so the chain can be fused)
+//   Kronecker products of KS factors/chains and identities -> one KSChain (I ⊗ K ⊗ I as
+//                          one wider factor, K's values repeated; left as they are where a
+//                          factor would hold more than 2^26 values)
 // applied bottom-up over the whole graph. Leaves are shared, never copied.
 #include "strop/expr/any_operator.hpp"
 

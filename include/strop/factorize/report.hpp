@@ -28,7 +28,7 @@ struct FactorReport {
   // is known (e.g. the optimum of a relaxed problem); relative_error / lower_bound
   // certifies how far from optimal the result is. NaN when unknown.
   double lower_bound = std::numeric_limits<double>::quiet_NaN();
-  // "butterfly (balanced)", "monarch projection", "randomized svd", ...
+  // "ks hierarchical (balanced)", "monarch projection", "randomized svd", ...
   std::string method;
 };
 

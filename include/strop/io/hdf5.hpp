@@ -17,7 +17,7 @@ namespace strop::io {
 
 // Where a factorized operator came from; stored as attributes of its group.
 struct Provenance {
-  std::string algorithm;       // "butterfly (balanced)", "monarch projection", ...
+  std::string algorithm;       // "ks hierarchical (balanced)", "monarch projection", ...
   double relative_error = -1;  // achieved ||A - Â||_F / ||A||_F (negative: unknown)
   Index source_rows = 0;       // shape of the matrix that was factorized
   Index source_cols = 0;

@@ -25,8 +25,10 @@ struct WavAudio {
 
 WavAudio load_wav(const std::string& path);
 
-// Writes atomically (temporary file, then rename). Pcm16 stores round(32768 v) and refuses
-// (IoError) values outside [-1, 1] rather than clipping them; Float32 stores any finite value.
+// Writes atomically (temporary file, then rename). Pcm16 stores round(32768 v), except that
+// values rounding to 32768 (up to 1.0, which 16 bits cannot hold) store 32767 and read back
+// as 1 - 2^-15; it refuses (IoError) values outside [-1, 1] rather than clipping them.
+// Float32 stores any finite value.
 void save_wav(const std::string& path, const WavAudio& audio);
 
 }  // namespace strop::io
