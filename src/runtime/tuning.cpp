@@ -43,10 +43,22 @@ std::map<std::string, std::string> load(const std::string& path) {
 }
 
 struct Cache {
+  // Guards `choices`, `pending`, `file` and `epoch`; never held during file I/O, so lookups
+  // (tuned_choice in every tuned apply) never wait for a disk write or another process.
   std::mutex mutex;
   std::map<std::string, std::string> choices;
+  // The choices this process stored that are not yet in the file (stored since it was
+  // loaded, or since a write that failed). Only these overwrite what the file holds: an
+  // entry merely loaded earlier may be stale (another process measured it again since).
+  std::map<std::string, std::string> pending;
   std::string file;
-  bool enabled = false;
+  std::uint64_t epoch = 0;  // counts set_tuning_file and clear_tuned_choices calls
+  // Serialises writing the file within this process (FILE.lock serialises processes):
+  // held from reading the file to renaming the new one, so that two threads' writes cannot
+  // drop each other's entries. Taken before `mutex`, never while holding it.
+  std::mutex persist_mutex;
+  // Read on every GPU apply: atomic, so that it never waits for a lock.
+  std::atomic<bool> enabled{false};
   std::atomic<std::uint64_t> generation{0};  // counts changes to `choices`
 
   // From the environment: STROP_TUNE=1, STROP_TUNING_FILE=path.
@@ -106,24 +118,25 @@ void write_file(const std::string& path, const std::map<std::string, std::string
 }  // namespace
 
 bool tuning_enabled() {
-  Cache& c = cache();
-  std::lock_guard lock(c.mutex);
-  return c.enabled;
+  return cache().enabled.load();
 }
 
 void set_tuning_enabled(bool enabled) {
-  Cache& c = cache();
-  std::lock_guard lock(c.mutex);
-  c.enabled = enabled;
+  cache().enabled.store(enabled);
 }
 
 void set_tuning_file(const std::string& path) {
   std::map<std::string, std::string> loaded = load(path);
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
-  for (auto& [key, value] : loaded)
+  // The file's entries replace those in memory; a stored choice the file has replaced is no
+  // longer this process's to write back.
+  for (auto& [key, value] : loaded) {
+    c.pending.erase(key);
     c.choices[key] = std::move(value);
+  }
   c.file = path;
+  ++c.epoch;
   ++c.generation;
 }
 
@@ -147,28 +160,67 @@ void store_tuned_choice(const std::string& key, const std::string& value) {
                       "store_tuned_choice: keys and values are non-empty, without tabs or "
                       "newlines");
   Cache& c = cache();
-  std::lock_guard lock(c.mutex);
-  c.choices[key] = value;
-  ++c.generation;
-  if (c.file.empty()) return;
-  // Merge with what the file holds now (another process may have added choices); a file
-  // that stopped being a tuning cache is not overwritten. Persisting is best effort: the
-  // choice is made and kept in memory, and an engine's apply that measured it must not fail
-  // (only its first call, for each new key) because the file cannot be written (missing or
-  // read-only directory, disk full, file no longer a cache).
+  {
+    std::lock_guard lock(c.mutex);
+    c.choices[key] = value;
+    c.pending[key] = value;
+    ++c.generation;
+    if (c.file.empty()) return;  // kept pending: written to a file set later
+  }
+  // Merge with what the file holds now (another process may have added or re-measured
+  // choices); a file that stopped being a tuning cache is not overwritten. Persisting is
+  // best effort: the choice is made and kept in memory, and an engine's apply that measured
+  // it must not fail (only its first call, for each new key) because the file cannot be
+  // written (missing or read-only directory, disk full, file no longer a cache).
+  std::lock_guard persist(c.persist_mutex);
+  // What to write, taken under the persist lock: a thread that stored before another's
+  // write began has its choice written by that one (and then finds nothing pending).
+  std::map<std::string, std::string> ours;
+  std::string file;
+  std::uint64_t epoch = 0;
+  {
+    std::lock_guard lock(c.mutex);
+    ours = c.pending;
+    file = c.file;
+    epoch = c.epoch;
+  }
+  if (ours.empty() || file.empty()) return;
   // Other processes merge into the same file: an advisory lock on "FILE.lock" from the read
   // to the rename, or one's write drops the entries another wrote in between.
-  const int file_lock = ::open((c.file + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int file_lock = ::open((file + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (file_lock >= 0) ::flock(file_lock, LOCK_EX);  // no lock (read-only directory): as before
+  std::map<std::string, std::string> on_disk;
+  bool written = false;
   try {
-    std::map<std::string, std::string> on_disk = load(c.file);
-    for (const auto& [k, v] : c.choices)
-      on_disk[k] = v;
-    write_file(c.file, on_disk);
+    on_disk = load(file);
+    std::map<std::string, std::string> merged = on_disk;
+    for (const auto& [k, v] : ours)
+      merged[k] = v;
+    write_file(file, merged);
+    written = true;
   } catch (const Error& e) {
     std::fprintf(stderr, "strop: tuned choice kept in memory only: %s\n", e.what());
   }
   if (file_lock >= 0) ::close(file_lock);
+  if (!written) return;  // still pending: the next store tries again
+  std::lock_guard lock(c.mutex);
+  // Unless the file was changed or the memory cleared meanwhile: what was written is no
+  // longer pending (a later measurement in another process may replace it), and the
+  // entries read from the file replace older copies in memory, except choices stored
+  // since (still pending, they are written next).
+  if (c.epoch != epoch) return;
+  for (const auto& [k, v] : ours)
+    if (const auto it = c.pending.find(k); it != c.pending.end() && it->second == v)
+      c.pending.erase(it);
+  bool changed = false;
+  for (auto& [k, v] : on_disk) {
+    if (c.pending.contains(k) || ours.contains(k)) continue;
+    std::string& in_memory = c.choices[k];
+    if (in_memory == v) continue;
+    in_memory = std::move(v);
+    changed = true;
+  }
+  if (changed) ++c.generation;
 }
 
 std::size_t tuned_choice_count() {
@@ -187,6 +239,8 @@ void clear_tuned_choices() {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   c.choices.clear();
+  c.pending.clear();
+  ++c.epoch;
   ++c.generation;
 }
 

@@ -3,9 +3,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "reference.hpp"
 
@@ -182,6 +185,95 @@ BOOST_AUTO_TEST_CASE(a_process_with_a_bad_file_in_its_environment_works) {
       "STROP_TUNING_FILE='" + bad + "' '" + self +
       "' --run_test=tuning_cache/a_bad_file_named_by_the_environment_is_ignored > /dev/null 2>&1";
   BOOST_TEST(std::system(command.c_str()) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_stale_loaded_choice_does_not_overwrite_a_newer_one) {
+  // Each store wrote every choice in memory over the file, those merely loaded from it too:
+  // a choice another process measured again since this one loaded the file was replaced by
+  // the stale copy when this process stored an unrelated key.
+  TuningState state;
+  const std::string path = state.dir + "/cache.txt";
+  const std::string header = "# strop tuning cache v1\n";
+  std::ofstream(path) << header << "k\told\n";
+  set_tuning_file(path);
+  BOOST_TEST(*tuned_choice("k") == "old");
+  std::ofstream(path) << header << "k\tnew\n";  // another process measures k again
+  store_tuned_choice("j", "x");
+  BOOST_TEST(read_all(path) == header + "j\tx\nk\tnew\n");
+  BOOST_TEST(*tuned_choice("k") == "new");  // the memory learns the file's entries
+  // A choice this process stored and wrote is not written back over a later measurement
+  // either; one it stores again (after the other process wrote) is.
+  std::ofstream(path) << header << "j\tnewer\nk\tnew\n";
+  store_tuned_choice("i", "y");
+  BOOST_TEST(read_all(path) == header + "i\ty\nj\tnewer\nk\tnew\n");
+  std::ofstream(path) << header << "i\tz\nj\tnewer\nk\tnew\n";
+  store_tuned_choice("k", "mine");
+  BOOST_TEST(read_all(path) == header + "i\tz\nj\tnewer\nk\tmine\n");
+  BOOST_TEST(*tuned_choice("i") == "z");
+}
+
+BOOST_AUTO_TEST_CASE(a_choice_not_written_is_written_by_the_next_store) {
+  // A choice that stays in memory only (the directory was missing) is written with the next
+  // choice once the file can be written, and one stored with no file set goes to the file
+  // set later, unless that file holds the key already (loading replaces it).
+  TuningState state;
+  const std::string dir = state.dir + "/later";
+  const std::string path = dir + "/cache.txt";
+  const std::string header = "# strop tuning cache v1\n";
+  store_tuned_choice("a", "1");
+  store_tuned_choice("b", "1");
+  set_tuning_file(path);
+  store_tuned_choice("c", "1");  // not written: no directory
+  std::filesystem::create_directories(dir);
+  std::ofstream(path) << header << "b\t2\n";
+  set_tuning_file(path);
+  BOOST_TEST(*tuned_choice("b") == "2");
+  store_tuned_choice("d", "1");
+  BOOST_TEST(read_all(path) == header + "a\t1\nb\t2\nc\t1\nd\t1\n");
+}
+
+namespace {
+// Built with +=: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "literal" + string.
+std::string thread_key(int thread, int i) {
+  std::string key = "t";
+  key += std::to_string(thread);
+  key += '|';
+  key += std::to_string(i);
+  return key;
+}
+std::string thread_value(int i) {
+  std::string value = "v";
+  value += std::to_string(i);
+  return value;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(concurrent_stores_all_reach_the_file) {
+  // Threads storing at once (each merging into the file) must not drop one another's
+  // entries; meanwhile lookups go on.
+  TuningState state;
+  const std::string path = state.dir + "/cache.txt";
+  set_tuning_file(path);
+  constexpr int kThreads = 4, kKeys = 25;
+  std::atomic<int> failures{0};  // Boost.Test's checks are not thread-safe
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([t, &failures] {
+      for (int i = 0; i < kKeys; ++i) {
+        store_tuned_choice(thread_key(t, i), thread_value(i));
+        if (tuned_choice(thread_key(t, i)) != thread_value(i)) ++failures;
+      }
+    });
+  for (auto& thread : threads)
+    thread.join();
+  BOOST_TEST(failures.load() == 0);
+  set_tuning_file("");
+  clear_tuned_choices();
+  set_tuning_file(path);
+  BOOST_TEST(tuned_choice_count() == std::size_t{kThreads * kKeys});
+  for (int t = 0; t < kThreads; ++t)
+    for (int i = 0; i < kKeys; ++i)
+      BOOST_TEST(tuned_choice(thread_key(t, i)).value_or("") == thread_value(i));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,7 +28,10 @@ void set_tuning_enabled(bool enabled);
 // line, a last line cut off before its newline); the cache is then left unchanged.
 // (STROP_TUNING_FILE naming such a file is ignored, with a warning on stderr.) Writing is
 // best effort: where the file cannot be written, a choice stays in memory (warning on
-// stderr). Processes storing into one file merge under a lock on "PATH.lock".
+// stderr). Processes storing into one file merge under a lock on "PATH.lock": a store writes
+// the choices this process stored and has not yet written over the file's entries, keeps
+// the file's other entries (which may be newer than the copies this process loaded) and
+// takes those into memory.
 void set_tuning_file(const std::string& path);
 std::string tuning_file();
 
