@@ -2,6 +2,7 @@
 // halves, recurse on each half (papers/NOTES.md, "Hierarchical order").
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <numeric>
 
 #include "factorize/butterfly/two_factor.hpp"
@@ -40,7 +41,11 @@ struct Driver {
     // that is split again gets √Σ: all of U's singular values are 1, so its split would keep
     // an arbitrary subspace, often directions whose Σ V^H rows are ~0 (a random 4-factor
     // chain with a rank bottleneck came back with error ~1 in the balanced order).
-    const bool orthonormal_left = options.orthonormal && split - lo == 1;
+    // This for orthonormal = false too (its scales are balanced afterwards): √Σ at every
+    // split turns singular values at the noise level σ into parts of size √σ, which the
+    // later splits then get wrong at that scale (a 5-factor chain with a rank bottleneck and
+    // noise 1e-12 came back with error 5e-7 in the balanced order).
+    const bool orthonormal_left = split - lo == 1;
     auto solution = detail::solve_two_factor(W, fuse_range(patterns, lo, split),
                                              fuse_range(patterns, split, hi), orthonormal_left,
                                              options.device, ctx);
@@ -60,6 +65,35 @@ HostMatrix<T> permuted(const HostMatrix<T>& A, const std::vector<Index>& rows,
       out(i, j) = A(rows.empty() ? i : rows[static_cast<std::size_t>(i)], source_col);
   }
   return out;
+}
+
+// The same product with the factors' norms within a factor of about 2 of their geometric
+// mean: factor f is multiplied by 2^e_f with integer e_f summing to 0, so the product is
+// unchanged exactly. e_f rounds the running sums of the ideal (real) exponents, whose total
+// is 0, so each stays within 1 of its ideal.
+template <class T>
+void balance_scales(std::vector<KSFactor<T>>& factors) {
+  std::vector<double> log_norms;
+  for (const KSFactor<T>& factor : factors) {
+    double squares = 0;
+    for (const T& v : factor.values())
+      squares += double(std::norm(v));
+    if (!(squares > 0) || !std::isfinite(squares)) return;  // a zero product: nothing to balance
+    log_norms.push_back(0.5 * std::log2(squares));
+  }
+  const double mean =
+      std::accumulate(log_norms.begin(), log_norms.end(), 0.0) / double(log_norms.size());
+  double running = 0;
+  int applied = 0;
+  for (std::size_t f = 0; f < factors.size(); ++f) {
+    running += mean - log_norms[f];
+    const int exponent =
+        f + 1 == factors.size() ? -applied : static_cast<int>(std::lround(running)) - applied;
+    applied += exponent;
+    std::vector<T> values = factors[f].values();
+    detail::scale_by_power_of_two(values.data(), static_cast<Index>(values.size()), exponent);
+    factors[f] = KSFactor<T>(factors[f].pattern(), std::move(values));
+  }
 }
 
 // The factors of 2^exponent W from those of W (UnitScaled): factor l takes share l.
@@ -104,6 +138,10 @@ KSFactorization<T> factorize_ks_chain(const HostMatrix<T>& A,
   detail::require_permutation("factorize_ks_chain", "column_permutation",
                               options.column_permutation, A.cols());
   validate_chain(patterns, A.rows(), A.cols());
+  require<ShapeError>(options.order == HierarchicalOrder::balanced ||
+                          options.order == HierarchicalOrder::left_to_right,
+                      "factorize_ks_chain: unknown HierarchicalOrder ",
+                      static_cast<int>(options.order));
   detail::require_device("factorize_ks_chain", options.device);
 
   const auto start = std::chrono::steady_clock::now();
@@ -117,6 +155,7 @@ KSFactorization<T> factorize_ks_chain(const HostMatrix<T>& A,
   std::vector<KSFactor<T>> factors;
   factors.reserve(patterns.size());
   driver.run({&W, nullptr}, 0, patterns.size(), factors);
+  if (!options.orthonormal) balance_scales(factors);
   KSChain<T> chain(unscaled(std::move(factors), scaled.exponent()));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

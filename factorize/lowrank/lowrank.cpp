@@ -92,6 +92,10 @@ LowRankFactorization<T> factorize_lowrank(const HostMatrix<T>& A, const LowRankO
                       "0 and block_size >= 1; got rank ",
                       options.rank, ", oversampling ", options.oversampling, ", power_iterations ",
                       options.power_iterations, ", block_size ", options.block_size);
+  require<ShapeError>(
+      options.method == LowRankMethod::automatic || options.method == LowRankMethod::exact ||
+          options.method == LowRankMethod::randomized,
+      "factorize_lowrank: unknown LowRankMethod ", static_cast<int>(options.method));
   const bool by_rank = options.rank > 0;
   require<ShapeError>(by_rank || (options.tolerance > 0 && options.tolerance < 1),
                       "factorize_lowrank: give a rank >= 1 or a tolerance in (0, 1); got rank ",

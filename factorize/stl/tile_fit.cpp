@@ -37,13 +37,26 @@ double clamp_error(double value) {
   return std::max(value, 0.0);
 }
 
+bool all_finite(const Encoders& enc) {
+  return enc.encode_signal.allFinite() && enc.encode_weight.allFinite() && enc.decode.allFinite();
+}
+
+// NumericalError unless `finite`: Adam's steps overshot until the loss or the encoders
+// overflowed (a learning rate far too large for the problem's scale).
+void require_converging(bool finite, Index restart, Index steps, const TileFitOptions& options) {
+  require<NumericalError>(finite, "fit_tile_encoders: the loss diverged (restart ", restart,
+                          ", learning rate ", options.learning_rate, ": non-finite after ", steps,
+                          " of ", options.iterations, " Adam steps); lower the learning rate");
+}
+
 struct Run {
   Encoders encoders;
   double initial_loss = 0, loss = 0;
   std::vector<double> history;
 };
 
-Run descend(const TileObjective& objective, Encoders enc, const TileFitOptions& options) {
+Run descend(const TileObjective& objective, Encoders enc, const TileFitOptions& options,
+            Index restart) {
   // Below this the loss is rounding (it is a difference of O(reference) terms): exact
   // encoders have nothing left to learn, and Adam's normalised steps would only walk away.
   const double exact = 1e-12 * objective.reference();
@@ -52,11 +65,18 @@ Run descend(const TileObjective& objective, Encoders enc, const TileFitOptions& 
   AdamState signal, weight, decode;
   run.history.reserve(static_cast<std::size_t>(options.iterations));
   run.initial_loss = objective.loss(enc);
+  require<NumericalError>(std::isfinite(run.initial_loss),
+                          "fit_tile_encoders: the loss of the starting encoders (restart ", restart,
+                          ") overflows: ", run.initial_loss);
   // Adam's iterates do not decrease monotonically: the best one seen is kept.
   Encoders best = enc;
   double best_loss = run.initial_loss;
-  for (Index it = 0; it < options.iterations && best_loss > exact; ++it) {
+  Index it = 0;
+  for (; it < options.iterations && best_loss > exact; ++it) {
     const double loss = objective.loss_and_gradient(enc, gradient);
+    // Checked here, before the loss is compared or the encoders reach validate() (which
+    // would report NaN encoders, not the divergence that produced them).
+    require_converging(std::isfinite(loss) && all_finite(gradient), restart, it, options);
     run.history.push_back(clamp_error(loss / objective.reference()));
     if (loss < best_loss) {
       best = enc;
@@ -69,8 +89,11 @@ Run descend(const TileObjective& objective, Encoders enc, const TileFitOptions& 
     signal.step(enc.encode_signal, gradient.encode_signal, rate, it);
     weight.step(enc.encode_weight, gradient.encode_weight, rate, it);
     decode.step(enc.decode, gradient.decode, rate, it);
+    require_converging(all_finite(enc), restart, it + 1, options);
   }
-  if (const double last = objective.loss(enc); last < best_loss) {
+  const double last = objective.loss(enc);
+  require_converging(std::isfinite(last), restart, it, options);
+  if (last < best_loss) {
     best = std::move(enc);
     best_loss = last;
   }
@@ -129,9 +152,7 @@ TileFitResult fit_tile_encoders(const TileFitOptions& options) {
       std::mt19937 rng(static_cast<std::mt19937::result_type>(options.seed + 1 + std::uint64_t(k)));
       start = rank49_subset(options.rank, rng);
     }
-    Run run = descend(objective, std::move(start), options);
-    require<NumericalError>(std::isfinite(run.loss), name, ": the loss diverged (restart ", k,
-                            ", learning rate ", options.learning_rate, ")");
+    Run run = descend(objective, std::move(start), options, k);
     if (k == 0 || run.loss < best.loss) best = std::move(run);
   }
 

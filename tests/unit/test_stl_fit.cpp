@@ -460,4 +460,54 @@ BOOST_AUTO_TEST_CASE(bad_inputs_throw_typed_errors) {
   BOOST_CHECK_THROW(stl::prune_2_4({nan_tile}, 100, 0), NumericalError);
 }
 
+// The message of the NumericalError that fit_tile_encoders(options) throws ("" if none).
+std::string tile_fit_numerical_error(const stl::TileFitOptions& options) {
+  try {
+    stl::fit_tile_encoders(options);
+  } catch (const NumericalError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A learning rate of 1e300 overflows the encoders after one Adam step. That used to reach
+// validate() as "encode_signal (E_X) has NaN or Inf entries" from inside the objective; it
+// is the descent diverging, and says so.
+BOOST_AUTO_TEST_CASE(tile_fit_divergence_is_reported_as_such) {
+  stl::TileFitOptions options;
+  options.rank = 8;
+  options.iterations = 100;
+  options.learning_rate = 1e300;
+  for (Index restarts : {1, 3}) {
+    options.restarts = restarts;
+    const std::string message = tile_fit_numerical_error(options);
+    BOOST_TEST(message.find("the loss diverged") != std::string::npos, "message: " << message);
+    BOOST_TEST(message.find("restart 0") != std::string::npos, "message: " << message);
+    BOOST_TEST(message.find("learning rate 1e+300") != std::string::npos, "message: " << message);
+  }
+  // Diverging from a given start too.
+  options.restarts = 1;
+  options.tile = 2;
+  options.rank = 6;
+  options.initial = random_encoders(2, 6);
+  const std::string message = tile_fit_numerical_error(options);
+  BOOST_TEST(message.find("the loss diverged") != std::string::npos, "message: " << message);
+  // A start whose loss already overflows is named as such, not as NaN encoders.
+  options.learning_rate = 1e-2;
+  options.rank = 7;
+  options.initial = stl::strassen_2x2();
+  options.initial->decode *= 1e200;
+  options.iterations = 1;
+  const std::string start = tile_fit_numerical_error(options);
+  BOOST_TEST(start.find("starting encoders") != std::string::npos, "message: " << start);
+  // A merely large learning rate that stays finite is no error: the best iterate is kept.
+  options = {};
+  options.rank = 8;
+  options.iterations = 50;
+  options.learning_rate = 10;
+  const stl::TileFitResult fit = stl::fit_tile_encoders(options);
+  BOOST_TEST(std::isfinite(fit.relative_error));
+  BOOST_TEST(fit.relative_error <= fit.initial_relative_error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

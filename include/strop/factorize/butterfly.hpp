@@ -28,8 +28,11 @@ struct KSFactorizeOptions {
   // one where the left part is a single factor (every split of the left-to-right order, the
   // last splits of the balanced one), so that the rest is factorized under the true error;
   // a left part that is split again gets √Σ (an orthonormal U would hide which of its
-  // directions carry weight). false: √Σ on both sides of every split, which keeps the
-  // factors' scales balanced.
+  // directions carry weight). false: the same splits, then the factors' scales balanced:
+  // each is multiplied by a power of two (the product is unchanged exactly) that brings its
+  // norm within about a factor 2 of the factors' geometric mean. (√Σ on both sides of every
+  // split would balance them too, but turns singular values at the noise level σ into parts
+  // of size √σ that the later splits get wrong at that scale.)
   bool orthonormal = true;
   // Factorize Â(i, j) = A(row_permutation[i], column_permutation[j]) instead of A; empty
   // means the identity. The DFT needs column_permutation = bit_reversal_indices(N).

@@ -138,7 +138,10 @@ struct TileFitResult {
 // fixed E_X and D: the paper's Lemma A.1). Exact starting encoders stay exact.
 // ShapeError for r < 1, t < 1, a population < 1, iterations < 0, restarts < 1, a
 // learning rate <= 0, a missing `initial` where the default start does not exist, or an
-// `initial` of the wrong shape.
+// `initial` of the wrong shape; NumericalError on NaN/Inf in `initial` or a loss of `initial`
+// that overflows, and when the descent diverges: a loss, gradient or Adam iterate that is
+// no longer finite (a learning rate far too large) ends the fit with "the loss diverged",
+// naming the restart and the learning rate.
 TileFitResult fit_tile_encoders(const TileFitOptions& options);
 
 // ---- 2:4 baseline ----------------------------------------------------------------------
