@@ -49,9 +49,12 @@ int run_apply(const ApplyOptions& o) {
   return with_scalar_type(stored.scalar_type, [&]<class T>() {
     const AnyOperator<T> a = io::load<T>(where.file, stored.name);
     HostMatrix<T> x = read_matrix<T>(input, o.cast ? Cast::any : Cast::lossless);
-    if (o.batch_rows) x.transposeInPlace();
     const Index in = op == Op::NoTrans ? a.cols() : a.rows();
     const Index out = op == Op::NoTrans ? a.rows() : a.cols();
+    // (Signals of length 1 are fine for an operator that takes them.)
+    require<ShapeError>(!(o.batch_rows && x.cols() == 1 && x.rows() > 1 && in != 1),
+                        batch_rows_of_one_column("apply", input, x.rows()));
+    if (o.batch_rows) x.transposeInPlace();
     require<ShapeError>(
         x.rows() == in, "apply: A = '", stored.name, "' is ", format_shape(a.rows(), a.cols()),
         ", so ", op_text, " takes signals of length ", in, ", but '", input.text(), "' holds ",

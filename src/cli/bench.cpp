@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -21,13 +22,16 @@
 #include "cli/commands.hpp"
 #include "cli/device_choice.hpp"
 #include "cli/divisors.hpp"
+#include "cli/locations.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
+#include "io/atomic_file.hpp"
 #include "strop/strop.hpp"
 
 namespace strop::cli {
 namespace {
 
+namespace fs = std::filesystem;
 using T = float;
 using Matrix = HostMatrix<T>;
 using BatchLast = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -218,16 +222,45 @@ std::string csv_number(double v) {
   return std::isnan(v) ? "" : format("%.6g", v);
 }
 
-void write_csv(std::FILE* out, const std::vector<Result>& results) {
-  std::fprintf(out,
-               "bench,operator,device,threads,dtype,n,batch,params,structured_ms,dense_ms,"
-               "speedup,rel_error\n");
+std::string csv_text(const std::vector<Result>& results) {
+  std::string text =
+      "bench,operator,device,threads,dtype,n,batch,params,structured_ms,dense_ms,speedup,"
+      "rel_error\n";
   for (const Result& r : results)
-    std::fprintf(out, "%s,%s,%s,%d,float32,%lld,%lld,%lld,%s,%s,%s,%s\n", r.bench.c_str(),
-                 r.op.c_str(), r.device.c_str(), Eigen::nbThreads(), static_cast<long long>(r.n),
-                 static_cast<long long>(r.batch), static_cast<long long>(r.params),
-                 csv_number(r.structured_ms).c_str(), csv_number(r.dense_ms).c_str(),
-                 csv_number(r.dense_ms / r.structured_ms).c_str(), csv_number(r.rel_error).c_str());
+    text +=
+        format("%s,%s,%s,%d,float32,%lld,%lld,%lld,%s,%s,%s,%s\n", r.bench.c_str(), r.op.c_str(),
+               r.device.c_str(), Eigen::nbThreads(), static_cast<long long>(r.n),
+               static_cast<long long>(r.batch), static_cast<long long>(r.params),
+               csv_number(r.structured_ms).c_str(), csv_number(r.dense_ms).c_str(),
+               csv_number(r.dense_ms / r.structured_ms).c_str(), csv_number(r.rel_error).c_str());
+  return text;
+}
+
+// A device or a pipe (/dev/stdout, /dev/full) in the --csv place: written straight into,
+// since a rename over it would replace the device node itself with a regular file.
+bool is_special_file(const std::string& file) {
+  std::error_code ec;
+  const fs::file_status s = fs::status(file, ec);  // follows links
+  return fs::exists(s) && !fs::is_regular_file(s) && !fs::is_directory(s);
+}
+
+// What saving the CSV would refuse, refused before the (possibly long) run. A device or a
+// pipe is written into as it is (save_csv).
+void require_csv_output(const std::string& file) {
+  if (!is_special_file(file)) io::require_replaceable(file);
+}
+
+// The whole CSV replaces `file` at once: a failed write (a full disk) or a crash leaves the
+// old file as it was, never half of a new one.
+void save_csv(const std::string& file, const std::string& text) {
+  if (!is_special_file(file)) {
+    io::write_file_atomically(file, [&](std::ostream& out) { out << text; });
+    return;
+  }
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  require<IoError>(f != nullptr, "bench: cannot write ", file);
+  const bool written = std::fputs(text.c_str(), f) >= 0;
+  require<IoError>(std::fclose(f) == 0 && written, "bench: writing ", file, " failed (disk full?)");
 }
 
 void print_table(std::FILE* out, const std::vector<Result>& results, bool factorize) {
@@ -307,21 +340,18 @@ int run_bench(BenchOptions o) {
   for (Index n : o.sizes)
     check_size(o.which, n);
   if (!o.plot.empty()) require<IoError>(have_gnuplot(), "bench: --plot needs gnuplot on the PATH");
+  if (!o.csv.empty()) require_csv_output(o.csv);
 
   const std::vector<Result> results =
       o.which == "factorize" ? bench_factorize(o, gpu) : bench_apply(o, gpu);
 
   // CSV to --csv FILE (a readable table then goes to stdout) or to stdout.
+  const std::string csv = csv_text(results);
   if (!o.csv.empty()) {
-    std::FILE* f = std::fopen(o.csv.c_str(), "w");
-    require<IoError>(f != nullptr, "bench: cannot write ", o.csv);
-    write_csv(f, results);
-    const bool failed = std::ferror(f) != 0;
-    require<IoError>(std::fclose(f) == 0 && !failed, "bench: writing ", o.csv,
-                     " failed (disk full?)");
+    save_csv(o.csv, csv);
     print_table(stdout, results, o.which == "factorize");
   } else {
-    write_csv(stdout, results);
+    std::fputs(csv.c_str(), stdout);
     if (isatty(STDOUT_FILENO) == 0) print_table(stderr, results, o.which == "factorize");
   }
   if (!o.plot.empty()) plot(o, results);

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <vector>
 
 #include "cli/scalar_dispatch.hpp"
 #include "strop/io/hdf5.hpp"
@@ -12,15 +14,38 @@
 namespace strop::cli {
 namespace {
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  if (text.size() < suffix.size()) return false;
-  return std::equal(suffix.rbegin(), suffix.rend(), text.rbegin(), [](char a, char b) {
-    return a == std::tolower(static_cast<unsigned char>(b));
-  });
+bool is_hdf5_name(const std::string& file) {
+  return has_extension(file, ".h5") || has_extension(file, ".hdf5") || has_extension(file, ".he5");
 }
 
-bool is_hdf5_name(const std::string& file) {
-  return ends_with(file, ".h5") || ends_with(file, ".hdf5") || ends_with(file, ".he5");
+// Where FILE ends in "FILE:PART" (PART an HDF5 dataset or an operator name); npos when the
+// whole text is the file. A file name may hold ':' (a directory "a:b") and so may PART, so
+// the ':' is chosen by what exists, then by the names' form:
+//   - none when the whole text names an existing file;
+//   - else the first ':' after an existing file;
+//   - else (a file still to be written) the first ':' after an HDF5 name (.h5, .hdf5, .he5);
+//   - else none when the whole text is a .npy or HDF5 name: "a:b/y.h5" is a file in the
+//     directory "a:b", not the dataset "/b/y.h5" of a file "a";
+//   - else the last ':'.
+// Only the colons after which `part_ok` accepts the rest count.
+std::size_t file_name_end(const std::string& text,
+                          const std::function<bool(const std::string&)>& part_ok) {
+  // A name that cannot be checked (too long, a loop of links) is reported when it is opened.
+  const auto exists = [](const std::string& file, bool file_only) {
+    std::error_code ec;
+    const std::filesystem::file_status s = std::filesystem::status(file, ec);
+    return std::filesystem::exists(s) && !(file_only && std::filesystem::is_directory(s));
+  };
+  if (exists(text, false)) return std::string::npos;
+  std::vector<std::size_t> colons;
+  for (std::size_t c = text.find(':'); c != std::string::npos; c = text.find(':', c + 1))
+    if (c > 0 && part_ok(text.substr(c + 1))) colons.push_back(c);
+  for (std::size_t c : colons)
+    if (exists(text.substr(0, c), true)) return c;
+  for (std::size_t c : colons)
+    if (is_hdf5_name(text.substr(0, c))) return c;
+  if (colons.empty() || has_extension(text, ".npy") || is_hdf5_name(text)) return std::string::npos;
+  return colons.back();
 }
 
 void require_file(const std::string& file) {
@@ -83,6 +108,13 @@ HostMatrix<T> convert(const HostMatrix<S>& m, Cast cast, const MatrixLocation& w
 
 }  // namespace
 
+bool has_extension(const std::string& file, const std::string& extension) {
+  if (file.size() < extension.size()) return false;
+  return std::equal(extension.rbegin(), extension.rend(), file.rbegin(), [](char a, char b) {
+    return a == std::tolower(static_cast<unsigned char>(b));
+  });
+}
+
 bool file_exists(const std::string& file) {
   std::error_code ec;
   const bool exists = std::filesystem::exists(file, ec);
@@ -110,17 +142,26 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 MatrixLocation parse_matrix_location(const std::string& text) {
-  if (ends_with(text, ".npy")) return {text, ""};
-  const std::size_t colon = text.rfind(':');
-  if (colon != std::string::npos && colon > 0 && colon + 1 < text.size()) {
+  const std::size_t colon =
+      file_name_end(text, [](const std::string& dataset) { return !dataset.empty(); });
+  if (colon != std::string::npos) {
     std::string dataset = text.substr(colon + 1);
     if (dataset.front() != '/') dataset.insert(dataset.begin(), '/');
     return {text.substr(0, colon), dataset};
   }
+  if (has_extension(text, ".npy")) return {text, ""};
   if (is_hdf5_name(text))
     throw IoError("'" + text + "' is an HDF5 file but names no dataset: write '" + text +
                   ":/dataset'");
   throw IoError("'" + text + "' is neither a .npy file nor 'file.h5:/dataset'");
+}
+
+std::string batch_rows_of_one_column(const std::string& command, const MatrixLocation& where,
+                                     Index values) {
+  return detail::concat(
+      command, ": '", where.text(), "' holds one column of ", values, " values (a 1-D array, or ",
+      values, " x 1), which --batch-rows (B x N, ", "one signal per row) would read as ", values,
+      " signals of length 1; for one signal of ", values, " values, drop --batch-rows");
 }
 
 std::string stored_scalar_type(const MatrixLocation& location) {
@@ -149,14 +190,16 @@ void write_matrix(const MatrixLocation& location, const HostMatrix<T>& matrix) {
 }
 
 OperatorLocation parse_operator_location(const std::string& text) {
-  const std::size_t colon = text.rfind(':');
-  if (colon != std::string::npos && colon > 0 && !file_exists(text)) {
-    std::string name = text.substr(colon + 1);
-    while (!name.empty() && name.front() == '/')
-      name.erase(name.begin());
-    return {text.substr(0, colon), name};
-  }
-  return {text, ""};
+  // An operator name is one path component: a part with a '/' (past the leading ones that
+  // "file.h5:/name" may have) is the rest of a file name, as in "dir:x/ops.h5".
+  const auto without_root = [](const std::string& part) {
+    return part.substr(std::min(part.find_first_not_of('/'), part.size()));
+  };
+  const std::size_t colon = file_name_end(text, [&](const std::string& name) {
+    return without_root(name).find('/') == std::string::npos;
+  });
+  if (colon == std::string::npos) return {text, ""};
+  return {text.substr(0, colon), without_root(text.substr(colon + 1))};
 }
 
 std::vector<io::StoredOperator> list_stored_operators(const std::string& file) {

@@ -13,6 +13,10 @@
 
 namespace strop::cli {
 
+// Whether `file` ends in `extension` (given in lower case, such as ".wav") in any case:
+// "A.WAV" and "a.Wav" are WAV files too.
+bool has_extension(const std::string& file, const std::string& extension);
+
 // Whether `file` exists; IoError with the system's reason when that cannot be told (a loop
 // of symbolic links, a name too long, a directory that may not be searched).
 bool file_exists(const std::string& file);
@@ -46,6 +50,12 @@ HostMatrix<T> read_matrix(const MatrixLocation& location, Cast cast = Cast::loss
 
 template <class T>
 void write_matrix(const MatrixLocation& location, const HostMatrix<T>& matrix);
+
+// --batch-rows reads a matrix as B x N, one signal per row, so a 1-D array of n values (read
+// as one column, n x 1) would be n signals of length 1: never what is meant. The message for
+// that case, `values` being n.
+std::string batch_rows_of_one_column(const std::string& command, const MatrixLocation& where,
+                                     Index values);
 
 struct OperatorLocation {
   std::string file;

@@ -7,7 +7,6 @@
 // framing.hpp); --inverse with --frame puts the frames back together.
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -37,8 +36,7 @@ struct TransformCliOptions {
 };
 
 bool is_wav(const std::string& file) {
-  const std::string ext = std::filesystem::path(file).extension().string();
-  return ext == ".wav" || ext == ".WAV";
+  return has_extension(file, ".wav");
 }
 
 // Signals as read: a matrix (file.npy, file.h5:/dataset) or a WAV file.
@@ -118,6 +116,9 @@ int run_transform(const TransformCliOptions& o) {
   return with_scalar_type(working_type(stored, kind), [&]<class T>() {
     HostMatrix<T> x =
         in.wav ? HostMatrix<T>(audio.samples.cast<T>()) : read_matrix<T>(in.matrix, Cast::lossless);
+    // A transform of signals of length 1 changes nothing: a single column is one signal.
+    require<ShapeError>(!(o.batch_rows && x.cols() == 1 && x.rows() > 1),
+                        batch_rows_of_one_column("transform", in.matrix, x.rows()));
     if (o.batch_rows) x.transposeInPlace();
     if (framed && !o.inverse) x = cut_frames(x, o.frame, hop);
     require<ShapeError>(x.rows() >= 1 && x.cols() >= 1, "transform: '", in.text(),

@@ -57,20 +57,35 @@ fs::path create_temporary(const std::string& path, const fs::path& target) {
 
 }  // namespace
 
-void replace_atomically(
-    const std::string& path,
-    const std::function<void(const fs::path& target, const fs::path& temp)>& fill) {
+fs::path require_replaceable(const std::string& path) {
   const fs::path target = follow_links(path);
   std::error_code ec;
   const fs::file_status existing = fs::status(target, ec);
   if (fs::exists(existing)) {
+    require<IoError>(!fs::is_directory(existing), path, ": is a directory");
+    require<IoError>(fs::is_regular_file(existing), path,
+                     ": not a regular file (a device, a pipe or a socket); strop replaces whole "
+                     "files only");
     // The rename would replace a read-only file as if it were writable. No write bit at all
     // says "keep" even to root, whom access() lets write anything.
     const bool writable = ::access(target.c_str(), W_OK) == 0;
     require<IoError>(writable, path, ": the file is not writable (", std::strerror(errno), ")");
     require<IoError>((existing.permissions() & kAnyWrite) != fs::perms::none, path,
                      ": the file is not writable (read-only)");
+  } else {
+    const fs::path directory = target.parent_path().empty() ? "." : target.parent_path();
+    require<IoError>(fs::is_directory(directory, ec), path, ": no directory '", directory.string(),
+                     "'");
   }
+  return target;
+}
+
+void replace_atomically(
+    const std::string& path,
+    const std::function<void(const fs::path& target, const fs::path& temp)>& fill) {
+  const fs::path target = require_replaceable(path);
+  std::error_code ec;
+  const fs::file_status existing = fs::status(target, ec);
   const fs::path temp = create_temporary(path, target);
   try {
     fill(target, temp);

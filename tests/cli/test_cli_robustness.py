@@ -3,9 +3,11 @@
 
     test_cli_robustness.py STROP_EXE WORK_DIR
 
-Exit 77 (skipped) without numpy.
+Exit 77 (skipped) without numpy; the checks that read HDF5 files are left out without h5py.
 """
 import os
+import resource
+import signal
 import stat
 import struct
 import subprocess
@@ -16,6 +18,10 @@ try:
 except ImportError as e:
     print(f"skipped: {e} (scripts/deps.sh installs python3-numpy)")
     sys.exit(77)
+try:
+    import h5py
+except ImportError:
+    h5py = None
 
 from cli_harness import Harness
 
@@ -111,5 +117,90 @@ check(r.returncode == 1 and "cannot write the standard output" in r.stderr,
 # ---- a directory given as a WAV file is called a directory -------------------------------
 os.mkdir(path("dir.wav"))
 refused("transform", "--kind", "hadamard", "dir.wav", "-o", "y.npy", mention="is a directory")
+
+# ---- --batch-rows on a 1-D array: what is wrong and what to do ----------------------------
+np.save(path("v8.npy"), np.arange(8, dtype=np.float32))
+r = refused("apply", "ops.h5:hadamard", "--batch-rows", "v8.npy", "-o", "e_rows.npy",
+            mention="1-D array")
+check("8 signals of length 1" in r.stderr and "drop --batch-rows" in r.stderr,
+      "apply --batch-rows on a 1-D array says to drop --batch-rows")
+
+# ---- bench --csv: the old CSV is replaced whole or kept --------------------------------------
+OLD_CSV = "bench,operator\nold,results\n"
+
+
+def old_csv(name, mode=0o644):
+    with open(path(name), "w") as f:
+        f.write(OLD_CSV)
+    os.chmod(path(name), mode)
+
+
+def csv_kept(name):
+    with open(path(name)) as f:
+        return f.read() == OLD_CSV
+
+
+def file_size_limit(crash):
+    """For the child: files may grow to 64 bytes, so writing the CSV (some 250 bytes) fails
+    as on a full disk (write() says EFBIG), or with crash=True kills strop (SIGXFSZ)."""
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL if crash else signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+    return limit
+
+
+bench_args = ["bench", "ks", "--sizes", 16, "--batch", 2, "--repeats", 1]
+for crash in (False, True):
+    old_csv("old.csv")
+    r = subprocess.run([harness.exe, *map(str, bench_args), "--csv", "old.csv"],
+                       capture_output=True, text=True, cwd=harness.work, timeout=120,
+                       preexec_fn=file_size_limit(crash))
+    what = "killed while writing its --csv (SIGXFSZ)" if crash else "whose --csv write fails"
+    check(r.returncode == (-signal.SIGXFSZ if crash else 1),
+          f"bench {what}: exit {r.returncode} ({r.stderr.strip()[-200:]})")
+    check(csv_kept("old.csv"), f"bench {what} leaves the old CSV as it was")
+    if not crash:
+        check(not [f for f in os.listdir(harness.work) if f.startswith(".old.csv.tmp")],
+              "a failed bench --csv write leaves no temporary file")
+strop(*bench_args, "--csv", "old.csv")
+with open(path("old.csv")) as f:
+    check(f.read().startswith("bench,operator,device"), "bench --csv replaces the old CSV")
+old_csv("read_only.csv", 0o444)
+refused(*bench_args, "--csv", "read_only.csv", mention="not writable")
+check(csv_kept("read_only.csv"), "bench leaves a read-only --csv file as it was")
+# Refused before the run: this one would take minutes.
+try:
+    refused("bench", "ks", "--sizes", 4096, "--batch", 4096, "--repeats", 1000, "--csv",
+            "no_dir/b.csv", mention="no directory", timeout=30)
+except subprocess.TimeoutExpired:
+    check(False, "bench --csv into a missing directory is refused before the run (it ran)")
+
+# ---- ':' in directory names and in dataset and operator names ------------------------------
+# A file name may hold ':' and so may an HDF5 dataset name: "a:b/y.h5" is a file in the
+# directory "a:b", never the dataset "/b/y.h5" of a file "a".
+os.mkdir(path("a:b"))
+np.save(path("a:b/x8.npy"), np.load(path("x8.npy")))
+strop("apply", "ops.h5:hadamard", "x8.npy", "-o", "y8.npy", "-q")
+y8 = np.load(path("y8.npy"))
+strop("apply", "ops.h5:hadamard", "a:b/x8.npy", "-o", "a:b/y8.npy", "-q")
+check(os.path.exists(path("a:b/y8.npy")) and np.array_equal(np.load(path("a:b/y8.npy")), y8),
+      "apply reads and writes .npy files in a directory 'a:b'")
+refused("apply", "ops.h5:hadamard", "a:b/x8.npy", "-o", "a:b/y.h5", mention="names no dataset")
+check(not os.path.exists(path("a")), "an output 'a:b/y.h5' does not write a file 'a'")
+strop("apply", "ops.h5:hadamard", "a:b/x8.npy", "-o", "a:b/s.h5:/y:1", "-q")
+strop("apply", "ops.h5:hadamard", "--transpose", "a:b/s.h5:/y:1", "-o", "a:b/back.npy", "-q")
+strop("apply", "ops.h5:hadamard", "--transpose", "y8.npy", "-o", "back.npy", "-q")
+check(os.path.exists(path("a:b/back.npy")) and os.path.exists(path("back.npy")) and
+      np.array_equal(np.load(path("a:b/back.npy")), np.load(path("back.npy"))),
+      "apply writes and reads the dataset '/y:1' of a file in a directory 'a:b'")
+if h5py and os.path.exists(path("a:b/s.h5")):
+    with h5py.File(path("a:b/s.h5"), "r") as f:
+        check("y:1" in f and np.array_equal(f["y:1"][()], y8), "h5py sees the dataset 'y:1'")
+strop("factorize", "a16.npy", "-s", "lowrank", "--rank", 2, "-o", "a:b/ops.h5")
+r = strop("info", "a:b/ops.h5")
+check("lowrank" in r.stdout, "factorize -o 'a:b/ops.h5' writes there, the name its default")
+strop("factorize", "a16.npy", "-s", "lowrank", "--rank", 2, "-o", "a:b/ops.h5:c:d")
+r = strop("info", "a:b/ops.h5:c:d")
+check("c:d" in r.stdout, "factorize -o 'a:b/ops.h5:c:d' saves the operator 'c:d' there")
 
 harness.finish()

@@ -116,6 +116,21 @@ strop("transform", "--kind", "dft", "--inverse", "f.npy", "-o", "fback.wav")
 check(rel(read_float_wav(path("fback.wav")), samples) < 1e-5,
       "dft then inverse dft of WAV audio to WAV (real part) gives it back")
 
+# ---- file types by extension, in any case: .Wav, .wAv, .NPY, .H5 ---------------------------
+with open(path("in.wav"), "rb") as f, open(path("in.Wav"), "wb") as g:
+    g.write(f.read())
+strop("transform", "--kind", "dct", "--norm", "ortho", "in.Wav", "-o", "spec_case.NPY")
+check(os.path.exists(path("spec_case.NPY")) and rel(np.load(path("spec_case.NPY")), ortho) < 1e-5,
+      "'in.Wav' is read as WAV, 'spec_case.NPY' written as .npy")
+strop("transform", "--kind", "dct", "--norm", "ortho", "--inverse", "spec_case.NPY", "-o",
+      "back.wAv")
+check(os.path.exists(path("back.wAv")) and rel(read_float_wav(path("back.wAv")), samples) < 1e-5,
+      "'back.wAv' is written as WAV")
+strop("transform", "--kind", "dct", "in.Wav", "-o", "SIG.H5:/dct")
+if check(os.path.exists(path("SIG.H5")), "'SIG.H5:/dct' is written"):
+    with h5py.File(path("SIG.H5"), "r") as f:
+        check(f["dct"].shape == (256, 2), "'SIG.H5:/dct' is HDF5")
+
 # ---- short-time transforms ----------------------------------------------------------------
 s = rng.standard_normal((300, 1))  # 300 samples: frames of 64 every 32: 8, 12 samples left
 np.save(path("s.npy"), s)
@@ -151,6 +166,16 @@ r = strop("transform", "--kind", "dct", "--frame", 64, "s.npy", "-o", "e.wav", o
 check("frames" in r.stderr, "short-time frames are not written as audio")
 r = strop("transform", "--kind", "dct", "--frame", 400, "s.npy", "-o", "e.npy", ok=False)
 check("longer than the signals" in r.stderr, "a frame longer than the signal is an error")
+v64 = rng.standard_normal(64)  # a 1-D array: one signal, never 64 signals of length 1
+np.save(path("v64.npy"), v64)
+r = strop("transform", "--kind", "hadamard", "--batch-rows", "v64.npy", "-o", "e_rows.npy",
+          ok=False)
+check("1-D array" in r.stderr and "64 signals of length 1" in r.stderr and
+      "drop --batch-rows" in r.stderr and not os.path.exists(path("e_rows.npy")),
+      f"--batch-rows on a 1-D array says what is wrong and what to do ({r.stderr.strip()})")
+strop("transform", "--kind", "hadamard", "v64.npy", "-o", "h_v64.npy", "-q")
+check(rel(np.load(path("h_v64.npy"))[:, 0], sylvester(64) @ v64) < 1e-12,
+      "without --batch-rows a 1-D array is one signal")
 r = strop("transform", "--kind", "dct", "missing.npy", "-o", "e.npy", ok=False)
 check("missing.npy" in r.stderr, "a missing input names the file")
 for bad in (["--frame", -8], ["--frame", 0, "--hop", 3], ["--frame", 64, "--hop", 0],

@@ -3,6 +3,7 @@
 // loose header dicts), widening conversions, and an IoError naming the file for every kind
 // of bad file. Expected bytes and values are written out by hand, never produced by the
 // code under test.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
@@ -428,15 +429,24 @@ BOOST_AUTO_TEST_CASE(failed_saves_keep_existing_files) {
   TempDir dir;
   const HostMatrix<double> m = random_matrix<double>(3, 2);
   const std::string missing_dir = dir.file("no/such/dir/m.npy");
-  check_io_error([&] { io::save_npy(missing_dir, m); }, missing_dir, "temporary");
+  check_io_error([&] { io::save_npy(missing_dir, m); }, missing_dir, "no directory");
 
-  // The target is a directory: the rename fails, the directory and its file stay.
+  // The target is a directory: refused, the directory and its file stay.
   const std::string target_dir = dir.file("taken.npy");
   fs::create_directory(target_dir);
   write_file(target_dir + "/inside", "keep me");
-  check_io_error([&] { io::save_npy(target_dir, m); }, target_dir, "cannot replace");
+  check_io_error([&] { io::save_npy(target_dir, m); }, target_dir, "is a directory");
   BOOST_TEST(file_bytes(target_dir + "/inside") == "keep me");
   BOOST_TEST(dir.entries() == 1);  // no temporary left behind
+
+  // A pipe (or a device: /dev/full) is not a file to replace: the rename put a regular
+  // file in the node's place.
+  const std::string pipe = dir.file("pipe.npy");
+  BOOST_REQUIRE(::mkfifo(pipe.c_str(), 0666) == 0);
+  check_io_error([&] { io::save_npy(pipe, m); }, pipe, "not a regular file");
+  BOOST_TEST(fs::is_fifo(pipe));
+  BOOST_TEST(dir.entries() == 2);
+  fs::remove(pipe);
 
   // An existing file is replaced whole.
   const std::string path = dir.file("m.npy");
