@@ -23,17 +23,22 @@ template <class T>
 Permutation<T> Permutation<T>::bit_reversal(Index n) {
   require<ShapeError>(n >= 1 && (n & (n - 1)) == 0, "bit_reversal: n = ", n,
                       " is not a power of two");
-  int bits = 0;
-  while ((Index(1) << bits) < n)
-    ++bits;
-  std::vector<Index> perm(n);
-  for (Index i = 0; i < n; ++i) {
-    Index r = 0;
-    for (int b = 0; b < bits; ++b)
-      r |= ((i >> b) & 1) << (bits - 1 - b);
-    perm[i] = r;
-  }
-  return Permutation(std::move(perm));
+  const auto build = [n] {
+    int bits = 0;
+    while ((Index(1) << bits) < n)
+      ++bits;
+    std::vector<Index> perm(n);
+    for (Index i = 0; i < n; ++i) {
+      Index r = 0;
+      for (int b = 0; b < bits; ++b)
+        r |= ((i >> b) & 1) << (bits - 1 - b);
+      perm[i] = r;
+    }
+    return Permutation(std::move(perm));
+  };
+  // n is the caller's: a table of n indices that host memory cannot hold is a ShapeError.
+  return detail::allocating_host(detail::concat("permutation bit_reversal(", n, ")"), n, "indices",
+                                 sizeof(Index), build);
 }
 
 template <class T>

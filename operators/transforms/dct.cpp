@@ -2,6 +2,7 @@
 // samples backward; X_k = Re(exp(-i pi k / 2n) V_k) with V the DFT of v), with the complex
 // Cooley-Tukey chain rewritten over the reals (see transforms.hpp for why it stays
 // Kronecker-sparse). The inverse is the transposed chain of a differently scaled DCT-II.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -74,15 +75,10 @@ std::vector<double> dct_row_scales(Index n, Normalization norm, bool inverse) {
 }
 
 // X_k scaled by dct_row_scales(n, norm, inverse)[k], as real factors (real rows, real
-// columns), input in the digit-reversed Makhoul order.
+// columns), input in the digit-reversed Makhoul order. Run through building_dct (below), which
+// checks the factors' sizes first.
 ChainValues real_dct_chain(Index n, const std::vector<Index>& radices, Normalization norm,
                            bool inverse) {
-  // Every factor's size is checked before any table of n (or more) values is made.
-  const std::vector<transforms::Stage> stages = transforms::stages_of(radices);
-  for (std::size_t f = 0; f < stages.size(); ++f) {
-    const transforms::Stage& s = stages[f];
-    real_pattern({s.a, s.r, s.r, s.d}, f == 0, f + 1 == stages.size());
-  }
   ChainValues complex_chain = transforms::fourier_chain(radices, -1);
   const std::vector<double> row_scale = dct_row_scales(n, norm, inverse);
   // The twiddle exp(-i pi k / 2n) and the scale fold into the first factor's rows
@@ -113,26 +109,46 @@ std::vector<Index> dct_input_order(Index n, const std::vector<Index>& radices) {
   return perm;
 }
 
+// Runs build(), which makes `who`(n) with these radices. Before any table of n (or more) values
+// is made: every factor's size, complex and real, fits an index (PatternError otherwise), and
+// the largest real factor's values fit in host memory (ShapeError otherwise).
+template <class Build>
+auto building_dct(const char* who, Index n, const std::vector<Index>& radices, Build&& build) {
+  const std::vector<transforms::Stage> stages = transforms::stages_of(radices);
+  Index largest = 0;
+  for (std::size_t f = 0; f < stages.size(); ++f) {
+    const transforms::Stage& s = stages[f];
+    largest =
+        std::max(largest, real_pattern({s.a, s.r, s.r, s.d}, f == 0, f + 1 == stages.size()).nnz());
+  }
+  return detail::allocating_host(detail::concat(who, "(", n, ")'s largest factor"), largest,
+                                 "values", sizeof(Complex), std::forward<Build>(build));
+}
+
 }  // namespace
 
 template <class T>
 Product<KSChain<T>, Permutation<T>> dct(Index n, const TransformOptions& options) {
   const std::vector<Index> radices =
       transforms::radices(transforms::fourier_split(n, "dct"), options.factors);
-  const ChainValues chain = real_dct_chain(n, radices, options.normalization, false);
-  return Product<KSChain<T>, Permutation<T>>(transforms::to_chain<T>(chain),
-                                             Permutation<T>(dct_input_order(n, radices)));
+  return building_dct("dct", n, radices, [&] {
+    const ChainValues chain = real_dct_chain(n, radices, options.normalization, false);
+    return Product<KSChain<T>, Permutation<T>>(transforms::to_chain<T>(chain),
+                                               Permutation<T>(dct_input_order(n, radices)));
+  });
 }
 
 template <class T>
 Product<Permutation<T>, KSChain<T>> inverse_dct(Index n, const TransformOptions& options) {
   const std::vector<Index> radices =
       transforms::radices(transforms::fourier_split(n, "inverse_dct"), options.factors);
-  const ChainValues chain = real_dct_chain(n, radices, options.normalization, true);
-  // (chain * P)^T = P^T * chain^T, and P^T is the inverse permutation.
-  return Product<Permutation<T>, KSChain<T>>(
-      Permutation<T>(transforms::inverse_permutation(dct_input_order(n, radices))),
-      transforms::to_chain<T>(chain).transposed_copy());
+  return building_dct("inverse_dct", n, radices, [&] {
+    const ChainValues chain = real_dct_chain(n, radices, options.normalization, true);
+    // (chain * P)^T = P^T * chain^T, and P^T is the inverse permutation.
+    return Product<Permutation<T>, KSChain<T>>(
+        Permutation<T>(transforms::inverse_permutation(dct_input_order(n, radices))),
+        transforms::to_chain<T>(chain).transposed_copy());
+  });
 }
 
 #define STROP_INSTANTIATE(T)                                                           \

@@ -1,4 +1,5 @@
 // The DFT and its inverse: a Cooley-Tukey chain times the digit reversal of its input.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <numbers>
@@ -10,11 +11,10 @@ namespace strop {
 namespace {
 
 template <class T>
-Product<KSChain<T>, Permutation<T>> fourier_transform(Index n, const TransformOptions& options,
-                                                      bool inverse) {
-  const char* who = inverse ? "inverse_dft" : "dft";
-  const std::vector<Index> radices =
-      transforms::radices(transforms::fourier_split(n, who), options.factors);
+Product<KSChain<T>, Permutation<T>> build_fourier_transform(Index n,
+                                                            const std::vector<Index>& radices,
+                                                            const TransformOptions& options,
+                                                            bool inverse) {
   // conj(F) = conj(chain) * perm: the inverse is the same chain with conjugate twiddles.
   transforms::ChainValues chain = transforms::fourier_chain(radices, inverse ? +1 : -1);
   double s = 1.0;
@@ -39,6 +39,22 @@ Product<KSChain<T>, Permutation<T>> fourier_transform(Index n, const TransformOp
   const KSChain<T> factors = transforms::to_chain<T>(chain);
   return Product<KSChain<T>, Permutation<T>>(KSChain<T>(factors.factors(), std::move(form)),
                                              std::move(reversal));
+}
+
+template <class T>
+Product<KSChain<T>, Permutation<T>> fourier_transform(Index n, const TransformOptions& options,
+                                                      bool inverse) {
+  const char* who = inverse ? "inverse_dft" : "dft";
+  const std::vector<Index> radices =
+      transforms::radices(transforms::fourier_split(n, who), options.factors);
+  // Before anything of size n is allocated: every factor's size fits an index (PatternError
+  // otherwise), and the largest table, the n r values of the factor of the largest radix r,
+  // fits in host memory (ShapeError otherwise).
+  transforms::stages_of(radices);
+  const Index largest = n * *std::max_element(radices.begin(), radices.end());
+  const auto build = [&] { return build_fourier_transform<T>(n, radices, options, inverse); };
+  return detail::allocating_host(detail::concat(who, "(", n, ")'s largest factor"), largest,
+                                 "values", sizeof(transforms::Complex), build);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Hadamard transforms as chains: H_{r_1} ⊗ ... ⊗ H_{r_L}, factor l being
 // I ⊗ H_{r_l} ⊗ I (NOTES.md: a Kronecker product is a KS chain with repeated values). These
 // factors act on different digits and commute, so H^T is the same chain of transposed blocks.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -18,7 +19,10 @@ using Signs = HostMatrix<double>;
 
 Signs hadamard_signs(Index m) {
   if (m >= 1 && (m & (m - 1)) == 0) {
-    Signs h(m, m);
+    // m may be small_hadamard_matrix's caller's: its m x m table must fit in host memory.
+    const std::string what = detail::concat("hadamard matrix of order ", m);
+    Signs h = detail::allocating_host(what, detail::checked_element_count(what.c_str(), m, m),
+                                      "entries", sizeof(double), [m] { return Signs(m, m); });
     for (Index i = 0; i < m; ++i)
       for (Index j = 0; j < m; ++j)
         h(i, j) = std::popcount(static_cast<std::uint64_t>(i & j)) % 2 ? -1.0 : 1.0;
@@ -47,11 +51,11 @@ transforms::SizeSplit hadamard_split(Index n) {
 }
 
 template <class T>
-KSChain<T> hadamard_chain(Index n, const TransformOptions& options, bool inverse) {
-  const transforms::SizeSplit split = hadamard_split(n);
+KSChain<T> build_hadamard_chain(Index n, const transforms::SizeSplit& split,
+                                const std::vector<transforms::Stage>& stages,
+                                const TransformOptions& options, bool inverse) {
   ChainValues chain;
-  for (const transforms::Stage& s :
-       transforms::stages_of(transforms::radices(split, options.factors))) {
+  for (const transforms::Stage& s : stages) {
     const Signs h = hadamard_signs(s.r);
     chain.push_back(transforms::stage_factor(s.a, s.r, s.d, [&](Index k, Index l, Index) {
       return transforms::Complex(inverse ? h(l, k) : h(k, l));
@@ -71,6 +75,21 @@ KSChain<T> hadamard_chain(Index n, const TransformOptions& options, bool inverse
   return KSChain<T>(transforms::to_chain<T>(chain).factors(), form);
 }
 
+template <class T>
+KSChain<T> hadamard_chain(Index n, const TransformOptions& options, bool inverse) {
+  const transforms::SizeSplit split = hadamard_split(n);
+  const std::vector<Index> radices = transforms::radices(split, options.factors);
+  // Before anything is allocated: every factor's size fits an index (PatternError otherwise),
+  // and the largest table, the n r values of the factor of the largest radix r, fits in host
+  // memory (ShapeError otherwise).
+  const std::vector<transforms::Stage> stages = transforms::stages_of(radices);
+  const Index largest = n * *std::max_element(radices.begin(), radices.end());
+  const auto build = [&] { return build_hadamard_chain<T>(n, split, stages, options, inverse); };
+  return detail::allocating_host(
+      detail::concat(inverse ? "inverse_hadamard(" : "hadamard(", n, ")'s largest factor"), largest,
+      "values", sizeof(transforms::Complex), build);
+}
+
 }  // namespace
 
 template <class T>
@@ -85,7 +104,9 @@ KSChain<T> inverse_hadamard(Index n, const TransformOptions& options) {
 
 template <class T>
 HostMatrix<T> small_hadamard_matrix(Index m) {
-  return hadamard_signs(m).cast<T>();
+  const Signs signs = hadamard_signs(m);
+  return detail::allocating_host(detail::concat("hadamard matrix of order ", m), m * m, "entries",
+                                 sizeof(T), [&] { return HostMatrix<T>(signs.cast<T>()); });
 }
 
 #define STROP_INSTANTIATE(T)                                               \

@@ -43,6 +43,17 @@ inline Index random_index(Index lo, Index hi) {
   return std::uniform_int_distribution<Index>(lo, hi)(rng());
 }
 
+// Runs call(), which must throw ErrorType with `expected` in its message.
+template <class ErrorType, class Call>
+void check_error_mentions(Call call, const std::string& expected) {
+  try {
+    call();
+    BOOST_ERROR("expected an error mentioning '" << expected << "'");
+  } catch (const ErrorType& e) {
+    BOOST_TEST(std::string(e.what()).find(expected) != std::string::npos, "message: " << e.what());
+  }
+}
+
 // Relative tolerance for a result with `depth` accumulated products of length `inner`:
 // loose enough for rounding, tight enough to catch a wrong index or a missing term.
 template <class T>

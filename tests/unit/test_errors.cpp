@@ -135,6 +135,80 @@ BOOST_AUTO_TEST_CASE(device_matrix_shapes) {
       ShapeError);
 }
 
+// A ShapeError whose message holds `expected` (host memory that cannot be had is one: DESIGN.md
+// section 6). The sizes below are absurd, so that nothing is allocated for real: beyond
+// PTRDIFF_MAX bytes they are refused up front; beyond 2^57 bytes (more than x86-64 can map)
+// the allocation itself fails, as std::bad_alloc, or as std::length_error past a std::vector's
+// max_size(). Each used to escape as one of these.
+template <class Call>
+void check_host_memory_error(Call call, const std::string& expected) {
+  check_error_mentions<ShapeError>(call, expected);
+}
+
+// 2^k x 1, without storing 2^k values: the Kronecker product of k columns (1, 1).
+AnyOperator<double> tall_ones(int k) {
+  return Kron<double>(std::vector<AnyOperator<double>>(
+      std::size_t(k), Dense<double>(HostMatrix<double>::Ones(2, 1))));
+}
+
+BOOST_AUTO_TEST_CASE(bit_reversal_beyond_host_memory) {
+  check_host_memory_error([] { Permutation<double>::bit_reversal(Index(1) << 62); },
+                          "permutation bit_reversal(4611686018427387904): 4611686018427387904 "
+                          "indices (36893488147419103232 bytes) do not fit in host memory");
+  // 2^58 bytes: allocated, and refused by the allocator.
+  check_host_memory_error([] { Permutation<float>::bit_reversal(Index(1) << 55); },
+                          "permutation bit_reversal(36028797018963968): 36028797018963968 "
+                          "indices (288230376151711744 bytes) do not fit in host memory");
+}
+
+BOOST_AUTO_TEST_CASE(to_dense_beyond_host_memory) {
+  check_host_memory_error([] { Identity<double>(Index(1) << 31).to_dense(); },
+                          "identity (2147483648x2147483648) to_dense(): its 2147483648x2147483648 "
+                          "identity: 4611686018427387904 elements (36893488147419103232 bytes) do "
+                          "not fit in host memory");
+  // rows * cols overflows an index.
+  check_host_memory_error([] { Identity<float>(Index(1) << 40).to_dense(); },
+                          "1099511627776x1099511627776 elements overflow a 64-bit count");
+  // 2^59 bytes: allocated, and refused by the allocator (Eigen's std::bad_alloc).
+  check_host_memory_error([] { Identity<double>(Index(1) << 28).to_dense(); },
+                          "72057594037927936 elements (576460752303423488 bytes) do not fit");
+  // A 1-column result of 2^61 rows (its 1x1 identity is no problem).
+  check_host_memory_error([] { tall_ones(61).to_dense(); },
+                          "kron (2305843009213693952x1) to_dense(): its 2305843009213693952x1 "
+                          "result: 2305843009213693952 elements (18446744073709551616 bytes)");
+}
+
+BOOST_AUTO_TEST_CASE(operator_times_matrix_beyond_host_memory) {
+  const HostMatrix<double> x = HostMatrix<double>::Ones(1, 1);
+  check_host_memory_error([&] { (void)(tall_ones(61) * x); },
+                          "kron (2305843009213693952x1) * X: its 2305843009213693952x1 result: "
+                          "2305843009213693952 elements (18446744073709551616 bytes)");
+}
+
+BOOST_AUTO_TEST_CASE(applying_beyond_host_memory) {
+  // (1 x 2^k) (2^k x 1): a 1x1 product whose intermediate has 2^k rows per signal. Its
+  // temporary's std::vector throws std::bad_alloc for 2^56 doubles, std::length_error for 2^60.
+  struct Case {
+    int k;
+    Index batch;
+    const char* expected;
+  };
+  for (const Case c : {Case{55, 2,
+                            "product (1x1) as A on a batch of 2: host memory could not "
+                            "provide its temporaries"},
+                       Case{60, 1,
+                            "product (1x1) as A on a batch of 1: host memory could not "
+                            "provide its temporaries"}}) {
+    BOOST_TEST_CONTEXT("k = " << c.k) {
+      const auto inner = tall_ones(c.k).transpose() * tall_ones(c.k);
+      HostMatrix<double> x = HostMatrix<double>::Ones(1, c.batch), y(1, c.batch);
+      check_host_memory_error([&] { apply(inner, view(x), view(y)); }, c.expected);
+      check_host_memory_error([&] { inner.to_dense(); },
+                              "product (1x1) as A on a batch of 1: host memory");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(timing_needs_a_timed_run) {
   int runs = 0;
   BOOST_CHECK_THROW(median_host_seconds([&] { ++runs; }, 0, 1), ShapeError);

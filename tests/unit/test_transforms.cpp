@@ -517,4 +517,49 @@ BOOST_AUTO_TEST_CASE(sizes_whose_factors_overflow_an_index_are_typed_errors) {
   BOOST_CHECK_THROW(hadamard<float>(Index(1) << 40, {Normalization::Backward, 1}), PatternError);
 }
 
+BOOST_AUTO_TEST_CASE(sizes_beyond_host_memory_are_shape_errors) {
+  // Factors whose sizes fit an index but whose tables no host memory holds: they escaped as
+  // std::length_error or std::bad_alloc. Nothing is allocated for real: beyond PTRDIFF_MAX
+  // bytes the factories refuse up front; beyond 2^57 bytes (more than x86-64 maps) the
+  // allocation fails at once.
+  using C = std::complex<float>;
+  // 30 radix-4 factors of 2^62 complex values (16 bytes each, as built).
+  check_error_mentions<ShapeError>(
+      [] { dft<C>(Index(1) << 60); },
+      "dft(1152921504606846976)'s largest factor: 4611686018427387904 values "
+      "(73786976294838206464 bytes) do not fit in host memory");
+  check_error_mentions<ShapeError>([] { inverse_dft<std::complex<double>>(Index(3) << 58); },
+                                   "inverse_dft(864691128455135232)'s largest factor");
+  // Largest factor 2^56 values (2^60 bytes), under PTRDIFF_MAX: the first table of n roots
+  // (2^58 bytes) fails to allocate.
+  check_error_mentions<ShapeError>(
+      [] { dft<C>(Index(1) << 54); },
+      "dft(18014398509481984)'s largest factor: 72057594037927936 values "
+      "(1152921504606846976 bytes) do not fit in host memory");
+  // The real factors of the DCT are 4 times its complex ones.
+  check_error_mentions<ShapeError>(
+      [] { dct<float>(Index(1) << 58); },
+      "dct(288230376151711744)'s largest factor: 4611686018427387904 values");
+  check_error_mentions<ShapeError>(
+      [] { inverse_dct<double>(Index(1) << 54); },
+      "inverse_dct(18014398509481984)'s largest factor: 288230376151711744 values "
+      "(4611686018427387904 bytes) do not fit in host memory");
+  check_error_mentions<ShapeError>(
+      [] { hadamard<float>(Index(1) << 60); },
+      "hadamard(1152921504606846976)'s largest factor: 4611686018427387904 values");
+  const TransformOptions one_factor{Normalization::Backward, 1};  // one 2^31 x 2^31 block
+  check_error_mentions<ShapeError>(
+      [&] { inverse_hadamard<double>(Index(1) << 31, one_factor); },
+      "inverse_hadamard(2147483648)'s largest factor: 4611686018427387904 values");
+  check_error_mentions<ShapeError>(
+      [] { make_transform<float>(TransformKind::Hadamard, Index(3) << 53, false); },
+      "hadamard(27021597764222976)");
+  check_error_mentions<ShapeError>(
+      [] { small_hadamard_matrix<float>(Index(1) << 31); },
+      "hadamard matrix of order 2147483648: 4611686018427387904 entries "
+      "(36893488147419103232 bytes) do not fit in host memory");
+  check_error_mentions<ShapeError>([] { small_hadamard_matrix<double>(Index(1) << 40); },
+                                   "1099511627776x1099511627776 elements overflow a 64-bit count");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -108,7 +108,12 @@ requires std::is_same_v<typename E::Scalar, typename Derived::Scalar> HostMatrix
 operator*(const E& A, const Eigen::MatrixBase<Derived>& X) {
   using T = typename E::Scalar;
   const HostMatrix<T> x = X;  // a packed copy only when X is an expression or strided
-  HostMatrix<T> y(A.rows(), x.cols());
+  // The result is allocated here, outside apply(): its size is checked the same way.
+  const std::string what = detail::concat(detail::name_of(A), " (", A.rows(), "x", A.cols(),
+                                          ") * X: its ", A.rows(), "x", x.cols(), " result");
+  HostMatrix<T> y = detail::allocating_host(
+      what, detail::checked_element_count(what.c_str(), A.rows(), x.cols()), "elements", sizeof(T),
+      [&] { return HostMatrix<T>(A.rows(), x.cols()); });
   A.apply(Op::NoTrans, view(x), view(y));
   return y;
 }

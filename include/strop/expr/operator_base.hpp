@@ -12,8 +12,14 @@
 //   Index parameter_count() const;     stored scalars
 // Building expressions never computes anything; apply() does.
 #include <Eigen/Core>
+#include <cstddef>
+#include <limits>
+#include <new>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
+#include "strop/core/buffer.hpp"
 #include "strop/core/context.hpp"
 #include "strop/core/eigen_map.hpp"
 #include "strop/core/op.hpp"
@@ -86,6 +92,54 @@ bool acts_per_signal(const E& e) {
   }
 }
 
+// count * element_size in decimal, exact even where it overflows 64 bits: messages about
+// memory name the bytes that were asked for.
+inline std::string byte_count(Index count, std::size_t element_size) {
+  const std::string digits = std::to_string(count);
+  std::string product;  // least significant digit first
+  std::size_t carry = 0;
+  for (auto digit = digits.rbegin(); digit != digits.rend(); ++digit) {
+    carry += std::size_t(*digit - '0') * element_size;
+    product.push_back(char('0' + carry % 10));
+    carry /= 10;
+  }
+  for (; carry > 0; carry /= 10)
+    product.push_back(char('0' + carry % 10));
+  return {product.rbegin(), product.rend()};
+}
+
+// Runs run(); host memory it cannot get becomes a ShapeError with the text message() returns
+// (DESIGN.md section 6: public entries throw typed errors only). Out of memory is a
+// std::bad_alloc; a container asked for more than it can ever hold throws std::length_error.
+// Typed errors pass through: strop::Error is a std::runtime_error.
+template <class Run, class Message>
+decltype(auto) translating_host_memory_errors(Run&& run, Message&& message) {
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    throw ShapeError(message());
+  } catch (const std::length_error&) {
+    throw ShapeError(message());
+  }
+}
+
+// Runs allocate(), which makes `count` `unit` (e.g. "indices") of element_size bytes each in
+// host memory for `what`. Both a byte count that no allocation can ask for (beyond PTRDIFF_MAX,
+// the most a std::vector or Eigen matrix holds) and a failed allocation are a ShapeError:
+// "what: count unit (bytes bytes) do not fit in host memory".
+template <class Allocate>
+decltype(auto) allocating_host(const std::string& what, Index count, const char* unit,
+                               std::size_t element_size, Allocate&& allocate) {
+  const auto message = [&] {
+    return concat(what, ": ", count, " ", unit, " (", byte_count(count, element_size),
+                  " bytes) do not fit in host memory");
+  };
+  require<ShapeError>(count >= 0, what, ": negative count ", count, " of ", unit);
+  const auto most = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  if (static_cast<std::size_t>(count) > most / element_size) throw ShapeError(message());
+  return translating_host_memory_errors(std::forward<Allocate>(allocate), message);
+}
+
 }  // namespace detail
 
 template <class Derived>
@@ -105,7 +159,13 @@ class OperatorBase {
     // An empty sum (alpha * 0 + beta * Y), or alpha = 0: as in BLAS, X is not read then, so
     // NaN or Inf in X does not reach Y.
     if (X.rows == 0 || alpha == typename D::Scalar(0)) return detail::scale(beta, Y, ctx);
-    derived().apply_unchecked(op, X, Y, alpha, beta, ctx);
+    detail::translating_host_memory_errors(
+        [&] { derived().apply_unchecked(op, X, Y, alpha, beta, ctx); },
+        [&] {
+          return detail::concat(detail::name_of(derived()), " (", derived().rows(), "x",
+                                derived().cols(), ") as ", to_string(op), " on a batch of ", X.cols,
+                                ": host memory could not provide its temporaries");
+        });
   }
 
   // The dense matrix this operator represents (applies it to the identity).
@@ -116,8 +176,19 @@ class OperatorBase {
                         ": to_dense() needs an operator that acts on each signal separately;",
                         " this one mixes the signals of a batch (a Strassen-Tile operator with",
                         " inexact encoders), so it has no dense matrix");
-    const HostMatrix<T> eye = HostMatrix<T>::Identity(derived().cols(), derived().cols());
-    HostMatrix<T> out(derived().rows(), derived().cols());
+    // It allocates the identity (cols x cols) and the result (rows x cols): their sizes are
+    // checked before Eigen sees them (Eigen would throw std::bad_alloc).
+    const auto host_matrix = [&](const char* which, Index rows, Index cols) {
+      const std::string what =
+          detail::concat(detail::name_of(derived()), " (", derived().rows(), "x", derived().cols(),
+                         ") to_dense(): its ", rows, "x", cols, " ", which);
+      return detail::allocating_host(what, detail::checked_element_count(what.c_str(), rows, cols),
+                                     "elements", sizeof(T),
+                                     [&] { return HostMatrix<T>(rows, cols); });
+    };
+    HostMatrix<T> eye = host_matrix("identity", derived().cols(), derived().cols());
+    eye.setIdentity();
+    HostMatrix<T> out = host_matrix("result", derived().rows(), derived().cols());
     apply(Op::NoTrans, view(eye), view(out));
     return out;
   }

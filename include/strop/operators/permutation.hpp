@@ -16,7 +16,8 @@ class Permutation : public OperatorBase<Permutation<T>> {
 
   // perm must hold each of 0..n-1 once (PatternError otherwise).
   explicit Permutation(std::vector<Index> perm);
-  // The bit-reversal permutation of n = 2^k indices (FFT order).
+  // The bit-reversal permutation of n = 2^k indices (FFT order); ShapeError if host memory
+  // cannot hold n indices.
   static Permutation bit_reversal(Index n);
 
   Index rows() const { return static_cast<Index>(perm_->size()); }
