@@ -32,6 +32,15 @@ std::optional<KSChain<T>> as_chain(const Any<T>& op) {
   return std::nullopt;
 }
 
+// A rewrite is kept only where it costs no more to apply, as A and as A^T: (A ⊗ B)(C ⊗ D)
+// costs more as (AC) ⊗ (BD) where C ⊗ D contracts and A ⊗ B expands (BD then runs on more
+// slices), and a Kronecker product of KS factors can cost more as A^T once widened.
+template <class T>
+bool no_dearer(const Any<T>& rewritten, const Any<T>& original) {
+  return rewritten.flops(1) <= original.flops(1) &&
+         rewritten.transposed_flops(1) <= original.transposed_flops(1);
+}
+
 template <class T>
 Any<T> simplify_product(const Any<T>& lhs, const Any<T>& rhs) {
   const auto* kl = lhs.template as<Kron<T>>();
@@ -46,7 +55,8 @@ Any<T> simplify_product(const Any<T>& lhs, const Any<T>& rhs) {
       for (std::size_t i = 0; i < kl->factors().size(); ++i) {
         factors.push_back(simplify_product(kl->factors()[i], kr->factors()[i]));
       }
-      return Kron<T>(std::move(factors));
+      Any<T> rewritten = Kron<T>(std::move(factors));
+      if (no_dearer(rewritten, Any<T>(Product<Any<T>, Any<T>>(lhs, rhs)))) return rewritten;
     }
   }
   auto cl = as_chain(lhs);
@@ -162,8 +172,12 @@ AnyOperator<T> simplify(const AnyOperator<T>& op) {
   }
   if (const auto* k = op.template as<Kron<T>>()) {
     auto factors = simplify_all(k->factors());
-    if (auto chain = kron_as_chain(factors)) return *std::move(chain);
-    return Kron<T>(std::move(factors));
+    Any<T> product = Kron<T>(factors);
+    if (auto chain = kron_as_chain(factors)) {
+      Any<T> rewritten = *std::move(chain);
+      if (no_dearer(rewritten, product)) return rewritten;
+    }
+    return product;
   }
   if (const auto* b = op.template as<BlockDiag<T>>())
     return BlockDiag<T>(simplify_all(b->blocks()));

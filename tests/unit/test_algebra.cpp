@@ -194,6 +194,12 @@ BOOST_AUTO_TEST_CASE(costs_add_up) {
   // Kron flops follow the sliced multiply: each factor applied to all slices.
   const Dense<double> C(random_matrix<double>(2, 2));
   BOOST_TEST(kron(C, C, C).flops(1) == 3 * 4 * C.flops(1));
+  // A sum adds its parts' outputs: one real flop per value, two for complex values.
+  BOOST_TEST((A + A).flops(3) == 2 * A.flops(3) + 8 * 3);
+  const Dense<std::complex<double>> Z(random_matrix<std::complex<double>>(3, 4));
+  BOOST_TEST(Z.flops(8) == 8.0 * 3 * 4 * 8);
+  BOOST_TEST((Z + Z).flops(8) == 2 * Z.flops(8) + 2.0 * 3 * 8);
+  BOOST_TEST((Z + Z).transpose().flops(8) == 2 * Z.flops(8) + 2.0 * 4 * 8);
 }
 
 BOOST_AUTO_TEST_CASE(transposed_costs_follow_the_transposed_steps) {

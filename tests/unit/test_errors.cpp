@@ -45,11 +45,27 @@ BOOST_AUTO_TEST_CASE(non_finite_values) {
   HostMatrix<double> x = random_matrix<double>(2, 1), y(2, 1);
   BOOST_CHECK_THROW(apply(A, view(x), view(y), std::numeric_limits<double>::quiet_NaN()),
                     NumericalError);
-  // Finite alpha and factor whose product overflows: refused, Y kept.
-  const auto big = 1e300 * A;
-  y.setConstant(7.0);
-  BOOST_CHECK_THROW(apply(big, view(x), view(y), 1e10), NumericalError);
-  BOOST_TEST((y.array() == 7.0).all());
+  // Finite alpha and factor whose product overflows: Inf only where the result overflows.
+  // Inside a sum (whose first part writes Y before the scaled one runs), with X so small that
+  // 1e10 * 1e300 * A X is finite, and with X = 1, where it is not.
+  const Dense<double> B(random_matrix<double>(2, 2));
+  const auto sum = B + 1e300 * A;
+  for (const double scale : {1e-300, 1.0}) {
+    const HostMatrix<double> small = scale * x;
+    y.setConstant(7.0);
+    apply(sum, view(small), view(y), 1e10, 1.0);
+    const Eigen::ArrayXd expected =
+        (1e10 * (B.matrix() * small + 1e300 * (A.matrix() * small))).array() + 7.0;
+    BOOST_TEST_CONTEXT("X scaled by " << scale) {
+      for (Index i = 0; i < 2; ++i) {
+        if (std::isfinite(expected(i))) {
+          BOOST_TEST(std::abs(y(i) - expected(i)) <= 1e-12 * std::abs(expected(i)));
+        } else {
+          BOOST_TEST(std::isinf(y(i)));
+        }
+      }
+    }
+  }
   Eigen::VectorXd d = Eigen::VectorXd::Ones(3);
   d(2) = std::numeric_limits<double>::infinity();
   BOOST_CHECK_THROW(Diagonal<double>{d}, NumericalError);

@@ -24,12 +24,15 @@ class Scaled : public OperatorBase<Scaled<E>> {
   void apply_unchecked(Op op, ConstView<Scalar> X, MatrixView<Scalar> Y, Scalar alpha, Scalar beta,
                        Context& ctx) const {
     const Scalar s = op == Op::Adjoint ? strop::conj(factor_) : factor_;
-    // Both are finite (checked), but their product may overflow: the inner application would
-    // then turn every output into Inf or NaN.
     const Scalar scaled_alpha = alpha * s;
-    require<NumericalError>(is_finite(scaled_alpha), "scaled: alpha (", alpha,
-                            ") times the scalar factor (", s, ") is not finite");
-    inner_.apply_unchecked(op, X, Y, scaled_alpha, beta, ctx);
+    if (is_finite(scaled_alpha)) return inner_.apply_unchecked(op, X, Y, scaled_alpha, beta, ctx);
+    // Both are finite (checked), but their product overflows, which would turn every output
+    // into Inf or NaN, even where alpha s A X is finite (small X). Then |alpha| > 1 and |s| > 1,
+    // so T = s A X is at most the result in size (it overflows only where the result does),
+    // and Y = alpha T + beta Y.
+    TempMatrix<Scalar> t(Y.rows, Y.cols, layout_of(Y), Y.space, ctx);
+    inner_.apply_unchecked(op, X, t.view, s, Scalar(0), ctx);
+    detail::axpby(alpha, ConstView<Scalar>(t.view), beta, Y, false, ctx);
   }
 
   double flops(Index batch) const { return inner_.flops(batch); }

@@ -9,7 +9,8 @@
 //   Kronecker products of KS factors/chains and identities -> one KSChain (I ⊗ K ⊗ I as
 //                          one wider factor, K's values repeated; left as they are where a
 //                          factor would hold more than 2^26 values)
-// applied bottom-up over the whole graph. Leaves are shared, never copied.
+// applied bottom-up over the whole graph, each rewrite only where it costs no more flops to
+// apply, as A and as A^T, than what it replaces. Leaves are shared, never copied.
 #include "strop/expr/any_operator.hpp"
 
 namespace strop {
