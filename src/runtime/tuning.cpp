@@ -189,11 +189,9 @@ void store_tuned_choice(const std::string& key, const std::string& value) {
   // to the rename, or one's write drops the entries another wrote in between.
   const int file_lock = ::open((file + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (file_lock >= 0) ::flock(file_lock, LOCK_EX);  // no lock (read-only directory): as before
-  std::map<std::string, std::string> on_disk;
   bool written = false;
   try {
-    on_disk = load(file);
-    std::map<std::string, std::string> merged = on_disk;
+    std::map<std::string, std::string> merged = load(file);
     for (const auto& [k, v] : ours)
       merged[k] = v;
     write_file(file, merged);
@@ -205,22 +203,13 @@ void store_tuned_choice(const std::string& key, const std::string& value) {
   if (!written) return;  // still pending: the next store tries again
   std::lock_guard lock(c.mutex);
   // Unless the file was changed or the memory cleared meanwhile: what was written is no
-  // longer pending (a later measurement in another process may replace it), and the
-  // entries read from the file replace older copies in memory, except choices stored
-  // since (still pending, they are written next).
+  // longer pending (a later measurement in another process may replace it in the file).
+  // The memory keeps its own choices: entries of the file are not taken in here, or a
+  // clear_tuned_choices() would be undone by the next store.
   if (c.epoch != epoch) return;
   for (const auto& [k, v] : ours)
     if (const auto it = c.pending.find(k); it != c.pending.end() && it->second == v)
       c.pending.erase(it);
-  bool changed = false;
-  for (auto& [k, v] : on_disk) {
-    if (c.pending.contains(k) || ours.contains(k)) continue;
-    std::string& in_memory = c.choices[k];
-    if (in_memory == v) continue;
-    in_memory = std::move(v);
-    changed = true;
-  }
-  if (changed) ++c.generation;
 }
 
 std::size_t tuned_choice_count() {

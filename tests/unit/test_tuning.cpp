@@ -200,7 +200,7 @@ BOOST_AUTO_TEST_CASE(a_stale_loaded_choice_does_not_overwrite_a_newer_one) {
   std::ofstream(path) << header << "k\tnew\n";  // another process measures k again
   store_tuned_choice("j", "x");
   BOOST_TEST(read_all(path) == header + "j\tx\nk\tnew\n");
-  BOOST_TEST(*tuned_choice("k") == "new");  // the memory learns the file's entries
+  BOOST_TEST(*tuned_choice("k") == "old");  // the memory keeps what this process loaded
   // A choice this process stored and wrote is not written back over a later measurement
   // either; one it stores again (after the other process wrote) is.
   std::ofstream(path) << header << "j\tnewer\nk\tnew\n";
@@ -209,7 +209,12 @@ BOOST_AUTO_TEST_CASE(a_stale_loaded_choice_does_not_overwrite_a_newer_one) {
   std::ofstream(path) << header << "i\tz\nj\tnewer\nk\tnew\n";
   store_tuned_choice("k", "mine");
   BOOST_TEST(read_all(path) == header + "i\tz\nj\tnewer\nk\tmine\n");
-  BOOST_TEST(*tuned_choice("i") == "z");
+  BOOST_TEST(*tuned_choice("i") == "y");
+  // A clear forgets every choice in memory; the next store does not bring the file's back.
+  clear_tuned_choices();
+  store_tuned_choice("h", "1");
+  BOOST_TEST(tuned_choice_count() == 1u);
+  BOOST_TEST(read_all(path) == header + "h\t1\ni\tz\nj\tnewer\nk\tmine\n");
 }
 
 BOOST_AUTO_TEST_CASE(a_choice_not_written_is_written_by_the_next_store) {

@@ -29,9 +29,9 @@ void set_tuning_enabled(bool enabled);
 // (STROP_TUNING_FILE naming such a file is ignored, with a warning on stderr.) Writing is
 // best effort: where the file cannot be written, a choice stays in memory (warning on
 // stderr). Processes storing into one file merge under a lock on "PATH.lock": a store writes
-// the choices this process stored and has not yet written over the file's entries, keeps
-// the file's other entries (which may be newer than the copies this process loaded) and
-// takes those into memory.
+// the choices this process stored and has not yet written over the file's entries and
+// keeps the file's other entries (which may be newer than the copies this process loaded;
+// the memory keeps its own).
 void set_tuning_file(const std::string& path);
 std::string tuning_file();
 
