@@ -130,7 +130,7 @@ auto building_dct(const char* who, Index n, const std::vector<Index>& radices, B
 template <class T>
 Product<KSChain<T>, Permutation<T>> dct(Index n, const TransformOptions& options) {
   const std::vector<Index> radices =
-      transforms::radices(transforms::fourier_split(n, "dct"), options.factors);
+      transforms::radices(transforms::fourier_split(n, "dct"), options);
   return building_dct("dct", n, radices, [&] {
     const ChainValues chain = real_dct_chain(n, radices, options.normalization, false);
     return Product<KSChain<T>, Permutation<T>>(transforms::to_chain<T>(chain),
@@ -141,7 +141,7 @@ Product<KSChain<T>, Permutation<T>> dct(Index n, const TransformOptions& options
 template <class T>
 Product<Permutation<T>, KSChain<T>> inverse_dct(Index n, const TransformOptions& options) {
   const std::vector<Index> radices =
-      transforms::radices(transforms::fourier_split(n, "inverse_dct"), options.factors);
+      transforms::radices(transforms::fourier_split(n, "inverse_dct"), options);
   return building_dct("inverse_dct", n, radices, [&] {
     const ChainValues chain = real_dct_chain(n, radices, options.normalization, true);
     // (chain * P)^T = P^T * chain^T, and P^T is the inverse permutation.

@@ -46,7 +46,7 @@ Product<KSChain<T>, Permutation<T>> fourier_transform(Index n, const TransformOp
                                                       bool inverse) {
   const char* who = inverse ? "inverse_dft" : "dft";
   const std::vector<Index> radices =
-      transforms::radices(transforms::fourier_split(n, who), options.factors);
+      transforms::radices(transforms::fourier_split(n, who), options);
   // Before anything of size n is allocated: every factor's size fits an index (PatternError
   // otherwise), and the largest table, the n r values of the factor of the largest radix r,
   // fits in host memory (ShapeError otherwise).

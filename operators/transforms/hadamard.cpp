@@ -78,7 +78,7 @@ KSChain<T> build_hadamard_chain(Index n, const transforms::SizeSplit& split,
 template <class T>
 KSChain<T> hadamard_chain(Index n, const TransformOptions& options, bool inverse) {
   const transforms::SizeSplit split = hadamard_split(n);
-  const std::vector<Index> radices = transforms::radices(split, options.factors);
+  const std::vector<Index> radices = transforms::radices(split, options);
   // Before anything is allocated: every factor's size fits an index (PatternError otherwise),
   // and the largest table, the n r values of the factor of the largest radix r, fits in host
   // memory (ShapeError otherwise).

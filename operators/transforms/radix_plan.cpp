@@ -20,9 +20,16 @@ int default_factors(int stages) {
   return std::max(1, (stages + 1) / 2);
 }
 
-std::vector<Index> radices(const SizeSplit& split, int factors) {
+std::vector<Index> radices(const SizeSplit& split, const TransformOptions& options) {
+  const int factors = options.factors;
   require<PatternError>(factors >= 0, "transform: the number of factors must be >= 0 (0 picks ",
                         "the default), got ", factors);
+  // Checked here, where every transform reads its options: an unknown value (a cast integer)
+  // would otherwise pick one of the scalings silently.
+  const auto norm = options.normalization;
+  require<PatternError>(norm == Normalization::Backward || norm == Normalization::Orthonormal ||
+                            norm == Normalization::None,
+                        "transform: unknown normalization value ", static_cast<int>(norm));
   std::vector<Index> out;
   if (split.leading > 1) out.push_back(split.leading);
   if (split.stages > 0) {

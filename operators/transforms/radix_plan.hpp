@@ -21,10 +21,10 @@ SizeSplit split_odd(Index n);
 // default_transform_factors for a power-of-two part of `stages` radix-2 stages.
 int default_factors(int stages);
 
-// leading (when > 1), then 2^{g_1}, ..., 2^{g_G}: G = min(factors, stages) runs of near-equal
-// length, larger first; factors = 0 takes default_transform_factors. At least one radix
-// (n = 1 gives {1}).
-std::vector<Index> radices(const SizeSplit& split, int factors);
+// leading (when > 1), then 2^{g_1}, ..., 2^{g_G}: G = min(options.factors, stages) runs of
+// near-equal length, larger first; factors = 0 takes default_transform_factors. At least one
+// radix (n = 1 gives {1}). Refuses negative factors and unknown normalizations.
+std::vector<Index> radices(const SizeSplit& split, const TransformOptions& options);
 
 // Factor l of a chain with these radices has pattern (a, r_l, r_l, d) with a = r_1...r_{l-1}
 // and d = r_{l+1}...r_L. PatternError where one's size overflows an index (a transform no

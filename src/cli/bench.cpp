@@ -22,7 +22,6 @@
 #include "cli/commands.hpp"
 #include "cli/device_choice.hpp"
 #include "cli/divisors.hpp"
-#include "cli/locations.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "io/atomic_file.hpp"

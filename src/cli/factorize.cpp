@@ -243,7 +243,12 @@ void print_report(const FactorReport& r, const std::string& structure, Index row
   line("structure", structure);
   line("method", r.method);
   std::string error = format_error(r.relative_error) + "  (||A - F||_F / ||A||_F)";
-  if (!std::isnan(r.bound)) error += ", guaranteed <= " + format_error(r.bound);
+  // The bound holds in exact arithmetic: a bound of 0 (an exact structure) says so rather
+  // than "<= 0" beside an error at the rounding level.
+  if (r.bound == 0)
+    error += ", exact up to rounding";
+  else if (!std::isnan(r.bound))
+    error += ", guaranteed <= " + format_error(r.bound);
   if (!std::isnan(r.lower_bound)) error += ", best possible >= " + format_error(r.lower_bound);
   line("rel. error", error);
   line("parameters",
@@ -270,6 +275,9 @@ int run_factorize(const FactorizeOptions& o, const std::vector<StructureOption>&
     }
   const MatrixLocation input = parse_matrix_location(o.input);
   OperatorLocation output = parse_operator_location(o.output);
+  if (!o.name.empty() && !output.name.empty() && o.name != output.name)
+    throw CLI::ValidationError("--name", "'" + o.name + "' contradicts the name '" + output.name +
+                                             "' in -o " + o.output + " (give the name once)");
   const std::string name = !o.name.empty()        ? o.name
                            : !output.name.empty() ? output.name
                                                   : o.structure;

@@ -125,6 +125,11 @@ bool file_exists(const std::string& file) {
 }
 
 void require_operator_output(const std::string& file) {
+  // Operators are saved in HDF5; a new file named like a NumPy array or a WAV file would
+  // hold HDF5 under a misleading name (and `apply` refuses such names for its outputs).
+  for (const char* other : {".npy", ".wav"})
+    require<IoError>(file_exists(file) || !has_extension(file, other), "cannot save operators to '",
+                     file, "': operators are saved in HDF5 files (.h5), not ", other, " files");
   if (file_exists(file)) {
     (void)io::list_operators(file);  // IoError when it is not an HDF5 file
     return;

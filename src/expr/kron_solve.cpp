@@ -97,6 +97,8 @@ void KronSolver<T>::solve(Op op, ConstView<T> B, MatrixView<T> X, Context& ctx) 
   require<ShapeError>(B.rows == size() && X.rows == size() && B.cols == X.cols,
                       "KronSolver: the system has ", size(), " unknowns; got B ", B.rows, "x",
                       B.cols, " and X ", X.rows, "x", X.cols);
+  // The same checks apply() makes, so that a misuse names the solver, not its inverse "kron".
+  detail::check_application("KronSolver", size(), size(), op, B, X, T(1), T(0));
   inverse_.apply(op, B, X, T(1), T(0), ctx);
 }
 

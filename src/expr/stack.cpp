@@ -50,16 +50,29 @@ void Stack<T, Vertical>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y,
   if (!split_output && !wrote) detail::scale(beta, Y, ctx);  // every part was empty
 }
 
+// The parts' flops, plus the additions that combine the parts' results where they share an
+// output (an hstack, or a transposed vstack): one per output for each part after the first,
+// two real flops for complex values, as Sum counts them.
 template <class T, bool Vertical>
 double Stack<T, Vertical>::flops(Index batch) const {
-  return std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
-                               [&](const AnyOperator<T>& p) { return p.flops(batch); });
+  const double parts =
+      std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
+                            [&](const AnyOperator<T>& p) { return p.flops(batch); });
+  return Vertical ? parts : parts + combining_flops(rows_, batch);
 }
 
 template <class T, bool Vertical>
 double Stack<T, Vertical>::transposed_flops(Index batch) const {
-  return std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
-                               [&](const AnyOperator<T>& p) { return p.transposed_flops(batch); });
+  const double parts =
+      std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
+                            [&](const AnyOperator<T>& p) { return p.transposed_flops(batch); });
+  return Vertical ? parts + combining_flops(cols_, batch) : parts;
+}
+
+template <class T, bool Vertical>
+double Stack<T, Vertical>::combining_flops(Index outputs, Index batch) const {
+  constexpr double kAddFlops = is_complex_v<T> ? 2.0 : 1.0;
+  return kAddFlops * double(parts_.size() - 1) * double(outputs) * double(batch);
 }
 
 template <class T, bool Vertical>

@@ -139,6 +139,12 @@ if r.returncode == 0:
         check(0 < rel(y, had64 @ x64) < 1, "stl with 32 colours approximates A X")
 r = strop("factorize", path("hadamard.npy"), "-s", "stl", "--rank", 50, "-o", stl_out, ok=False)
 check("1..49" in r.stderr + r.stdout, "factorize -s stl --rank 50 says the ranks it takes")
+# info counts a Strassen-Tile operator's flops per signal of a full tile (one signal alone is
+# padded to a tile of 4: flops(1) was 4x this): 2 (r B/t (N/t)(M/t) + r t^2 B/t (N/t + M/t)).
+r = strop("info", stl_out + ":exact")
+t, rank, tiles = 4, 49, 64 // 4
+per_signal = 2 * (rank * tiles * tiles + rank * t * t * 2 * tiles) // t
+check(f"flops/signal  {per_signal:,} " in r.stdout, f"info: stl flops/signal {per_signal:,}")
 
 # ---- 5. info -----------------------------------------------------------------------------
 r = strop("info", out)
@@ -193,6 +199,12 @@ r = strop("factorize", path("lowrank.npy"), "-s", "butterfly", "-o", path("e.h5"
 check("power-of-two" in r.stderr and "--budget" in r.stderr, "butterfly of a 64 x 48 matrix")
 r = strop("factorize", path("hadamard.npy"), "-o", path("e.h5"), ok=False)
 check("structure" in r.stderr, "missing --structure")
+r = strop("factorize", path("hadamard.npy"), "-s", "butterfly", "-o", path("e.npy"), ok=False)
+check("HDF5 files" in r.stderr and not os.path.exists(path("e.npy")),
+      "operators are not saved under a .npy name")
+r = strop("factorize", path("hadamard.npy"), "-s", "butterfly", "-o", path("e.h5") + ":a",
+          "--name", "b", ok=False)
+check("contradicts" in r.stderr and not os.path.exists(path("e.h5")), "-o FILE:a --name b")
 for value in ("nan", 0, 1):
     r = strop("factorize", path("lowrank.npy"), "-s", "lowrank", "--tolerance", value, "-o",
               path("e.h5"), ok=False)

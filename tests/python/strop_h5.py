@@ -1,5 +1,6 @@
 """Rebuild the dense matrix of a strop operator stored in HDF5, with h5py and numpy only
-(and apply a Strassen-Tile operator or chain, which may have none, to a batch of signals).
+(and apply any operator, including Strassen-Tile operators and expressions around them, which
+may have none, to a batch of signals).
 
 This is the reference reader of docs/hdf5-format.md: it follows the written schema, not
 strop's code, so a test that compares its result with strop's own dense matrix checks
@@ -71,22 +72,66 @@ def _type(g):
     return t.decode() if isinstance(t, bytes) else str(t)
 
 
+def _mixes_signals(g):
+    """Whether the operator in g mixes the signals of a batch (a Strassen-Tile operator with
+    inexact encoders, or an expression around one): A X differs from A applied to each
+    column of X alone."""
+    cols = int(g.attrs["cols"])
+    x = np.random.default_rng(0).standard_normal((cols, 5))
+    together = apply(g, x)
+    alone = np.hstack([apply(g, x[:, [j]]) for j in range(x.shape[1])])
+    return np.linalg.norm(together - alone) > 1e-3 * np.linalg.norm(together)
+
+
+def _adjoint_map(g, y, conjugate):
+    """A^T Y (A^H Y when conjugate) for an operator A that mixes the signals of a batch: the
+    adjoint of the linear map X -> A X on rows x B matrices, from the matrix of that map."""
+    rows, cols = int(g.attrs["rows"]), int(g.attrs["cols"])
+    batch = y.shape[1]
+    basis = np.eye(cols * batch).reshape(cols * batch, cols, batch, order="F")
+    m = np.stack([apply(g, e).reshape(-1, order="F") for e in basis], axis=1)
+    m = m.conj() if conjugate else m
+    return (m.T @ y.reshape(-1, order="F")).reshape(cols, batch, order="F")
+
+
 def apply(g, x):
     """Y = A X for the operator stored in group g and signals x (N x B).
 
     A strassen_tile_chain A_1 ... A_L (children "0" .. "L-1") applies its layers one after
     the other, the last child first, each padding its own partial last tile with zero
-    signals. Other kinds act on each signal separately: dense(g) @ x."""
+    signals. Expressions apply their children as the node says (so a Strassen-Tile operator
+    inside a product, sum, stack or scaling sees the whole batch); the transpose or adjoint
+    of an operator that mixes signals is the adjoint of its batch-linear map. Other kinds act
+    on each signal separately: dense(g) @ x."""
     t = _type(g)
+    kids = _children(g)
     if t == "strassen_tile":
         return strassen_tile_apply(g, x)
     if t == "strassen_tile_chain":
-        layers = _children(g)
-        if not layers or any(_type(k) != "strassen_tile" for k in layers):
+        if not kids or any(_type(k) != "strassen_tile" for k in kids):
             raise ValueError(f"{g.name}: a strassen_tile_chain needs strassen_tile children")
-        for layer in reversed(layers):
+        for layer in reversed(kids):
             x = strassen_tile_apply(layer, x)
         return x
+    if t == "product":
+        return apply(kids[0], apply(kids[1], x))
+    if t == "sum":
+        return apply(kids[0], x) + apply(kids[1], x)
+    if t == "scaled":
+        return g.attrs["factor"] * apply(kids[0], x)
+    if t in ("transpose", "adjoint"):
+        if _mixes_signals(kids[0]):
+            return _adjoint_map(kids[0], x, conjugate=t == "adjoint")
+        m = dense(kids[0])
+        return (m.conj() if t == "adjoint" else m).T @ x
+    if t in ("vstack", "hstack", "block_diag"):
+        parts, offset = [], 0
+        for k in kids:
+            width = int(k.attrs["cols"])
+            part = x if t == "vstack" else x[offset:offset + width]
+            parts.append(apply(k, part))
+            offset += width
+        return sum(parts) if t == "hstack" else np.vstack(parts)
     return dense(g) @ x
 
 
@@ -94,6 +139,13 @@ def dense(g):
     """The dense matrix of the operator stored in group g."""
     t = _type(g)
     rows, cols = int(g.attrs["rows"]), int(g.attrs["cols"])
+    if t in ("strassen_tile", "strassen_tile_chain"):
+        # Only when it acts on each signal separately (exact encoders): else there is no
+        # dense matrix, use apply on a batch.
+        if _mixes_signals(g):
+            raise ValueError(f"{g.name}: this {t} mixes the signals of a batch: it has no "
+                             "dense matrix (use apply)")
+        return apply(g, np.eye(cols))
     kids = [dense(k) for k in _children(g)]
     if t == "dense":
         m = g["matrix"][...]
@@ -127,15 +179,6 @@ def dense(g):
         for k in range(rb):
             for l in range(cb):
                 m[k * h:(k + 1) * h, l * w:(l + 1) * w] = u[k] @ np.diag(s[k, l]) @ v[l]
-    elif t == "strassen_tile":
-        # Only when it acts on each signal separately (exact encoders): else there is no
-        # dense matrix, use strassen_tile_apply on a batch.
-        m = strassen_tile_apply(g, np.eye(cols))
-    elif t == "strassen_tile_chain":
-        # Likewise only when every layer acts on each signal separately; else use apply.
-        m = kids[0]
-        for k in kids[1:]:
-            m = m @ k
     elif t == "product":
         m = kids[0] @ kids[1]
     elif t == "sum":

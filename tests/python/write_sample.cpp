@@ -73,6 +73,30 @@ void write_all(const std::string& path) {
     strop::io::save_matrix<T>(path, "/applied/" + full, Y);
     if (op.acts_per_signal()) strop::io::save_matrix<T>(path, "/expected/" + full, op.to_dense());
   }
+  // Expressions around "stl_learned", which see the whole batch: h5py applies them node by
+  // node (the transpose and adjoint as the adjoint of the batch-linear map).
+  const strop::StrassenTile<T>& learned = tiles[1].second;
+  const auto dense = [&](Index rows, Index cols) {
+    return strop::Dense<T>(random_matrix<T>(rows, cols, rng));
+  };
+  const std::vector<std::pair<std::string, strop::AnyOperator<T>>> expressions = {
+      {"stl_scaled", T(2.5) * learned},
+      {"stl_product", dense(6, 8) * learned},
+      {"stl_sum", learned + dense(8, 12)},
+      {"stl_transpose", learned.transpose()},
+      {"stl_adjoint", learned.adjoint()},
+      {"stl_vstack", strop::vstack(learned, dense(3, 12))},
+      {"stl_hstack", strop::hstack(learned, dense(8, 5))},
+      {"stl_block_diag", strop::block_diag(learned, dense(3, 2))}};
+  for (const auto& [name, op] : expressions) {
+    const std::string full = scalar + "_" + name;
+    strop::io::save(path, op, full);
+    const strop::HostMatrix<T> X = random_matrix<T>(op.cols(), 2 * learned.tile() + 1, rng);
+    strop::HostMatrix<T> Y(op.rows(), X.cols());
+    op.apply(strop::Op::NoTrans, strop::view(X), strop::view(Y));
+    strop::io::save_matrix<T>(path, "/signals/" + full, X);
+    strop::io::save_matrix<T>(path, "/applied/" + full, Y);
+  }
   // "stl_chain": three layers with random encoders (t = 2, ranks 5, 7, 3) on 8 x 12,
   // 12 x 6 and 6 x 10, applied to a batch of 3 t signals (the chain's fused path, which
   // keeps the activations encoded between layers); h5py applies the layers one by one.

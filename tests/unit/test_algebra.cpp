@@ -220,7 +220,13 @@ BOOST_AUTO_TEST_CASE(transposed_costs_follow_the_transposed_steps) {
       AnyOperator<double>(k * Dense<double>(random_matrix<double>(15, 6))).transpose().flops(1) ==
       140.0 + 2 * 15 * 6);
   BOOST_TEST(block_diag(k, k).transpose().flops(1) == 2 * 140.0);
-  BOOST_TEST(vstack(k, k).transpose().flops(1) == 2 * 140.0);
+  // A stack adds its parts where they share an output: A^T of a vstack, and an hstack.
+  BOOST_TEST(vstack(k, k).transpose().flops(1) == 2 * 140.0 + 15);
+  BOOST_TEST(vstack(k, k).flops(1) == 2 * 168.0);
+  BOOST_TEST(hstack(k, k, k).flops(1) == 3 * 168.0 + 2 * 8);
+  BOOST_TEST(hstack(k, k).transpose().flops(1) == 2 * 140.0);
+  const Dense<std::complex<double>> C(random_matrix<std::complex<double>>(4, 5));
+  BOOST_TEST(hstack(C, C).flops(2) == 2 * C.flops(2) + 2 * 4 * 2);  // two real flops an add
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -177,6 +177,17 @@ BOOST_AUTO_TEST_CASE(bit_reversal_beyond_host_memory) {
                           "indices (288230376151711744 bytes) do not fit in host memory");
 }
 
+// A Buffer on its own (outside apply(), which translates its temporaries' failures): beyond a
+// std::vector's max_size() it threw std::length_error, and a failed allocation std::bad_alloc.
+BOOST_AUTO_TEST_CASE(host_buffer_beyond_host_memory) {
+  check_host_memory_error(
+      [] { Buffer<double>((Index(1) << 60) + 1, MemorySpace::Host, default_context()); },
+      "Buffer: 1152921504606846977 elements (9223372036854775816 bytes) do not fit");
+  check_host_memory_error(
+      [] { Buffer<double>(Index(1) << 55, MemorySpace::Host, default_context()); },
+      "Buffer: 36028797018963968 elements (288230376151711744 bytes) do not fit");
+}
+
 BOOST_AUTO_TEST_CASE(to_dense_beyond_host_memory) {
   check_host_memory_error([] { Identity<double>(Index(1) << 31).to_dense(); },
                           "identity (2147483648x2147483648) to_dense(): its 2147483648x2147483648 "
@@ -231,6 +242,52 @@ BOOST_AUTO_TEST_CASE(timing_needs_a_timed_run) {
   BOOST_TEST(runs == 0);
   BOOST_TEST(median_host_seconds([&] { ++runs; }, 3, 1) >= 0.0);
   BOOST_TEST(runs == 4);
+}
+
+// Views made by hand: null data behind a nonempty view was dereferenced (a segfault), and a
+// negative batch was read as empty by some operators and as a temporary's bad shape by others.
+BOOST_AUTO_TEST_CASE(malformed_views_are_refused) {
+  const HostMatrix<double> f = random_matrix<double>(4, 4);
+  const AnyOperator<double> ops[] = {Dense<double>(f), Identity<double>(16),
+                                     kron(Dense<double>(f), Dense<double>(f)),
+                                     Dense<double>(f) * Dense<double>(f)};
+  HostMatrix<double> y(16, 2);
+  y.setConstant(7.0);
+  for (const auto& A : ops) {
+    BOOST_TEST_CONTEXT(A.node_type()) {
+      const Index n = A.rows();
+      HostMatrix<double> x = HostMatrix<double>::Ones(n, 2);
+      const MatrixView<double> out = make_view(y.data(), n, 2, Layout::ColMajor);
+      check_error_mentions<ShapeError>(
+          [&] {
+            A.apply(Op::NoTrans, ConstView<double>{nullptr, n, 2, 1, n}, out);
+          },
+          "X is a " + std::to_string(n) + "x2 view of null data");
+      check_error_mentions<ShapeError>(
+          [&] {
+            A.apply(Op::NoTrans, view(x), MatrixView<double>{nullptr, n, 2, 1, n});
+          },
+          "Y is a " + std::to_string(n) + "x2 view of null data");
+      check_error_mentions<ShapeError>(
+          [&] {
+            A.apply(Op::NoTrans, ConstView<double>{x.data(), n, -2, 1, n},
+                    MatrixView<double>{y.data(), n, -2, 1, n});
+          },
+          "X has a negative shape " + std::to_string(n) + "x-2");
+      BOOST_TEST((y.array() == 7.0).all());  // nothing was written
+      // An empty batch may have null data.
+      A.apply(Op::NoTrans, ConstView<double>{nullptr, n, 0, 1, n},
+              MatrixView<double>{nullptr, n, 0, 1, n});
+    }
+  }
+  const HostMatrix<double> g = HostMatrix<double>::Identity(4, 4) + 0.1 * f;
+  const KronSolver<double> solver(kron(Dense<double>(g), Dense<double>(g)));
+  HostMatrix<double> b = HostMatrix<double>::Ones(16, 2);
+  check_error_mentions<ShapeError>(
+      [&] {
+        solver.solve(view(b), MatrixView<double>{nullptr, 16, 2, 1, 16});
+      },
+      "KronSolver: Y is a 16x2 view of null data");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

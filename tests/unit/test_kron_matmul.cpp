@@ -321,6 +321,11 @@ BOOST_AUTO_TEST_CASE(bad_factors_are_rejected_clearly) {
   const KronSolver<double> solver(kron(good, good));
   HostMatrix<double> b(8, 2), x(9, 2);
   BOOST_CHECK_THROW(solver.solve(view(b), view(x)), ShapeError);
+  // Solving in place is refused, in the solver's name (the message said "kron").
+  HostMatrix<double> bx = HostMatrix<double>::Ones(9, 2);
+  check_error_mentions<ShapeError>([&] { solver.solve(view(bx), view(bx)); },
+                                   "KronSolver: Y overlaps X");
+  BOOST_TEST((bx.array() == 1.0).all());  // B is untouched
 }
 
 // The reported condition is the worst factor's (it was always 1: the member was initialised

@@ -417,6 +417,14 @@ BOOST_AUTO_TEST_CASE(unsupported_sizes_and_names_are_typed_errors) {
   BOOST_CHECK_THROW(dft<std::complex<float>>(65 * 4), PatternError);  // odd part 65 > 63
   BOOST_CHECK_THROW(dct<float>(-8), PatternError);
   BOOST_CHECK_THROW(dct<float>(8, {Normalization::Backward, -1}), PatternError);
+  // An unknown normalization (a cast integer) picked a scaling silently.
+  const TransformOptions unknown{static_cast<Normalization>(7), 0};
+  BOOST_CHECK_THROW(hadamard<float>(8, unknown), PatternError);
+  BOOST_CHECK_THROW(dft<std::complex<float>>(8, unknown), PatternError);
+  BOOST_CHECK_THROW(inverse_dft<std::complex<float>>(8, unknown), PatternError);
+  BOOST_CHECK_THROW(dct<float>(8, unknown), PatternError);
+  BOOST_CHECK_THROW(inverse_dct<float>(8, unknown), PatternError);
+  BOOST_CHECK_THROW(inverse_hadamard<float>(8, unknown), PatternError);
   BOOST_CHECK_THROW(make_transform<float>(TransformKind::Dft, 8, false), PatternError);
   BOOST_CHECK_THROW(parse_transform_kind("fft"), PatternError);
   BOOST_CHECK_THROW(parse_normalization("unitary"), PatternError);

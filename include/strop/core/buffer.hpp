@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "strop/core/context.hpp"
+#include "strop/core/host_memory.hpp"
 #include "strop/core/view.hpp"
 
 namespace strop {
@@ -36,7 +37,8 @@ class Buffer {
     require<ShapeError>(static_cast<std::size_t>(count) <= max_count(), "Buffer: ", count,
                         " elements of ", sizeof(T), " bytes exceed the address space");
     if (space == MemorySpace::Host) {
-      host_.resize(static_cast<std::size_t>(count));
+      detail::allocating_host("Buffer", count, "elements", sizeof(T),
+                              [&] { host_.resize(static_cast<std::size_t>(count)); });
     } else if (count > 0) {
       device_ = static_cast<T*>(detail::device_allocate(sizeof(T) * count, ctx));
     }

@@ -96,12 +96,22 @@ bool elements_are_distinct(const MatrixView<T>& v) {
   return inner >= 1 && outer / inner_extent >= inner;
 }
 
-// The stride rules of every application: no negative strides (kernels and Eigen maps walk
-// forward), and distinct output elements (two results written to one address would race on
-// the GPU and depend on the order of writes on the CPU). A host X may repeat elements
-// (stride 0), a device X may not.
+// The view rules of every application: nonnegative extents, data behind a nonempty view, no
+// negative strides (kernels and Eigen maps walk forward), and distinct output elements (two
+// results written to one address would race on the GPU and depend on the order of writes on
+// the CPU). A host X may repeat elements (stride 0), a device X may not.
 template <class T, class U>
 void check_signal_strides(const char* name, const MatrixView<T>& X, const MatrixView<U>& Y) {
+  // A view made by hand: a negative extent was read as an empty batch by some paths and
+  // became a temporary's shape error in others; null data was dereferenced.
+  auto well_formed = [&](const auto& v, const char* which) {
+    require<ShapeError>(v.rows >= 0 && v.cols >= 0, name, ": ", which, " has a negative shape ",
+                        v.rows, "x", v.cols);
+    require<ShapeError>(v.data != nullptr || v.rows == 0 || v.cols == 0, name, ": ", which,
+                        " is a ", v.rows, "x", v.cols, " view of null data");
+  };
+  well_formed(X, "X");
+  well_formed(Y, "Y");
   auto forward = [](const auto& v) {
     return v.rows == 0 || v.cols == 0 || (v.row_stride >= 0 && v.col_stride >= 0);
   };

@@ -22,6 +22,7 @@
 #include "strop/core/buffer.hpp"
 #include "strop/core/context.hpp"
 #include "strop/core/eigen_map.hpp"
+#include "strop/core/host_memory.hpp"
 #include "strop/core/op.hpp"
 #include "strop/core/reduced_precision.hpp"
 #include "strop/expr/elementwise.hpp"
@@ -90,54 +91,6 @@ bool acts_per_signal(const E& e) {
   } else {
     return true;
   }
-}
-
-// count * element_size in decimal, exact even where it overflows 64 bits: messages about
-// memory name the bytes that were asked for.
-inline std::string byte_count(Index count, std::size_t element_size) {
-  const std::string digits = std::to_string(count);
-  std::string product;  // least significant digit first
-  std::size_t carry = 0;
-  for (auto digit = digits.rbegin(); digit != digits.rend(); ++digit) {
-    carry += std::size_t(*digit - '0') * element_size;
-    product.push_back(char('0' + carry % 10));
-    carry /= 10;
-  }
-  for (; carry > 0; carry /= 10)
-    product.push_back(char('0' + carry % 10));
-  return {product.rbegin(), product.rend()};
-}
-
-// Runs run(); host memory it cannot get becomes a ShapeError with the text message() returns
-// (DESIGN.md section 6: public entries throw typed errors only). Out of memory is a
-// std::bad_alloc; a container asked for more than it can ever hold throws std::length_error.
-// Typed errors pass through: strop::Error is a std::runtime_error.
-template <class Run, class Message>
-decltype(auto) translating_host_memory_errors(Run&& run, Message&& message) {
-  try {
-    return run();
-  } catch (const std::bad_alloc&) {
-    throw ShapeError(message());
-  } catch (const std::length_error&) {
-    throw ShapeError(message());
-  }
-}
-
-// Runs allocate(), which makes `count` `unit` (e.g. "indices") of element_size bytes each in
-// host memory for `what`. Both a byte count that no allocation can ask for (beyond PTRDIFF_MAX,
-// the most a std::vector or Eigen matrix holds) and a failed allocation are a ShapeError:
-// "what: count unit (bytes bytes) do not fit in host memory".
-template <class Allocate>
-decltype(auto) allocating_host(const std::string& what, Index count, const char* unit,
-                               std::size_t element_size, Allocate&& allocate) {
-  const auto message = [&] {
-    return concat(what, ": ", count, " ", unit, " (", byte_count(count, element_size),
-                  " bytes) do not fit in host memory");
-  };
-  require<ShapeError>(count >= 0, what, ": negative count ", count, " of ", unit);
-  const auto most = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-  if (static_cast<std::size_t>(count) > most / element_size) throw ShapeError(message());
-  return translating_host_memory_errors(std::forward<Allocate>(allocate), message);
 }
 
 }  // namespace detail

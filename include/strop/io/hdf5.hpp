@@ -64,6 +64,8 @@ std::vector<StoredOperator> list_operators(const std::string& path);
 
 // Plain matrices: a 2-D dataset (rows x cols, row-major as numpy shows it) or a 1-D one
 // (read as a column). `dataset` is an absolute path inside the file ("/signals").
+// load_matrix<T> needs a dataset of T's own scalar type (an IoError names both types
+// otherwise; unlike load_npy it does not widen): matrix_scalar_type says which to load.
 template <class T>
 HostMatrix<T> load_matrix(const std::string& path, const std::string& dataset);
 // save_matrix marks the file as a strop file (the root's format version), like save.

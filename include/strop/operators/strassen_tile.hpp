@@ -150,7 +150,8 @@ StrassenTileChain<T> operator*(const StrassenTileChain<T>& lhs, const StrassenTi
 
 // Mixed precision on the GPU: applies a float STL operator to half or bfloat16 signals.
 // The encoded weights are converted once (cached), the colour GEMMs run on tensor cores
-// with fp32 accumulation, encode and decode compute in fp32. DeviceError without CUDA.
+// with fp32 accumulation, encode and decode compute in fp32. On the host, through float (as
+// for the other families); device views in a build without CUDA are a DeviceError.
 template <ReducedPrecision Storage>
 void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha = 1, float beta = 0,

@@ -9,8 +9,10 @@
 //   dct(n)                            KSChain * Permutation  DCT-II; n as for dft
 //   inverse_dct(n)                    Permutation * KSChain  DCT-III scaled to invert dct(n)
 //
-// Sizes without such a chain throw PatternError naming n (as butterfly_patterns does); a
-// chain whose tables host memory cannot hold, ShapeError naming the values and bytes.
+// Sizes without such a chain throw PatternError naming n (as butterfly_patterns does), and so
+// do sizes whose chain overflows a 64-bit index and invalid options (negative factors, an
+// unknown Normalization value); a chain whose tables host memory cannot hold throws
+// ShapeError naming the values and bytes.
 //
 // Structure. The chain is the mixed-radix Cooley-Tukey factorization: with radices
 // r_1 ... r_L (n = r_1 ... r_L, r_1 most significant), factor l has pattern
