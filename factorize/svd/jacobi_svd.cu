@@ -404,10 +404,9 @@ class JacobiRun {
     shape_.team = team_for(shape_.q, threads_);
     bytes_ = shared_bytes(shape_.p, shape_.q, sizeof(D));
     check_cuda(cudaMemsetAsync(nonfinite_.data(), 0, sizeof(int), stream_), "cudaMemsetAsync");
-    check_cuda(
-        cudaFuncSetAttribute(jacobi_svd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(bytes_)),
-        "cudaFuncSetAttribute(jacobi_svd_kernel)");
+    // Only raises the kernel's limit: another thread's smaller setting between this and the
+    // launches would make them fail (cuda_check.hpp).
+    allow_dynamic_shared_memory(jacobi_svd_kernel<D>, bytes_, "jacobi_svd_kernel: shared memory");
   }
 
   // Factors blocks slots[first, first + count) (blocks first.. without slots), on the

@@ -209,21 +209,21 @@ __global__ void __launch_bounds__(kThreads, 2) blr_skinny_kernel(const SkinnySta
   if (split > 1) cluster_sync();
 }
 
-// The current device's multiprocessors and whether it launches clusters, asked once: each
-// stage's launch is on the few-token hot path.
+// The current device's multiprocessors and whether it launches clusters, asked once per
+// device (not once per process: a context on another device may be another model, with
+// another count and without clusters): each stage's launch is on the few-token hot path.
 struct DeviceTraits {
   long long multiprocessors = 0;
   bool clusters = false;
 };
 const DeviceTraits& device_traits() {
-  static const DeviceTraits traits = [] {
-    int device = 0, major = 0;
-    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  static PerDevice<DeviceTraits> traits;
+  return traits.get([](int device) {
+    int major = 0;
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
                "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
     return DeviceTraits{multiprocessors(), major >= 9};
-  }();
-  return traits;
+  });
 }
 
 bool aligned(const void* p, std::size_t bytes) {

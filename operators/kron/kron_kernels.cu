@@ -208,9 +208,7 @@ void launch_step(StepArgs<D> a, bool s_fast, long long b_tiles, cudaStream_t str
   require<DeviceError>(blocks <= INT_MAX, "kron: ", blocks, " thread blocks exceed the grid limit");
   const dim3 grid(unsigned(blocks), unsigned((a.Q + a.tq - 1) / a.tq));
   auto run = [&](auto kernel) {
-    check_cuda(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-        "kron step: shared memory attribute");
+    allow_dynamic_shared_memory(kernel, shared, "kron step: shared memory attribute");
     kernel<<<grid, threads, shared, stream>>>(a);
     check_launch("kron_step_kernel");
   };
@@ -649,9 +647,7 @@ void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, Matrix
   require<DeviceError>(blocks <= INT_MAX, "kron fused: ", blocks, " blocks exceed the grid");
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   auto run = [&](auto kernel) {
-    check_cuda(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-        "kron fused: shared memory attribute");
+    allow_dynamic_shared_memory(kernel, shared, "kron fused: shared memory attribute");
     kernel<<<unsigned(blocks), 256, shared, stream>>>(a);
     check_launch("kron_fused_kernel");
   };

@@ -177,9 +177,7 @@ int odd_stride(int signals) {
 template <class D, class IO, int MaxRadix, bool BatchContiguous>
 void launch(const ChainArgs<D, IO>& args, Index tiles, std::size_t shared, cudaStream_t stream) {
   auto kernel = ks_chain_fused_kernel<D, IO, MaxRadix, BatchContiguous>;
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(shared)),
-             "cudaFuncSetAttribute(ks_chain_fused_kernel)");
+  allow_dynamic_shared_memory(kernel, shared, "ks_chain_fused_kernel: shared memory attribute");
   kernel<<<static_cast<unsigned>(tiles), kThreads<MaxRadix>, shared, stream>>>(args);
   check_launch("ks_chain_fused_kernel");
 }

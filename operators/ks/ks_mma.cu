@@ -326,8 +326,7 @@ void launch_mma(const MmaKSArgs& args, bool batch_contiguous, dim3 grid, std::si
   const auto kernel =
       batch_contiguous ? ks_mma_kernel<S, MF, NF, true> : ks_mma_kernel<S, MF, NF, false>;
   // Above the default 48 KB without the opt-in.
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-             "ks mma kernel: shared memory");
+  allow_dynamic_shared_memory(kernel, shared, "ks mma kernel: shared memory");
   kernel<<<grid, kThreads, shared, stream>>>(args);
   check_launch("ks_mma_kernel");
 }

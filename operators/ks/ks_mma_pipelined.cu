@@ -368,8 +368,7 @@ void launch_pipelined(const PipelinedArgs& args, unsigned blocks, cudaStream_t s
                                  : ks_mma_pipelined_kernel<S, TJ, WK, false>;
   const std::size_t shared = ks_mma_pipelined_shared_bytes(TJ, WK);
   // Above the default 48 KB without the opt-in.
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-             "ks pipelined mma kernel: shared memory");
+  allow_dynamic_shared_memory(kernel, shared, "ks pipelined mma kernel: shared memory");
   kernel<<<blocks, kThreads, shared, stream>>>(args);
   check_launch("ks_mma_pipelined_kernel");
 }

@@ -378,8 +378,7 @@ void fft_device_apply(Index n, bool inverse, const std::complex<float>* twiddles
   const unsigned block_threads = unsigned(threads * a.signals_per_block);
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   auto go = [&](auto kernel) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
-               "cudaFuncSetAttribute(fft_kernel)");
+    allow_dynamic_shared_memory(kernel, smem, "fft kernel: shared memory attribute");
     kernel<<<blocks, block_threads, smem, stream>>>(a);
     check_launch("fft_kernel");
   };

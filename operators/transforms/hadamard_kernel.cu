@@ -449,9 +449,7 @@ void launch(const HadamardArgs& a, Index m, Index digit_groups, cudaStream_t str
   const dim3 grid(unsigned((a.batch + a.vectors - 1) / a.vectors), unsigned(digit_groups));
   auto go = [&](auto kernel) {
     if (shared > 48 * 1024)
-      check_cuda(
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-          "hadamard: shared memory attribute");
+      allow_dynamic_shared_memory(kernel, shared, "hadamard: shared memory attribute");
     kernel<<<grid, threads, shared, stream>>>(a);
     check_launch("hadamard_kernel");
   };

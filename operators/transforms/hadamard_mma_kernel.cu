@@ -315,9 +315,7 @@ void launch_signal_kernel(const MmaArgs& a, cudaStream_t stream) {
   const std::size_t shared = sizeof(S) * std::size_t(M) * (std::size_t(1) << K);
   auto kernel = hadamard_mma_signal<S, M, K>;
   if (shared > 48 * 1024)
-    check_cuda(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-        "hadamard (tensor cores): shared memory attribute");
+    allow_dynamic_shared_memory(kernel, shared, "hadamard (tensor cores): shared memory attribute");
   kernel<<<unsigned(a.batch), kThreads, shared, stream>>>(a);
   check_launch("hadamard_mma_signal");
 }

@@ -16,8 +16,7 @@ template <class Args>
 void launch_persistent_clusters(void (*kernel)(Args), const Args& args, int cluster, int threads,
                                 std::size_t shared, long long units, cudaStream_t stream,
                                 const char* name) {
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-             name);
+  allow_dynamic_shared_memory(kernel, shared, name);
   cudaLaunchConfig_t config = {};
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeClusterDimension;

@@ -66,6 +66,14 @@ struct Context::Impl {
     visible = true;
   }
   ~Impl() {
+    if (!visible) return;  // nothing was made on the device
+    // The handles, stream and blocks belong to `device`: release them with it current
+    // (cuBLAS assumes its handle's device stays current until cublasDestroy, which
+    // synchronises the current device), then give the thread back its device: a Context(1)
+    // may be destroyed by a thread that works on device 0.
+    int current = -1;
+    const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != device;
+    if (switch_device) cudaSetDevice(device);
     if (!workspaces.empty()) {
       cudaStreamSynchronize(stream);  // queued work may still use them
       for (auto& [key, block] : workspaces)
@@ -75,6 +83,8 @@ struct Context::Impl {
     if (cublas_lt != nullptr) cublasLtDestroy(cublas_lt);
     if (cublas != nullptr) cublasDestroy(cublas);
     if (stream != nullptr) cudaStreamDestroy(stream);
+    if (switch_device) cudaSetDevice(current);
+    cudaGetLastError();  // at process exit the runtime may be unloading: nothing to report
   }
 };
 
