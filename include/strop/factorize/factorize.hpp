@@ -5,5 +5,5 @@
 #include "strop/factorize/kron_approx.hpp"
 #include "strop/factorize/lowrank.hpp"
 #include "strop/factorize/monarch.hpp"
-#include "strop/factorize/stl.hpp"
 #include "strop/factorize/report.hpp"
+#include "strop/factorize/stl.hpp"

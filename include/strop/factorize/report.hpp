@@ -22,8 +22,9 @@ struct FactorReport {
   Index parameters = 0;
   // Relative error the theory guarantees for this input in exact arithmetic: an upper bound
   // on relative_error up to rounding (a bound of 0, an exact structure, comes with a
-  // measured error at the rounding level of the scalar type; NaN where no bound is known). Where the method is optimal (two-factor KS, Monarch
-  // projection, truncated SVD, nearest Kronecker sum) it is the optimal error itself.
+  // measured error at the rounding level of the scalar type; NaN where no bound is known).
+  // Where the method is optimal (two-factor KS, Monarch projection, truncated SVD, nearest
+  // Kronecker sum) it is the optimal error itself.
   double bound = std::numeric_limits<double>::quiet_NaN();
   // A lower bound on the error of the best approximation with this structure, when one
   // is known (e.g. the optimum of a relaxed problem); relative_error / lower_bound
