@@ -82,6 +82,11 @@ BOOST_AUTO_TEST_CASE(device_without_gpu) {
   BOOST_CHECK_THROW(DeviceMatrix<float>(4, 4), DeviceError);
   BOOST_CHECK_THROW(to_device(HostMatrix<float>(HostMatrix<float>::Ones(2, 2))), DeviceError);
   BOOST_TEST(std::string(device_name(0)) == "none");
+  // Device timing without a device (it returned host timings in a CUDA build).
+  int runs = 0;
+  BOOST_CHECK_THROW(median_enqueue_seconds_each(default_context(), {[&] { ++runs; }}, 3, 1),
+                    DeviceError);
+  BOOST_TEST(runs == 0);
 }
 
 BOOST_AUTO_TEST_CASE(host_only_leaves_refuse_device_views) {
