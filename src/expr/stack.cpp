@@ -52,13 +52,14 @@ void Stack<T, Vertical>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y,
 
 // The parts' flops, plus the additions that combine the parts' results where they share an
 // output (an hstack, or a transposed vstack): one per output for each part after the first,
-// two real flops for complex values, as Sum counts them.
+// counted as Sum counts its addition (detail::addition_flops).
 template <class T, bool Vertical>
 double Stack<T, Vertical>::flops(Index batch) const {
   const double parts =
       std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
                             [&](const AnyOperator<T>& p) { return p.flops(batch); });
-  return Vertical ? parts : parts + combining_flops(rows_, batch);
+  return Vertical ? parts
+                  : parts + double(parts_.size() - 1) * detail::addition_flops<T>(rows_, batch);
 }
 
 template <class T, bool Vertical>
@@ -66,13 +67,8 @@ double Stack<T, Vertical>::transposed_flops(Index batch) const {
   const double parts =
       std::transform_reduce(parts_.begin(), parts_.end(), 0.0, std::plus<>(),
                             [&](const AnyOperator<T>& p) { return p.transposed_flops(batch); });
-  return Vertical ? parts + combining_flops(cols_, batch) : parts;
-}
-
-template <class T, bool Vertical>
-double Stack<T, Vertical>::combining_flops(Index outputs, Index batch) const {
-  constexpr double kAddFlops = is_complex_v<T> ? 2.0 : 1.0;
-  return kAddFlops * double(parts_.size() - 1) * double(outputs) * double(batch);
+  return Vertical ? parts + double(parts_.size() - 1) * detail::addition_flops<T>(cols_, batch)
+                  : parts;
 }
 
 template <class T, bool Vertical>

@@ -36,6 +36,13 @@ template <class T>
 class AnyOperator;
 
 namespace detail {
+// Real flops of adding one result into `outputs` x `batch` others: one per element, two for
+// complex values (what a Sum or Stack adds to its parts' flops).
+template <class T>
+double addition_flops(Index outputs, Index batch) {
+  return (is_complex_v<T> ? 2.0 : 1.0) * double(outputs) * double(batch);
+}
+
 // Real flops of one application of e^T (or e^H) to `batch` signals.
 template <class E>
 double transposed_flops(const E& e, Index batch) {

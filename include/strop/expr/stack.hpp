@@ -26,8 +26,6 @@ class Stack : public OperatorBase<Stack<T, Vertical>> {
   Index parameter_count() const;
 
  private:
-  double combining_flops(Index outputs, Index batch) const;
-
   std::vector<AnyOperator<T>> parts_;
   Index rows_ = 0;
   Index cols_ = 0;

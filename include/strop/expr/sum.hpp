@@ -14,7 +14,6 @@ class Sum : public OperatorBase<Sum<L, R>> {
  public:
   using Scalar = typename L::Scalar;
   static constexpr const char* type_name = "sum";
-  static constexpr double kAddFlops = is_complex_v<Scalar> ? 2.0 : 1.0;
 
   Sum(L lhs, R rhs) : lhs_(std::move(lhs)), rhs_(std::move(rhs)) {
     require<ShapeError>(lhs_.rows() == rhs_.rows() && lhs_.cols() == rhs_.cols(),
@@ -35,11 +34,11 @@ class Sum : public OperatorBase<Sum<L, R>> {
 
   // Both parts, plus one addition per output (two real flops for complex values).
   double flops(Index batch) const {
-    return lhs_.flops(batch) + rhs_.flops(batch) + kAddFlops * double(rows()) * double(batch);
+    return lhs_.flops(batch) + rhs_.flops(batch) + detail::addition_flops<Scalar>(rows(), batch);
   }
   double transposed_flops(Index batch) const {
     return detail::transposed_flops(lhs_, batch) + detail::transposed_flops(rhs_, batch) +
-           kAddFlops * double(cols()) * double(batch);
+           detail::addition_flops<Scalar>(cols(), batch);
   }
   Index parameter_count() const { return lhs_.parameter_count() + rhs_.parameter_count(); }
 
