@@ -33,3 +33,4 @@
 #include "strop/operators/stl_path.hpp"
 #include "strop/operators/strassen_tile.hpp"
 #include "strop/operators/transforms.hpp"
+#include "strop/version.hpp"

@@ -12,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "strop/core/error.hpp"
+#include "strop/version.hpp"
 
 namespace {
 
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
       "strop: structured linear operators (butterflies, Monarch, BLAST, low rank, Kronecker),\n"
       "factorized from dense matrices, saved as HDF5, applied on the CPU or the GPU.",
       "strop"};
-  app.set_version_flag("--version", "strop 0.1.0");
+  app.set_version_flag("--version", std::string("strop ") + strop::version_string);
   app.require_subcommand(1);
   app.footer("Run 'strop COMMAND --help' for the options of a command.");
 

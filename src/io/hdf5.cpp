@@ -11,6 +11,7 @@
 #include "io/file_seal.hpp"
 #include "io/h5_file.hpp"
 #include "io/operator_codecs.hpp"
+#include "strop/version.hpp"
 
 namespace strop::io {
 
@@ -139,7 +140,7 @@ std::string provenance_problem(const Provenance& p) {
 // The root attributes that make a file a strop file (list_operators and load check them).
 void mark_as_strop_file(const Group& root) {
   root.write_attribute(kVersionAttribute, std::int64_t(kFormatVersion));
-  root.write_attribute("strop_library_version", std::string("0.1.0"));
+  root.write_attribute("strop_library_version", std::string(version_string));
 }
 
 void write_provenance(const Group& g, const Provenance& p) {

@@ -41,6 +41,14 @@ for command in ([], ["demo"], ["factorize"], ["apply"], ["info"], ["bench"]):
     r = strop(*command, "--help")
     check("Usage" in r.stdout or "usage" in r.stdout.lower(), f"{command} --help prints usage")
 
+# The version the tool prints and the files record is include/strop/version.hpp's.
+with open(os.path.join(HERE, "..", "..", "include", "strop", "version.hpp")) as header:
+    numbers = dict(line.split()[1:3] for line in header
+                   if line.startswith("#define STROP_VERSION_") and len(line.split()) == 3)
+VERSION = ".".join(numbers[f"STROP_VERSION_{part}"] for part in ("MAJOR", "MINOR", "PATCH"))
+r = strop("--version")
+check(r.stdout.strip() == f"strop {VERSION}", f"--version prints strop {VERSION} ({r.stdout.strip()})")
+
 # ---- 2. the demo -------------------------------------------------------------------------
 r = strop("demo", "--size", 256, "--batch", 8, "--device", "cpu", "-o", path("demo.h5"))
 check("identical" in r.stdout and "Hadamard" in r.stdout, "demo reports the round trip")
@@ -54,7 +62,10 @@ for _ in range(8):
 if check(os.path.exists(path("demo.h5")), "demo wrote its HDF5 file"):
     with h5py.File(path("demo.h5"), "r") as f:
         check({"dft", "hadamard"} <= set(f.keys()), "h5py sees the demo's operators")
-        check(rel(strop_h5.dense(f["dft"]), dft256) < 1e-4, "demo's DFT is the DFT (h5py)")
+        written_by = f.attrs.get("strop_library_version", b"")
+        written_by = written_by.decode() if isinstance(written_by, bytes) else written_by
+        check(written_by == VERSION, f"the file records strop {VERSION} ({written_by})")
+        check(rel(strop_h5.dense(f["dft"]), dft256) < 2e-5, "demo's DFT is the DFT (h5py)")
         check(rel(strop_h5.dense(f["hadamard"]), had256) < 1e-5,
               "demo's Hadamard is the Hadamard matrix (h5py)")
 
