@@ -5,9 +5,12 @@
 # (tests/install/ is such a project; the test install.find_package builds and runs it).
 include(CMakePackageConfigHelpers)
 
-install(TARGETS strop EXPORT stropTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS strop EXPORT stropTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+                                          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/strop DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(TARGET strop_cli)
+  # The installed tool finds a shared libstrop beside it ($ORIGIN: bin/../lib).
+  set_target_properties(strop_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
   install(TARGETS strop_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 

@@ -16,6 +16,10 @@ if(NOT EXISTS ${WORK_DIR}/prefix/include/strop/strop.hpp OR NOT package_files)
   message(FATAL_ERROR "the headers or stropConfig.cmake were not installed")
 endif()
 
+if(EXISTS ${WORK_DIR}/prefix/bin/strop)  # the installed tool runs (finds its libraries)
+  run_step(${WORK_DIR}/prefix/bin/strop --version)
+endif()
+
 set(configure ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 if(CXX)
