@@ -1,0 +1,186 @@
+#pragma once
+// Random expression graphs with their dense matrices, for differential tests: every node kind
+// (product, sum, difference, scaling, transpose, adjoint, Kronecker product, block diagonal,
+// stacks) over every leaf family, nested to a given depth, of random shapes that fit. The
+// dense matrix is composed here with Eigen from the leaves' dense matrices, independently of
+// the library's expression code, so a wrong index, term or transpose anywhere in the
+// composition shows.
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "operator_zoo.hpp"
+#include "reference.hpp"
+#include "strop/strop.hpp"
+
+namespace strop::testing {
+
+template <class T>
+struct RandomExpression {
+  AnyOperator<T> op;
+  HostMatrix<T> dense;
+  std::string text;  // what was built, for failure messages
+};
+
+template <class T>
+class ExpressionGenerator {
+ public:
+  using Expr = RandomExpression<T>;
+  using Any = AnyOperator<T>;
+
+  explicit ExpressionGenerator(std::uint32_t seed) : rng_(seed) {}
+
+  // A graph of `rows` x `cols` whose nodes are nested at most `depth` deep.
+  Expr operator()(Index rows, Index cols, int depth) {
+    if (depth == 0 || chance(0.2)) return leaf(rows, cols);
+    switch (pick(0, 8)) {
+      case 0: {  // A B, through an inner size of its own
+        const Index inner = pick(1, 12);
+        Expr a = (*this)(rows, inner, depth - 1), b = (*this)(inner, cols, depth - 1);
+        return {Product<Any, Any>(a.op, b.op), a.dense * b.dense,
+                "(" + a.text + " * " + b.text + ")"};
+      }
+      case 1: {
+        Expr a = (*this)(rows, cols, depth - 1), b = (*this)(rows, cols, depth - 1);
+        return {Sum<Any, Any>(a.op, b.op), a.dense + b.dense, "(" + a.text + " + " + b.text + ")"};
+      }
+      case 2: {
+        Expr a = (*this)(rows, cols, depth - 1), b = (*this)(rows, cols, depth - 1);
+        return {a.op - b.op, a.dense - b.dense, "(" + a.text + " - " + b.text + ")"};
+      }
+      case 3: {
+        const T s = scalar();
+        Expr a = (*this)(rows, cols, depth - 1);
+        return {Scaled<Any>(s, a.op), s * a.dense, "s " + a.text};
+      }
+      case 4: {
+        Expr a = (*this)(cols, rows, depth - 1);
+        if (chance(0.5)) return {Transposed<Any, false>(a.op), a.dense.transpose(), a.text + "^T"};
+        return {Transposed<Any, true>(a.op), a.dense.adjoint(), a.text + "^H"};
+      }
+      case 5: {  // F ⊗ G with F's sizes dividing ours
+        const Index r = divisor(rows), c = divisor(cols);
+        Expr f = (*this)(r, c, depth - 1), g = (*this)(rows / r, cols / c, depth - 1);
+        return {Kron<T>({f.op, g.op}), kron_dense(f.dense, g.dense),
+                "kron(" + f.text + ", " + g.text + ")"};
+      }
+      case 6: {
+        if (rows < 2 || cols < 2) break;
+        const Index r = pick(1, rows - 1), c = pick(1, cols - 1);
+        Expr a = (*this)(r, c, depth - 1), b = (*this)(rows - r, cols - c, depth - 1);
+        HostMatrix<T> d = HostMatrix<T>::Zero(rows, cols);
+        d.topLeftCorner(r, c) = a.dense;
+        d.bottomRightCorner(rows - r, cols - c) = b.dense;
+        return {BlockDiag<T>({a.op, b.op}), d, "diag(" + a.text + ", " + b.text + ")"};
+      }
+      case 7: {
+        if (rows < 2) break;
+        const Index r = pick(1, rows - 1);
+        Expr a = (*this)(r, cols, depth - 1), b = (*this)(rows - r, cols, depth - 1);
+        HostMatrix<T> d(rows, cols);
+        d << a.dense, b.dense;
+        return {VStack<T>({a.op, b.op}), d, "[" + a.text + "; " + b.text + "]"};
+      }
+      case 8: {
+        if (cols < 2) break;
+        const Index c = pick(1, cols - 1);
+        Expr a = (*this)(rows, c, depth - 1), b = (*this)(rows, cols - c, depth - 1);
+        HostMatrix<T> d(rows, cols);
+        d << a.dense, b.dense;
+        return {HStack<T>({a.op, b.op}), d, "[" + a.text + ", " + b.text + "]"};
+      }
+    }
+    return leaf(rows, cols);
+  }
+
+  // A leaf of any family that has this shape; its dense matrix is its own to_dense() (each
+  // family is checked against independent references in its own tests).
+  Expr leaf(Index rows, Index cols) {
+    for (;;) {
+      switch (pick(0, 9)) {
+        case 0:
+          return named(Dense<T>(gaussian_matrix<T>(rng_, rows, cols)), "dense", rows, cols);
+        case 1:
+          return named(LowRank<T>::random(rows, cols, pick(1, std::min(rows, cols)), rng_),
+                       "lowrank", rows, cols);
+        case 2: {
+          const KSPattern p = pattern(rows, cols);
+          return named(KSFactor<T>::random(p, rng_), "ks_factor", rows, cols);
+        }
+        case 3: {
+          const Index rb = divisor(rows), cb = divisor(cols);
+          const Index rank = pick(1, std::min(rows / rb, cols / cb));
+          return named(Monarch<T>::random(rows, cols, rb, cb, rank, rng_), "monarch", rows, cols);
+        }
+        case 4: {
+          const Index rb = divisor(rows), cb = divisor(cols);
+          const Index rank = pick(1, std::min(rows / rb, cols / cb));
+          return named(Blast<T>::random(rows, cols, rb, cb, rank, rng_), "blast", rows, cols);
+        }
+        case 5:  // exact encoders: a Strassen-Tile operator that acts on each signal alone
+          if (rows % 2 || cols % 2) break;
+          return named(
+              StrassenTile<T>::encode(gaussian_matrix<T>(rng_, rows, cols), stl::strassen_2x2()),
+              "strassen_tile", rows, cols);
+        case 6:
+          if (rows != cols) break;
+          return named(Diagonal<T>(gaussian_matrix<T>(rng_, rows, 1).col(0)), "diagonal", rows,
+                       cols);
+        case 7: {
+          if (rows != cols) break;
+          std::vector<Index> perm(static_cast<std::size_t>(rows));
+          std::iota(perm.begin(), perm.end(), Index(0));
+          std::shuffle(perm.begin(), perm.end(), rng_);
+          return named(Permutation<T>(perm), "permutation", rows, cols);
+        }
+        case 8:
+          if (rows != cols) break;
+          return named(Identity<T>(rows), "identity", rows, cols);
+        case 9:
+          if (rows != cols || rows < 2 || (rows & (rows - 1)) != 0) break;
+          return named(KSChain<T>::random(butterfly_patterns(rows), rng_), "butterfly", rows, cols);
+      }
+    }
+  }
+
+  Index pick(Index lo, Index hi) { return std::uniform_int_distribution<Index>(lo, hi)(rng_); }
+
+ private:
+  template <class Leaf>
+  Expr named(const Leaf& leaf, const char* name, Index rows, Index cols) {
+    return {leaf, leaf.to_dense(),
+            std::string(name) + " " + std::to_string(rows) + "x" + std::to_string(cols)};
+  }
+
+  bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+
+  T scalar() {
+    std::normal_distribution<double> normal;
+    if constexpr (is_complex_v<T>) {
+      return T(RealOf<T>(normal(rng_)), RealOf<T>(normal(rng_)));
+    } else {
+      return T(normal(rng_));
+    }
+  }
+
+  // A random divisor of n (1 and n included).
+  Index divisor(Index n) {
+    std::vector<Index> divisors;
+    for (Index d = 1; d <= n; ++d)
+      if (n % d == 0) divisors.push_back(d);
+    return divisors[static_cast<std::size_t>(pick(0, Index(divisors.size()) - 1))];
+  }
+
+  // A KS pattern (a, b, c, d) with a b d = rows and a c d = cols.
+  KSPattern pattern(Index rows, Index cols) {
+    const Index d = divisor(std::gcd(rows, cols));
+    const Index a = divisor(std::gcd(rows, cols) / d);
+    return {a, rows / (a * d), cols / (a * d), d};
+  }
+
+  std::mt19937 rng_;
+};
+
+}  // namespace strop::testing
