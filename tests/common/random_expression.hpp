@@ -6,6 +6,7 @@
 // the library's expression code, so a wrong index, term or transpose anywhere in the
 // composition shows.
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <random>
 #include <string>
@@ -16,6 +17,17 @@
 #include "strop/strop.hpp"
 
 namespace strop::testing {
+
+// How many graphs a test draws and from which seed: its defaults, or STROP_RANDOM_EXPRESSIONS
+// and STROP_RANDOM_SEED for a longer hunt (a failure prints the graph it built).
+inline int random_expression_count(int default_count) {
+  const char* text = std::getenv("STROP_RANDOM_EXPRESSIONS");
+  return text != nullptr ? std::max(1, std::atoi(text)) : default_count;
+}
+inline std::uint32_t random_expression_seed(std::uint32_t default_seed) {
+  const char* text = std::getenv("STROP_RANDOM_SEED");
+  return text != nullptr ? std::uint32_t(std::strtoul(text, nullptr, 10)) : default_seed;
+}
 
 template <class T>
 struct RandomExpression {

@@ -14,8 +14,8 @@ using namespace strop::testing;
 BOOST_AUTO_TEST_SUITE(gpu_random_expressions, *utf::precondition(HasDevice()))
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(device_application_matches_the_composed_matrix, T, ScalarTypes) {
-  ExpressionGenerator<T> generate(20261205);
-  for (int i = 0; i < 40; ++i) {
+  ExpressionGenerator<T> generate(random_expression_seed(20261205));
+  for (int i = 0, n = random_expression_count(40); i < n; ++i) {
     const auto e = generate(generate.pick(1, 24), generate.pick(1, 24), 3);
     const Index batch = generate.pick(1, 9);
     for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {

@@ -14,8 +14,6 @@ using namespace strop::testing;
 
 namespace {
 
-constexpr int kExpressions = 40;
-
 // The usual tolerance for the size (50 eps sqrt(n)): the nested graphs' largest error was 0.06
 // of it (float, seeds below); a wrong index, term or transpose is off by O(1).
 template <class T>
@@ -29,8 +27,8 @@ BOOST_AUTO_TEST_SUITE(random_expressions)
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(apply_densify_and_simplify_match_the_composed_matrix, T,
                               ScalarTypes) {
-  ExpressionGenerator<T> generate(20261205);
-  for (int i = 0; i < kExpressions; ++i) {
+  ExpressionGenerator<T> generate(random_expression_seed(20261205));
+  for (int i = 0, n = random_expression_count(40); i < n; ++i) {
     const auto e = generate(generate.pick(1, 24), generate.pick(1, 24), 3);
     BOOST_TEST_CONTEXT("expression " << i << ": " << e.text) {
       const double tol = expression_tolerance(e);
@@ -46,8 +44,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hdf5_round_trips_are_exact, T, ScalarTypes) {
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() /
       ("strop-random-expressions-" + std::to_string(::getpid()) + ".h5");
-  ExpressionGenerator<T> generate(7);
-  for (int i = 0; i < kExpressions / 2; ++i) {
+  ExpressionGenerator<T> generate(random_expression_seed(7));
+  for (int i = 0, n = random_expression_count(20); i < n; ++i) {
     const auto e = generate(generate.pick(1, 16), generate.pick(1, 16), 3);
     BOOST_TEST_CONTEXT("expression " << i << ": " << e.text) {
       const std::string name = "e" + std::to_string(i);
