@@ -195,4 +195,38 @@ class ExpressionGenerator {
   std::mt19937 rng_;
 };
 
+// Applies e.op through `apply(op, x_layout, y_layout, X, Y0, alpha, beta)`, which returns Y,
+// in every op and pair of layouts, half the time with alpha = 1, beta = 0 and Y0 all NaN (Y
+// must not be read), and compares with the composed dense matrix. The error is measured
+// against ||op(A)|| ||X|| + |beta| ||Y0||, which rounding scales with, not against ||Y||,
+// which cancellation can make small (a random signal nearly orthogonal to a rank-1 factor).
+template <class T, class Apply>
+void check_expression(const RandomExpression<T>& e, Index batch, Apply apply) {
+  for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+    const HostMatrix<T> d = op_of(e.dense, op);
+    for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
+      for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
+        const bool plain = random_index(0, 1) == 0;
+        const T alpha = plain ? T(1) : random_scalar<T>();
+        const T beta = plain ? T(0) : random_scalar<T>();
+        const HostMatrix<T> x = random_matrix<T>(d.cols(), batch);
+        HostMatrix<T> y0 = random_matrix<T>(d.rows(), batch);
+        if (plain) y0.setConstant(T(std::numeric_limits<RealOf<T>>::quiet_NaN()));
+        const HostMatrix<T> expected =
+            plain ? HostMatrix<T>(d * x) : HostMatrix<T>(alpha * (d * x) + beta * y0);
+        const HostMatrix<T> got = apply(op, lx, ly, x, y0, alpha, beta);
+        BOOST_TEST_CONTEXT(e.text << ", " << to_string(op) << " X " << to_string(lx) << " Y "
+                                  << to_string(ly) << " B=" << batch
+                                  << (plain ? " alpha=1 beta=0" : "")) {
+          BOOST_TEST(got.allFinite());
+          const double scale = std::abs(alpha) * double(d.norm() * x.norm()) +
+                               (plain ? 0.0 : std::abs(beta) * double(y0.norm()));
+          BOOST_TEST(double((got - expected).norm()) <=
+                     tolerance<T>(std::max(d.rows(), d.cols())) * std::max(scale, 1e-300));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace strop::testing
