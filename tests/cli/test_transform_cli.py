@@ -129,7 +129,8 @@ check(os.path.exists(path("back.wAv")) and rel(read_float_wav(path("back.wAv")),
 strop("transform", "--kind", "dct", "in.Wav", "-o", "SIG.H5:/dct")
 if check(os.path.exists(path("SIG.H5")), "'SIG.H5:/dct' is written"):
     with h5py.File(path("SIG.H5"), "r") as f:
-        check(f["dct"].shape == (256, 2), "'SIG.H5:/dct' is HDF5")
+        check(f["dct"].shape == (256, 2) and rel(f["dct"][()], dct2(samples)) < 1e-5,
+              "'SIG.H5:/dct' is HDF5 and holds the DCT of each channel")
 
 # ---- short-time transforms ----------------------------------------------------------------
 s = rng.standard_normal((300, 1))  # 300 samples: frames of 64 every 32: 8, 12 samples left
@@ -144,7 +145,11 @@ strop("transform", "--kind", "hadamard", "--inverse", "--frame", 64, "--hop", 32
 check(rel(np.load(path("sback.npy")), s[:32 * 7 + 64]) < 1e-12,
       "inverse short-time transform puts the frames back (overlap average)")
 strop("transform", "--kind", "dct", "--frame", 128, "--hop", 64, "in.wav", "-o", "stft.npy")
-check(np.load(path("stft.npy")).shape == (128, 6), "WAV frames: 3 per channel, channel-major")
+wav_frames = np.stack([samples[f * 64:f * 64 + 128, c] for c in range(2) for f in range(3)],
+                      axis=1)  # frame f of channel c is column 3 c + f
+stft = np.load(path("stft.npy"))
+check(stft.shape == (128, 6) and rel(stft, dct2(wav_frames)) < 1e-5,
+      "WAV frames: 3 per channel, channel-major, each transformed")
 
 # ---- errors ---------------------------------------------------------------------------------
 r = strop("transform", "--kind", "fft", "x.npy", "-o", "e.npy", ok=False)

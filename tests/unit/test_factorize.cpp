@@ -50,12 +50,19 @@ BOOST_AUTO_TEST_CASE(test_chains_are_chainable) {
 using ComplexTypes = boost::mpl::list<std::complex<float>, std::complex<double>>;
 BOOST_AUTO_TEST_CASE_TEMPLATE(dft_with_bit_reversal_is_recovered, T, ComplexTypes) {
   for (Index n : {2, 8, 64, 256}) {
+    // The chain holds the DFT with its columns in bit-reversed order: F(:, rev(j)).
+    const HostMatrix<T> F = dft_matrix<T>(n);
+    const std::vector<Index> reversed = bit_reversal_indices(n);
+    HostMatrix<T> permuted(n, n);
+    for (Index j = 0; j < n; ++j)
+      permuted.col(j) = F.col(reversed[static_cast<std::size_t>(j)]);
     for (auto order : {HierarchicalOrder::balanced, HierarchicalOrder::left_to_right}) {
       const auto f =
           factorize_ks_chain(dft_matrix<T>(n), butterfly_patterns(n),
                              {.order = order, .column_permutation = bit_reversal_indices(n)});
       BOOST_TEST_CONTEXT("n=" << n << " " << ScalarTraits<T>::name) {
         BOOST_TEST(f.report.relative_error <= exact_tolerance<T>());
+        BOOST_TEST(relative_error(f.chain.to_dense(), permuted) <= exact_tolerance<T>());
         BOOST_TEST(f.report.parameters == 2 * n * std::bit_width(std::uint64_t(n) - 1));
         BOOST_TEST(f.chain.size() == butterfly_patterns(n).size());
       }
@@ -75,9 +82,10 @@ using RealAndComplex = ScalarTypes;
 BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_is_recovered, T, RealAndComplex) {
   for (Index n : {2, 4, 32, 512}) {
     for (bool orthonormal : {true, false}) {
-      const auto f = factorize_ks_chain(hadamard_matrix<T>(n), square_dyadic_chain(n),
-                                        {.orthonormal = orthonormal});
+      const HostMatrix<T> H = hadamard_matrix<T>(n);
+      const auto f = factorize_ks_chain(H, square_dyadic_chain(n), {.orthonormal = orthonormal});
       BOOST_TEST(f.report.relative_error <= exact_tolerance<T>(), "n=" << n);
+      BOOST_TEST(relative_error(f.chain.to_dense(), H) <= exact_tolerance<T>(), "n=" << n);
       BOOST_TEST(f.report.seconds >= 0);
     }
   }
@@ -178,6 +186,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(large_random_butterflies_are_recovered, T, RealAnd
     const HostMatrix<T> W = random_chain<T>(butterfly_patterns(n)).to_dense();
     const auto f = factorize_ks_chain(W, butterfly_patterns(n));
     BOOST_TEST(f.report.relative_error <= exact_tolerance<T>(), "n=" << n);
+    BOOST_TEST(relative_error(f.chain.to_dense(), W) <= exact_tolerance<T>(), "n=" << n);
   }
 }
 
@@ -258,6 +267,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(random_monarch_is_recovered, T, ScalarTypes) {
     const HostMatrix<T> W = Monarch<T>::random(M, N, rb, cb, r, rng()).to_dense();
     const auto f = factorize_monarch(W, rb, cb, r);
     BOOST_TEST(f.report.relative_error <= exact_tolerance<T>(), M << "x" << N);
+    BOOST_TEST(relative_error(f.monarch.to_dense(), W) <= exact_tolerance<T>(), M << "x" << N);
     BOOST_TEST(f.monarch.parameter_count() == rb * cb * r * (M / rb + N / cb));
   }
 }
@@ -373,9 +383,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(random_lowrank_is_recovered, T, ScalarTypes) {
   for (auto method : {LowRankMethod::exact, LowRankMethod::randomized}) {
     const auto by_rank = factorize_lowrank(W, {.rank = 5, .method = method});
     BOOST_TEST(by_rank.report.relative_error <= exact_tolerance<T>());
+    BOOST_TEST(relative_error(by_rank.lowrank.to_dense(), W) <= exact_tolerance<T>());
     const auto by_tol = factorize_lowrank(W, {.tolerance = 1e-3, .method = method});
     BOOST_TEST(by_tol.lowrank.rank() == 5);
     BOOST_TEST(by_tol.report.relative_error <= exact_tolerance<T>());
+    BOOST_TEST(relative_error(by_tol.lowrank.to_dense(), W) <= exact_tolerance<T>());
   }
 }
 
@@ -387,6 +399,7 @@ BOOST_AUTO_TEST_CASE(lowrank_tolerance_and_noise) {
   for (auto method : {LowRankMethod::exact, LowRankMethod::randomized}) {
     const auto f = factorize_lowrank(W, {.tolerance = 1e-2, .method = method});
     BOOST_TEST(f.report.relative_error <= 1e-2);
+    BOOST_TEST(relative_error(f.lowrank.to_dense(), W) <= 1e-2);
     BOOST_TEST(f.lowrank.rank() <= 20);
     const auto g = factorize_lowrank(W, {.rank = 20, .method = method, .seed = 7});
     BOOST_TEST(g.report.relative_error <= 1.01 * noise.norm() / W.norm());
@@ -406,6 +419,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(kronecker_products_are_recovered, T, ScalarTypes) 
     }
   const auto f = factorize_kron(one, 3, 4);
   BOOST_TEST(f.report.relative_error <= exact_tolerance<T>());
+  BOOST_TEST(relative_error(f.sum.to_dense(), one) <= exact_tolerance<T>());
   BOOST_TEST(f.terms.size() == 1u);
   BOOST_TEST(factorize_kron(two, 3, 4).report.relative_error > 0.01);
   const auto g = factorize_kron(two, 3, 4, {.terms = 2});

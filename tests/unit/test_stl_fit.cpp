@@ -277,7 +277,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sample_fit_is_optimal_on_its_sample, T, ScalarType
   const HostMatrix<T> Y = stl_apply(S, X);
   HostMatrix<T> applied = HostMatrix<T>::Zero(A.rows(), X.cols());
   S.apply(Op::NoTrans, view(X), view(applied), T(1), T(0));
-  BOOST_TEST(relative_error<T>(applied, Y) <= 100 * tolerance<T>());
+  BOOST_TEST(relative_error<T>(applied, Y) <= tolerance<T>());
 
   using Wide = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
   const HostMatrix<Wide> target = A.template cast<Wide>() * X.template cast<Wide>();
@@ -299,8 +299,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sample_fit_is_optimal_on_its_sample, T, ScalarType
     const double up = loss(plus), down = loss(minus);
     const double slope = (up - down) / 2, curvature = (up + down) / 2 - best;
     BOOST_TEST(curvature > 0);
-    // float weights are rounded from the double solve: the slope is that rounding's
-    const double allowed = std::is_same_v<Real, float> ? 1e-3 : 1e-8;
+    // float weights are rounded from the double solve: the slope is that rounding's; in
+    // double it is the rounding of the losses (measured over 120 directions: at most 3.3e-8
+    // and 7.6e-16 of the curvature).
+    const double allowed = std::is_same_v<Real, float> ? 1e-6 : 1e-13;
     BOOST_TEST(std::abs(slope) <= allowed * curvature,
                "slope " << slope << " curvature " << curvature);
   }
