@@ -193,7 +193,8 @@ BOOST_AUTO_TEST_CASE(data_starts_at_a_multiple_of_64_bytes) {
       const HostMatrix<float> back = io::load_npy<float>(path);
       BOOST_TEST(back.rows() == rows);
       BOOST_TEST(back.cols() == cols);
-      BOOST_TEST((back.array() == 1.5f).all());
+      // (Eigen's all() walks every column, even of a 0 x 2^40 matrix.)
+      BOOST_TEST((back.size() == 0 || (back.array() == 1.5f).all()));
     }
   }
 }
