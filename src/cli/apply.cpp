@@ -79,12 +79,12 @@ int run_apply(const ApplyOptions& o) {
     write_matrix<T>(output, y);
     if (!o.quiet)
       std::printf(
-          "strop apply: %s with A = %s (%s, %s) to %lld signals of %s on %s in %s ms "
+          "strop apply: %s with A = %s (%s, %s) to %lld signal%s of %s on %s in %s ms "
           "-> %s (%s)\n",
           op_text, stored.name.c_str(), format_shape(a.rows(), a.cols()).c_str(),
-          stored.scalar_type.c_str(), static_cast<long long>(x.cols()), input.text().c_str(),
-          gpu ? "cuda" : "cpu", format_ms(seconds).c_str(), output.text().c_str(),
-          format_shape(y.rows(), y.cols()).c_str());
+          stored.scalar_type.c_str(), static_cast<long long>(x.cols()), x.cols() == 1 ? "" : "s",
+          input.text().c_str(), gpu ? "cuda" : "cpu", format_ms(seconds).c_str(),
+          output.text().c_str(), format_shape(y.rows(), y.cols()).c_str());
     return 0;
   });
 }

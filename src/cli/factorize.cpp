@@ -131,8 +131,12 @@ Fit<T> factorize_stl(const HostMatrix<T>& a, const FactorizeOptions& o) {
   require<ShapeError>(rank <= 49, "factorize: --structure stl takes --rank 1..49 (colours of ",
                       "4 x 4 tiles; 49 is exact), got ", rank);
   std::mt19937 rng(static_cast<std::mt19937::result_type>(o.seed));
-  std::string encoders =
-      rank == 49 ? "exact rank-49 (Strassen squared)" : "a random rank-49 subset";
+  std::string encoders = rank == 49 ? "the exact rank-49 encoders, Strassen squared"
+                                    : "encoders drawn at random from the exact rank-49 ones";
+  // The provenance names the encoders too, so that `strop info` tells them apart.
+  std::string method = rank == 49 ? "strassen-tile (exact encoders, least squares)"
+                                  : "strassen-tile (random subset of the exact encoders, least "
+                                    "squares, isotropic signals)";
   stl::Encoders enc = rank == 49 ? stl::strassen_4x4() : stl::rank49_subset(rank, rng);
   const auto start = std::chrono::steady_clock::now();
   if (o.fit_encoders && rank < 49) {
@@ -141,13 +145,14 @@ Fit<T> factorize_stl(const HostMatrix<T>& a, const FactorizeOptions& o) {
     fit_options.seed = o.seed;
     fit_options.initial = enc;
     enc = stl::fit_tile_encoders(fit_options).encoders;
-    encoders = "fitted on the single-tile problem";
+    encoders = "encoders fitted on the single-tile problem";
+    method = "strassen-tile (encoders fitted on one tile, least squares, isotropic signals)";
   }
   StrassenTile<T> op = stl::fit_encoded_weights(a, enc);
   FactorReport report;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.parameters = op.parameter_count();
-  report.method = "strassen-tile (least squares, isotropic signals)";
+  report.method = method;
   HostMatrix<T> x(a.cols(), 256);
   std::normal_distribution<double> normal;
   for (Index i = 0; i < x.size(); ++i) {
@@ -162,7 +167,7 @@ Fit<T> factorize_stl(const HostMatrix<T>& a, const FactorizeOptions& o) {
   const HostMatrix<T> expected = a * x;
   report.relative_error = double((y - expected).norm()) / std::max(double(expected.norm()), 1e-300);
   return {op, report,
-          format("tiles of 4 x 4, rank %lld, %s encoders (error on 256 Gaussian signals)",
+          format("tiles of 4 x 4, rank %lld, %s (error on 256 Gaussian signals)",
                  static_cast<long long>(rank), encoders.c_str())};
 }
 

@@ -48,8 +48,22 @@ std::size_t file_name_end(const std::string& text,
   return colons.back();
 }
 
+// "o.h5:a/b" is a file in the directory "o.h5:a", since an operator name has no '/': when
+// such a file is missing, the user most likely meant the operator "a/b". The hint to add to
+// the message then, else "".
+std::string operator_name_hint(const std::string& file) {
+  for (std::size_t c = file.find(':'); c != std::string::npos; c = file.find(':', c + 1)) {
+    const std::string part = file.substr(c + 1);
+    const std::size_t name = std::min(part.find_first_not_of('/'), part.size());
+    if (is_hdf5_name(file.substr(0, c)) && part.find('/', name) != std::string::npos)
+      return " (an operator name is one path component, without '/': '" + file +
+             "' is read as a file name, not as '" + file.substr(0, c) + ":NAME')";
+  }
+  return "";
+}
+
 void require_file(const std::string& file) {
-  require<IoError>(file_exists(file), "no such file: '", file, "'");
+  require<IoError>(file_exists(file), "no such file: '", file, "'", operator_name_hint(file));
   std::error_code ec;
   require<IoError>(!std::filesystem::is_directory(file, ec), "'", file, "' is a directory");
   require<IoError>(std::filesystem::is_regular_file(file, ec), "'", file,
@@ -137,7 +151,7 @@ void require_operator_output(const std::string& file) {
   std::error_code ec;
   const std::filesystem::path dir = std::filesystem::absolute(file, ec).parent_path();
   require<IoError>(!ec && std::filesystem::is_directory(dir, ec), "cannot write '", file,
-                   "': no directory '", dir.string(), "'");
+                   "': no directory '", dir.string(), "'", operator_name_hint(file));
 }
 
 bool same_file(const std::string& a, const std::string& b) {

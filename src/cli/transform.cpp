@@ -150,11 +150,12 @@ int run_transform(const TransformCliOptions& o) {
     }
     if (!o.quiet)
       std::printf(
-          "strop transform: %s%s (%s, n = %lld, %zu KS factors) of %lld signals of "
+          "strop transform: %s%s (%s, n = %lld, %zu KS factor%s) of %lld signal%s of "
           "%s in %s ms -> %s (%s)\n",
           o.inverse ? "inverse " : "", std::string(to_string(kind)).c_str(),
           std::string(to_string(options.normalization)).c_str(), static_cast<long long>(n),
-          count_ks_factors(a), static_cast<long long>(x.cols()), in.text().c_str(),
+          count_ks_factors(a), count_ks_factors(a) == 1 ? "" : "s",
+          static_cast<long long>(x.cols()), x.cols() == 1 ? "" : "s", in.text().c_str(),
           format_ms(seconds).c_str(), out.text().c_str(), format_shape(y.rows(), y.cols()).c_str());
     return 0;
   });

@@ -69,6 +69,28 @@ std::string stored_type_name() {
   }
 }
 
+// What a stored type is, for messages that say why it is refused: the scalar names that
+// dataset_scalar_type uses, else the HDF5 class and width ("int32", "16-bit floats").
+std::string stored_type_text(hid_t type) {
+  if (stored_type_matches<float>(type)) return "float32";
+  if (stored_type_matches<double>(type)) return "float64";
+  if (stored_type_matches<std::complex<float>>(type)) return "complex64";
+  if (stored_type_matches<std::complex<double>>(type)) return "complex128";
+  const std::string bits = std::to_string(H5Tget_size(type) * 8);
+  switch (H5Tget_class(type)) {
+    case H5T_INTEGER:
+      return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + bits;
+    case H5T_FLOAT:
+      return bits + "-bit floats";
+    case H5T_STRING:
+      return "strings";
+    case H5T_COMPOUND:
+      return "a compound type";
+    default:
+      return "a non-numeric type";
+  }
+}
+
 // Element count of dims, or -1 on overflow / negative extents.
 Index element_count(const std::vector<Index>& dims) {
   Index n = 1;
@@ -404,7 +426,8 @@ std::vector<T> Group::read_dataset(const std::string& name, const std::vector<In
     fail("dataset '", name, "' has shape ", dims_text(stored), ", expected ", dims_text(dims));
   OpenDataset d = open_dataset(*this, name);
   if (!stored_type_matches<T>(d.type.get()))
-    fail("dataset '", name, "' does not hold ", stored_type_name<T>());
+    fail("dataset '", name, "' does not hold ", stored_type_name<T>(), " (it holds ",
+         stored_type_text(d.type.get()), ")");
   const Index count = element_count(dims);
   if (count < 0) fail("dataset '", name, "' has an absurd shape");
   // Never allocate more than the file stores: a lazily allocated or compressed dataset
