@@ -1,9 +1,12 @@
 #pragma once
-// Owning storage for temporaries and device matrices: host memory (std::vector) or
-// stream-ordered device memory (cudaMallocAsync on the context's stream, so the driver's
-// pool recycles it and no allocation blocks the host).
+// Owning storage for temporaries and device matrices: zero-filled host memory (from a
+// per-thread cache of freed blocks, host_block_take) or stream-ordered device memory
+// (cudaMallocAsync on the context's stream, so the driver's pool recycles it and no allocation
+// blocks the host).
 #include <cstddef>
-#include <vector>
+#include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "strop/core/context.hpp"
 #include "strop/core/host_memory.hpp"
@@ -37,8 +40,12 @@ class Buffer {
     require<ShapeError>(static_cast<std::size_t>(count) <= max_count(), "Buffer: ", count,
                         " elements of ", sizeof(T), " bytes exceed the address space");
     if (space == MemorySpace::Host) {
-      detail::allocating_host("Buffer", count, "elements", sizeof(T),
-                              [&] { host_.resize(static_cast<std::size_t>(count)); });
+      detail::allocating_host("Buffer", count, "elements", sizeof(T), [&] {
+        const auto [block, bytes] = detail::host_block_take(sizeof(T) * std::size_t(count));
+        host_ = static_cast<T*>(block);
+        host_bytes_ = bytes;
+        std::uninitialized_value_construct_n(host_, count);  // zeros, as std::vector gave
+      });
     } else if (count > 0) {
       device_ = static_cast<T*>(detail::device_allocate(sizeof(T) * count, ctx));
     }
@@ -58,7 +65,8 @@ class Buffer {
       count_ = other.count_;
       ctx_ = other.ctx_;
       detached_device_ = other.detached_device_;
-      host_ = std::move(other.host_);
+      host_ = std::exchange(other.host_, nullptr);
+      host_bytes_ = std::exchange(other.host_bytes_, 0);
       device_ = other.device_;
       other.device_ = nullptr;
       other.count_ = 0;
@@ -68,8 +76,8 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  T* data() { return space_ == MemorySpace::Host ? host_.data() : device_; }
-  const T* data() const { return space_ == MemorySpace::Host ? host_.data() : device_; }
+  T* data() { return space_ == MemorySpace::Host ? host_ : device_; }
+  const T* data() const { return space_ == MemorySpace::Host ? host_ : device_; }
   Index size() const { return count_; }
   MemorySpace space() const { return space_; }
   // The context that allocated the buffer (nullptr for a default-constructed or detached one).
@@ -79,7 +87,12 @@ class Buffer {
   static constexpr std::size_t max_count() { return static_cast<std::size_t>(-1) / sizeof(T); }
 
  private:
+  // Scalars only: host blocks are handed back without running destructors.
+  static_assert(std::is_trivially_destructible_v<T>);
   void release() noexcept {
+    detail::host_block_give(host_, host_bytes_);
+    host_ = nullptr;
+    host_bytes_ = 0;
     if (device_ != nullptr) {
       if (ctx_ != nullptr)
         detail::device_free(device_, *ctx_);
@@ -92,7 +105,8 @@ class Buffer {
   Index count_ = 0;
   Context* ctx_ = nullptr;
   int detached_device_ = 0;
-  std::vector<T> host_;
+  T* host_ = nullptr;
+  std::size_t host_bytes_ = 0;
   T* device_ = nullptr;
 };
 
