@@ -113,12 +113,15 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(butterfly_matches_cpu, T, ScalarTypes) {
     const HostMatrix<T> W = hadamard_matrix<T>(n);
     const auto gpu = factorize_ks_chain(W, butterfly_patterns(n), {.device = Device::cuda});
     BOOST_TEST(gpu.report.relative_error <= exact_tolerance<T>(), "n=" << n);
+    // The returned chain itself, not only the report the factorization computes.
+    BOOST_TEST(relative_error(gpu.chain.to_dense(), W) <= exact_tolerance<T>(), "n=" << n);
   }
   const auto patterns = std::vector<KSPattern>{{1, 2, 3, 4}, {3, 2, 2, 2}, {6, 2, 1, 1}};
   const HostMatrix<T> W = KSChain<T>::random(patterns, rng()).to_dense();
   const auto cpu = factorize_ks_chain(W, patterns);
   const auto gpu = factorize_ks_chain(W, patterns, {.device = Device::cuda});
   BOOST_TEST(gpu.report.relative_error <= exact_tolerance<T>());
+  BOOST_TEST(relative_error(gpu.chain.to_dense(), W) <= exact_tolerance<T>());
   BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
              exact_tolerance<T>());
 }
@@ -146,10 +149,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(monarch_matches_cpu, T, ScalarTypes) {
     const HostMatrix<T> exact = Monarch<T>::random(M, N, rb, cb, r, rng()).to_dense();
     const auto f = factorize_monarch(exact, rb, cb, r, {.device = Device::cuda});
     BOOST_TEST(f.report.relative_error <= 100 * exact_tolerance<T>(), M << "x" << N);
+    BOOST_TEST(relative_error(f.monarch.to_dense(), exact) <= 100 * exact_tolerance<T>());
     const HostMatrix<T> W = random_matrix<T>(M, N);
     const auto cpu = factorize_monarch(W, rb, cb, r);
     const auto gpu = factorize_monarch(W, rb, cb, r, {.device = Device::cuda});
     BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
+               1e-4 * cpu.report.relative_error);
+    // The returned operator has the error the CPU's reports (the best of that structure).
+    BOOST_TEST(std::abs(relative_error(gpu.monarch.to_dense(), W) - cpu.report.relative_error) <=
                1e-4 * cpu.report.relative_error);
   }
   // NaN is found by the kernel on the device (no host scan first) and still named.
@@ -189,10 +196,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lowrank_and_kron_match_cpu, T, ScalarTypes) {
         W, {.rank = rank, .method = LowRankMethod::exact, .device = Device::cuda});
     BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
                1e-4 * cpu.report.relative_error);
+    BOOST_TEST(std::abs(relative_error(gpu.lowrank.to_dense(), W) - cpu.report.relative_error) <=
+               1e-4 * cpu.report.relative_error);
   }
   const auto cpu = factorize_kron(W, 10, 8, {.terms = 3});
   const auto gpu = factorize_kron(W, 10, 8, {.terms = 3, .device = Device::cuda});
   BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
+             1e-4 * cpu.report.relative_error);
+  BOOST_TEST(std::abs(relative_error(gpu.sum.to_dense(), W) - cpu.report.relative_error) <=
              1e-4 * cpu.report.relative_error);
 }
 
