@@ -195,6 +195,21 @@ class ExpressionGenerator {
   std::mt19937 rng_;
 };
 
+// Draws `count` graphs (or STROP_RANDOM_EXPRESSIONS) of sizes in [lo, hi], nested `depth`
+// deep, and calls check(graph, batch) for each, the batch drawn in [1, batch_hi].
+template <class T, class Check>
+void for_random_expressions(std::uint32_t seed, int count, Index lo, Index hi, int depth,
+                            Index batch_hi, Check check) {
+  ExpressionGenerator<T> generate(random_expression_seed(seed));
+  for (int i = 0, n = random_expression_count(count); i < n; ++i) {
+    const auto e = generate(generate.pick(lo, hi), generate.pick(lo, hi), depth);
+    const Index batch = generate.pick(1, batch_hi);
+    BOOST_TEST_CONTEXT("expression " << i) {
+      check(e, batch);
+    }
+  }
+}
+
 // Applies e.op through `apply(op, x_layout, y_layout, X, Y0, alpha, beta)`, which returns Y,
 // in every op and pair of layouts, half the time with alpha = 1, beta = 0 and Y0 all NaN (Y
 // must not be read), and compares with the composed dense matrix. The error is measured
@@ -207,13 +222,7 @@ void check_expression(const RandomExpression<T>& e, Index batch, Apply apply) {
     for (Layout lx : {Layout::ColMajor, Layout::RowMajor}) {
       for (Layout ly : {Layout::ColMajor, Layout::RowMajor}) {
         const bool plain = random_index(0, 1) == 0;
-        const T alpha = plain ? T(1) : random_scalar<T>();
-        const T beta = plain ? T(0) : random_scalar<T>();
-        const HostMatrix<T> x = random_matrix<T>(d.cols(), batch);
-        HostMatrix<T> y0 = random_matrix<T>(d.rows(), batch);
-        if (plain) y0.setConstant(T(std::numeric_limits<RealOf<T>>::quiet_NaN()));
-        const HostMatrix<T> expected =
-            plain ? HostMatrix<T>(d * x) : HostMatrix<T>(alpha * (d * x) + beta * y0);
+        const auto [alpha, beta, x, y0, expected] = application_case(d, batch, plain);
         const HostMatrix<T> got = apply(op, lx, ly, x, y0, alpha, beta);
         BOOST_TEST_CONTEXT(e.text << ", " << to_string(op) << " X " << to_string(lx) << " Y "
                                   << to_string(ly) << " B=" << batch

@@ -121,6 +121,30 @@ HostMatrix<T> op_of(const HostMatrix<T>& d, Op op) {
   return d;
 }
 
+// The inputs and expected output of one application Y = alpha D X + beta Y0 of a dense `d` to
+// `batch` random signals: "plain" is alpha = 1, beta = 0 with Y0 all NaN (Y must not be read),
+// otherwise alpha, beta and Y0 are random.
+template <class T>
+struct ApplicationCase {
+  T alpha, beta;
+  HostMatrix<T> x, y0, expected;
+};
+template <class T>
+ApplicationCase<T> application_case(const HostMatrix<T>& d, Index batch, bool plain) {
+  ApplicationCase<T> c{plain ? T(1) : random_scalar<T>(),
+                       plain ? T(0) : random_scalar<T>(),
+                       random_matrix<T>(d.cols(), batch),
+                       random_matrix<T>(d.rows(), batch),
+                       {}};
+  if (plain) {
+    c.y0.setConstant(T(std::numeric_limits<RealOf<T>>::quiet_NaN()));
+    c.expected = d * c.x;
+  } else {
+    c.expected = c.alpha * (d * c.x) + c.beta * c.y0;
+  }
+  return c;
+}
+
 // Applies `A` in both layouts, as A, A^T and A^H, with (alpha, beta) = (1, 0) and random
 // values, to random batches, and compares with the same arithmetic on `dense`.
 template <class E, class T = typename E::Scalar>
@@ -135,13 +159,7 @@ void check_against_dense(const E& A, const HostMatrix<T>& dense, double tol = -1
     const HostMatrix<T> d = op_of(dense, op);
     for (bool row_major : {false, true}) {
       for (bool plain : {true, false}) {
-        const T alpha = plain ? T(1) : random_scalar<T>();
-        const T beta = plain ? T(0) : random_scalar<T>();
-        const HostMatrix<T> x = random_matrix<T>(d.cols(), batch);
-        HostMatrix<T> y0 = random_matrix<T>(d.rows(), batch);
-        if (plain) y0.setConstant(T(std::numeric_limits<RealOf<T>>::quiet_NaN()));
-        const HostMatrix<T> expected =
-            plain ? HostMatrix<T>(d * x) : HostMatrix<T>(alpha * (d * x) + beta * y0);
+        const auto [alpha, beta, x, y0, expected] = application_case(d, batch, plain);
         HostMatrix<T> got;
         if (row_major) {
           const RowMajorMatrix xr = x;

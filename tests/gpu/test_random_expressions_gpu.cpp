@@ -15,35 +15,29 @@ BOOST_AUTO_TEST_SUITE(gpu_random_expressions, *utf::precondition(HasDevice()))
 
 namespace {
 
-// `count` graphs of sizes in [lo, hi], nested `depth` deep, applied on the device.
+// Applied on the device, X and Y in every pair of layouts.
 template <class T>
-void check_on_device(std::uint32_t seed, int count, Index lo, Index hi, int depth, Index batch_hi) {
-  ExpressionGenerator<T> generate(random_expression_seed(seed));
-  for (int i = 0, n = random_expression_count(count); i < n; ++i) {
-    const auto e = generate(generate.pick(lo, hi), generate.pick(lo, hi), depth);
-    BOOST_TEST_CONTEXT("expression " << i) {
-      check_expression(e, generate.pick(1, batch_hi),
-                       [&](Op op, Layout lx, Layout ly, const HostMatrix<T>& x,
-                           const HostMatrix<T>& y0, T alpha, T beta) {
-                         const DeviceMatrix<T> xd = to_device(x, lx);
-                         DeviceMatrix<T> yd = to_device(y0, ly);
-                         e.op.apply(op, xd.view(), yd.view(), alpha, beta);
-                         return yd.to_host();
-                       });
-    }
-  }
+void check_on_device(const RandomExpression<T>& e, Index batch) {
+  check_expression(e, batch,
+                   [&](Op op, Layout lx, Layout ly, const HostMatrix<T>& x, const HostMatrix<T>& y0,
+                       T alpha, T beta) {
+                     const DeviceMatrix<T> xd = to_device(x, lx);
+                     DeviceMatrix<T> yd = to_device(y0, ly);
+                     e.op.apply(op, xd.view(), yd.view(), alpha, beta);
+                     return yd.to_host();
+                   });
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(device_application_matches_the_composed_matrix, T, ScalarTypes) {
-  check_on_device<T>(20261205, 40, 1, 24, 3, 9);
+  for_random_expressions<T>(20261205, 40, 1, 24, 3, 9, check_on_device<T>);
 }
 
 // Larger leaves and batches, where the kernels' choices (tiles, fused chains, GEMM paths)
 // differ from the small graphs'.
 BOOST_AUTO_TEST_CASE_TEMPLATE(larger_graphs_match_the_composed_matrix, T, ScalarTypes) {
-  check_on_device<T>(31, 12, 24, 160, 2, 300);
+  for_random_expressions<T>(31, 12, 24, 160, 2, 300, check_on_device<T>);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
