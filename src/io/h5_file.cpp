@@ -69,13 +69,20 @@ std::string stored_type_name() {
   }
 }
 
-// What a stored type is, for messages that say why it is refused: the scalar names that
-// dataset_scalar_type uses, else the HDF5 class and width ("int32", "16-bit floats").
-std::string stored_type_text(hid_t type) {
+// The scalar name of a stored type: "float32", "float64", "complex64", "complex128", or ""
+// for any other type.
+std::string scalar_type_of(hid_t type) {
   if (stored_type_matches<float>(type)) return "float32";
   if (stored_type_matches<double>(type)) return "float64";
   if (stored_type_matches<std::complex<float>>(type)) return "complex64";
   if (stored_type_matches<std::complex<double>>(type)) return "complex128";
+  return "";
+}
+
+// What a stored type is, for messages that say why it is refused: its scalar name, else the
+// HDF5 class and width ("int32", "16-bit floats").
+std::string stored_type_text(hid_t type) {
+  if (std::string name = scalar_type_of(type); !name.empty()) return name;
   const std::string bits = std::to_string(H5Tget_size(type) * 8);
   switch (H5Tget_class(type)) {
     case H5T_INTEGER:
@@ -410,13 +417,7 @@ std::vector<Index> Group::dataset_dims(const std::string& name) const {
 }
 
 std::string Group::dataset_scalar_type(const std::string& name) const {
-  OpenDataset d = open_dataset(*this, name);
-  const hid_t t = d.type.get();
-  if (stored_type_matches<float>(t)) return "float32";
-  if (stored_type_matches<double>(t)) return "float64";
-  if (stored_type_matches<std::complex<float>>(t)) return "complex64";
-  if (stored_type_matches<std::complex<double>>(t)) return "complex128";
-  return "";
+  return scalar_type_of(open_dataset(*this, name).type.get());
 }
 
 template <class T>

@@ -168,14 +168,7 @@ class ExpressionGenerator {
 
   bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
 
-  T scalar() {
-    std::normal_distribution<double> normal;
-    if constexpr (is_complex_v<T>) {
-      return T(RealOf<T>(normal(rng_)), RealOf<T>(normal(rng_)));
-    } else {
-      return T(normal(rng_));
-    }
-  }
+  T scalar() { return gaussian_matrix<T>(rng_, 1, 1)(0, 0); }
 
   // A random divisor of n (1 and n included).
   Index divisor(Index n) {
