@@ -58,6 +58,7 @@ BlastFactorization<T> factorize_blast(const HostMatrix<T>& A, Index row_blocks, 
                       options.delta, ", learning_rate ", options.learning_rate, ", end_factor ",
                       options.end_factor);
   detail::require_device("factorize_blast", options.device);
+  const detail::DeviceScope device_scope(options.device == Device::cuda);
 
   const auto start = std::chrono::steady_clock::now();
   // The standard deviation of A itself over- or underflows at extreme scales (float entries

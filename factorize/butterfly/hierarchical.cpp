@@ -143,6 +143,7 @@ KSFactorization<T> factorize_ks_chain(const HostMatrix<T>& A,
                       "factorize_ks_chain: unknown HierarchicalOrder ",
                       static_cast<int>(options.order));
   detail::require_device("factorize_ks_chain", options.device);
+  const detail::DeviceScope device_scope(options.device == Device::cuda);
 
   const auto start = std::chrono::steady_clock::now();
   const bool permute = !options.row_permutation.empty() || !options.column_permutation.empty();
@@ -182,6 +183,7 @@ KSChain<T> factorize_two_factors(const HostMatrix<T>& W, const KSPattern& pi1, c
                                  bool orthonormal, Device device, Context& ctx) {
   const RealOf<T> largest = detail::require_finite_matrix("factorize_two_factors", W);
   detail::require_device("factorize_two_factors", device);
+  const detail::DeviceScope device_scope(device == Device::cuda);
   const detail::UnitScaled<T> scaled(W, largest);
   auto solution =
       detail::solve_two_factor<T>({&scaled.matrix(), nullptr}, pi1, pi2, orthonormal, device, ctx);

@@ -26,6 +26,7 @@ KronFactorization<T> factorize_kron(const HostMatrix<T>& A, Index m1, Index n1,
                       " terms requested; between 1 and ", std::min(m1 * n1, m2 * n2),
                       " are possible for these factor shapes");
   detail::require_device("factorize_kron", options.device);
+  const detail::DeviceScope device_scope(options.device == Device::cuda);
 
   const auto start = std::chrono::steady_clock::now();
   const detail::UnitScaled<T> scaled(A, largest);

@@ -103,6 +103,7 @@ LowRankFactorization<T> factorize_lowrank(const HostMatrix<T>& A, const LowRankO
   require<ShapeError>(options.rank <= m, "factorize_lowrank: rank ", options.rank,
                       " exceeds min(M, N) = ", m);
   detail::require_device("factorize_lowrank", options.device);
+  const detail::DeviceScope device_scope(options.device == Device::cuda);
 
   const auto start = std::chrono::steady_clock::now();
   const detail::UnitScaled<T> scaled(A, largest);

@@ -30,6 +30,7 @@ MonarchFactorization<T> factorize_monarch(const HostMatrix<T>& A, Index row_bloc
                                               col_blocks, rank);
   require<ShapeError>(rank >= 1, "factorize_monarch: rank must be >= 1, got ", rank);
   detail::require_device("factorize_monarch", options.device);
+  const detail::DeviceScope device_scope(options.device == Device::cuda);
 
   const auto start = std::chrono::steady_clock::now();
   const Index h = g.block_height(), w = g.block_width();

@@ -24,6 +24,7 @@ Index rank_of(const Operator& A) {
 template <class Storage, class Operator>
 void apply_blr_reduced(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
                        float alpha, float beta, Context& ctx) {
+  detail::DeviceScope device_scope(X.space == MemorySpace::Device);
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
 #if STROP_HAVE_CUDA
   if (rank_of(A) > 0 && detail::blr_plan_takes(X, Y))

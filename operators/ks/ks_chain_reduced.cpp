@@ -49,6 +49,7 @@ void KSChain<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<St
 template <ReducedPrecision Storage>
 void apply_reduced_precision(const KSChain<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  detail::DeviceScope device_scope(X.space == MemorySpace::Device);
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
   A.apply_reduced_device(op, X, Y, alpha, beta, ctx);
 }

@@ -179,6 +179,7 @@ void KSFactor<T>::apply_reduced_device(Op op, ConstView<Storage> X, MatrixView<S
 template <ReducedPrecision Storage>
 void apply_reduced_precision(const KSFactor<float>& factor, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  detail::DeviceScope device_scope(X.space == MemorySpace::Device);
   if (detail::reduced_done_without_device(factor, op, X, Y, alpha, beta, ctx)) return;
   factor.apply_reduced_device(op, X, Y, alpha, beta, ctx);
 }

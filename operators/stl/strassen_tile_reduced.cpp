@@ -13,6 +13,7 @@ namespace strop {
 template <ReducedPrecision Storage>
 void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  detail::DeviceScope device_scope(X.space == MemorySpace::Device);
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
 #if STROP_HAVE_CUDA
   const auto steps = detail::stl_steps(A.encoders(), A.rows(), A.cols(), op, X.cols);
@@ -25,6 +26,7 @@ void apply_reduced_precision(const StrassenTile<float>& A, Op op, ConstView<Stor
 template <ReducedPrecision Storage>
 void apply_reduced_precision(const StrassenTileChain<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  detail::DeviceScope device_scope(X.space == MemorySpace::Device);
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
   const auto& layers = A.layers();
   if (!A.keeps_encoded(X.cols) || detail::stl_chain_has_empty_inner(A)) {

@@ -177,6 +177,7 @@ void Kron<T>::apply_factor_by_factor(Op op, ConstView<T> X, MatrixView<T> Y, T a
 template <ReducedPrecision Storage>
 void apply_reduced_precision(const Kron<float>& A, Op op, ConstView<Storage> X,
                              MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
+  detail::DeviceScope device_scope(X.space == MemorySpace::Device);
   if (detail::reduced_done_without_device(A, op, X, Y, alpha, beta, ctx)) return;
 #if STROP_HAVE_CUDA
   std::vector<KronFactorRef<float>> refs(A.factors().size());

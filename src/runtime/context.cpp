@@ -7,6 +7,7 @@
 
 #if STROP_HAVE_CUDA
 #include <cublasLt.h>
+#include <cuda.h>  // driver types only: its entry points are looked up at run time
 #endif
 
 #include "runtime/cuda_check.hpp"
@@ -35,6 +36,42 @@ void keep_freed_device_memory(int device) {
   detail::check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
                      "cudaMemPoolSetAttribute(ReleaseThreshold)");
 }
+
+// Whether `device`'s primary context exists. Since CUDA 12, making a device current creates
+// its context (a few hundred MB of that device's memory), so a thread is given back a device
+// only where that costs nothing: a process that works on device 1 alone never starts device 0
+// (the default current device) through strop. Asked through the driver's entry point, so that
+// strop does not link libcuda (absent on machines without a GPU driver).
+bool primary_context_active(int device) {
+  using GetState = CUresult (*)(CUdevice, unsigned int*, int*);
+  static const GetState get_state = [] {
+    void* function = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &function, 12000,
+                                         cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return GetState(nullptr);
+    }
+    return reinterpret_cast<GetState>(function);
+  }();
+  if (get_state == nullptr) return true;  // unknown: give the device back regardless
+  unsigned int flags = 0;
+  int active = 0;
+  // The runtime's device ordinals are the driver's CUdevice values.
+  return get_state(CUdevice(device), &flags, &active) == CUDA_SUCCESS && active != 0;
+}
+
+// Makes `device` current again for the calling thread where it is not and has a context.
+void give_back_device(int device) {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  if (current == device || !primary_context_active(device)) return;
+  if (cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
+}
 }  // namespace
 
 struct Context::Impl {
@@ -51,10 +88,15 @@ struct Context::Impl {
   bool visible = false;  // the device was found once
 
   // Makes the device current for this thread. Every stream() use passes here, several times
-  // per operator call, so the common case (already current) costs one cudaGetDevice.
+  // per operator call, so the common case (already current) costs one cudaGetDevice; a call's
+  // DeviceScope switches back afterwards, so the next call on another device's context
+  // switches again (without asking for the device count).
   void activate() {
     int current = -1;
-    if (visible && cudaGetDevice(&current) == cudaSuccess && current == device) return;
+    if (visible && cudaGetDevice(&current) == cudaSuccess) {
+      if (current != device) detail::check_cuda(cudaSetDevice(device), "cudaSetDevice");
+      return;
+    }
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
       cudaGetLastError();  // clear the sticky "no device" error
@@ -73,7 +115,7 @@ struct Context::Impl {
     // may be destroyed by a thread that works on device 0.
     int current = -1;
     const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != device;
-    if (switch_device) cudaSetDevice(device);
+    if (switch_device) cudaSetDevice(device);  // its context exists: the handles were made in it
     if (!workspaces.empty()) {
       cudaStreamSynchronize(stream);  // queued work may still use them
       for (auto& [key, block] : workspaces)
@@ -83,7 +125,7 @@ struct Context::Impl {
     if (cublas_lt != nullptr) cublasLtDestroy(cublas_lt);
     if (cublas != nullptr) cublasDestroy(cublas);
     if (stream != nullptr) cudaStreamDestroy(stream);
-    if (switch_device) cudaSetDevice(current);
+    if (switch_device) give_back_device(current);
     cudaGetLastError();  // at process exit the runtime may be unloading: nothing to report
   }
 };
@@ -168,6 +210,51 @@ void* Context::persistent_workspace(const std::string& key, std::size_t bytes) {
   return data;
 }
 
+namespace detail {
+bool device_started(int device) {
+  return primary_context_active(device);
+}
+
+DeviceScope::DeviceScope(bool device_work) {
+  if (device_work && cudaGetDevice(&previous_) != cudaSuccess) {
+    cudaGetLastError();
+    previous_ = -1;
+  }
+}
+DeviceScope::~DeviceScope() {
+  if (previous_ >= 0) give_back_device(previous_);
+}
+
+void require_usable_on_device(const void* data, Context& ctx, const char* argument,
+                              const char* name) {
+  if (data == nullptr) return;  // an empty view
+  cudaPointerAttributes memory{};
+  check_cuda(cudaPointerGetAttributes(&memory, data), "cudaPointerGetAttributes");
+  const int device = ctx.device();
+  switch (memory.type) {
+    case cudaMemoryTypeManaged:
+      return;
+    case cudaMemoryTypeDevice:
+      require<DeviceError>(memory.device == device, name, ": ", argument,
+                           " is in the memory of device ", memory.device,
+                           ", but the context runs on device ", device, "; copy it to device ",
+                           device, " or apply with a Context(", memory.device, ")");
+      return;
+    case cudaMemoryTypeHost:
+      // Pinned host memory: usable where it is mapped at the same address (unified addressing).
+      require<DeviceError>(memory.devicePointer == data, name, ": ", argument,
+                           " is pinned host memory that device ", device,
+                           " cannot address directly; copy it to the device (to_device)");
+      return;
+    default:
+      throw DeviceError(concat(name, ": ", argument,
+                               " is marked as device memory (MemorySpace::Device) but is host",
+                               " memory unknown to CUDA; copy it to the device (to_device) or",
+                               " view it as MemorySpace::Host"));
+  }
+}
+}  // namespace detail
+
 int device_count() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -223,6 +310,15 @@ void* Context::persistent_workspace(const std::string&, std::size_t) {
 int device_count() {
   return 0;
 }
+namespace detail {
+bool device_started(int) {
+  return false;
+}
+DeviceScope::DeviceScope(bool) {}
+DeviceScope::~DeviceScope() = default;
+// Without CUDA no device work starts (the context's stream() throws first).
+void require_usable_on_device(const void*, Context&, const char*, const char*) {}
+}  // namespace detail
 const char* device_name(int) {
   return "none";
 }

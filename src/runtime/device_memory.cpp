@@ -7,7 +7,10 @@
 namespace strop::detail {
 
 #if STROP_HAVE_CUDA
+// Each entry holds a DeviceScope: a DeviceMatrix made, copied or freed with a Context(1) leaves
+// the thread's current device as it found it.
 void* device_allocate(std::size_t bytes, Context& ctx) {
+  DeviceScope device_scope;
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   void* ptr = nullptr;
   cudaError_t status = cudaMallocAsync(&ptr, bytes, stream);
@@ -25,6 +28,7 @@ void* device_allocate(std::size_t bytes, Context& ctx) {
 
 void device_free(void* ptr, Context& ctx) noexcept {
   // Stream-ordered: the memory returns to the pool once queued work using it is done.
+  DeviceScope device_scope;
   cudaFreeAsync(ptr, static_cast<cudaStream_t>(ctx.stream()));
 }
 
@@ -44,6 +48,7 @@ void copy_bytes(void* dst, MemorySpace dst_space, const void* src, MemorySpace s
     std::memcpy(dst, src, bytes);
     return;
   }
+  DeviceScope device_scope;
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
   // Host memory handed to us is pageable and owned by the caller: finish before returning.

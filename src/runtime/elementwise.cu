@@ -152,6 +152,7 @@ void fill_random_device(MatrixView<T> view, unsigned long long seed, Context& ct
   using D = detail::DeviceScalar<T>;
   const Index total = view.rows * view.cols;
   if (total == 0) return;
+  const detail::DeviceScope device_scope;
   const Index blocks = std::min<Index>((total + 255) / 256, 65535 * 8);
   fill_random_kernel<D>
       <<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(ctx.stream())>>>(

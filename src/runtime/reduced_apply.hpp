@@ -48,6 +48,7 @@ void apply_on_host(const Operator& A, Op op, ConstView<Storage> X, MatrixView<St
 
 // The common start of every apply_reduced_precision: checks the arguments, then handles an
 // empty result and host data (through float). True when nothing is left for the device.
+// Callers hold a DeviceScope(X.space == MemorySpace::Device) around it and their device work.
 template <class Storage, class Operator>
 bool reduced_done_without_device(const Operator& A, Op op, ConstView<Storage> X,
                                  MatrixView<Storage> Y, float alpha, float beta, Context& ctx) {
@@ -58,6 +59,7 @@ bool reduced_done_without_device(const Operator& A, Op op, ConstView<Storage> X,
     apply_on_host(A, op, X, Y, alpha, beta, ctx);
     return true;
   }
+  check_device_views(Operator::type_name, X, Y, ctx);
 #if STROP_HAVE_CUDA
   // An empty sum, or alpha = 0 (X is not read, as in OperatorBase::apply): Y = beta Y.
   if (X.rows == 0 || alpha == 0.0f) {

@@ -52,6 +52,7 @@ double median_host_seconds(const std::function<void()>& work, int repeats, int w
 std::vector<double> median_device_seconds_each(Context& ctx,
                                                const std::vector<std::function<void()>>& works,
                                                int repeats, int warmup) {
+  const detail::DeviceScope device_scope;  // events and work on ctx's device
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   cudaEvent_t start, stop;
   detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
@@ -74,6 +75,7 @@ std::vector<double> median_device_seconds_each(Context& ctx,
 std::vector<double> median_enqueue_seconds_each(Context& ctx,
                                                 const std::vector<std::function<void()>>& works,
                                                 int repeats, int warmup) {
+  const detail::DeviceScope device_scope;  // events and work on ctx's device
   // The stream exists only with a visible device (DeviceError otherwise): without one the
   // synchronizations below did nothing and host timings came back as enqueue costs.
   (void)ctx.stream();
@@ -123,6 +125,7 @@ cudaGraphExec_t capture_calls(cudaStream_t stream, const std::function<void()>& 
 std::vector<double> median_graph_seconds_each(Context& ctx,
                                               const std::vector<std::function<void()>>& works,
                                               int repeats, int calls_per_graph, int warmup) {
+  const detail::DeviceScope device_scope;  // events and work on ctx's device
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   for (int i = 0; i < warmup; ++i)
     for (const auto& work : works)
@@ -149,6 +152,7 @@ std::vector<double> median_graph_seconds_each(Context& ctx,
 }
 
 double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
+  const detail::DeviceScope device_scope;  // events and work on ctx's device
   Buffer<char> src(Index(bytes), MemorySpace::Device, ctx),
       dst(Index(bytes), MemorySpace::Device, ctx);
   detail::check_cuda(cudaMemsetAsync(src.data(), 1, bytes, static_cast<cudaStream_t>(ctx.stream())),

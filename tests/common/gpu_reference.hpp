@@ -2,6 +2,8 @@
 // GPU test helpers: the device precondition and the check of a device application
 // against the (independently tested) CPU application of the same operator.
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,24 @@ struct HasDevice {
     return result;
   }
 };
+
+struct HasTwoDevices {
+  boost::test_tools::assertion_result operator()(utf::test_unit_id) const {
+    boost::test_tools::assertion_result result(device_count() >= 2);
+    result.message() << "needs two CUDA devices, " << device_count() << " visible";
+    return result;
+  }
+};
+
+// BOOST_TEST(error <= tol), and where STROP_ERROR_LOG names a file, a line "test case, error,
+// tolerance" appended to it: the measured errors that the GPU tests' tolerances are set from.
+inline void check_error_within(double error, double tol) {
+  BOOST_TEST(error <= tol);
+  static const char* const log = std::getenv("STROP_ERROR_LOG");
+  if (log == nullptr) return;
+  std::ofstream(log, std::ios::app)
+      << utf::framework::current_test_case().full_name() << '\t' << error << '\t' << tol << '\n';
+}
 
 // Applies `A` on the device in all layouts (X and Y chosen independently) and forms,
 // comparing with the CPU application of the same expression.
@@ -46,7 +66,8 @@ inline void check_gpu_against_cpu(const E& A, Index batch, double tol = -1) {
           // Relative to the larger of the result and the beta term: where alpha A x and
           // beta y0 nearly cancel (a 1 x 1 factor, say), the roundings of the terms remain.
           const double scale = std::max<double>(expected.norm(), (beta * y0).norm());
-          BOOST_TEST(double((got - expected).norm()) / scale <= (tol > 0 ? tol : tolerance<T>(in)));
+          check_error_within(double((got - expected).norm()) / scale,
+                             tol > 0 ? tol : tolerance<T>(in));
         }
       }
     }

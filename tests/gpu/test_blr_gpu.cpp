@@ -85,7 +85,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gemm_plans_match_cpu, T, RealTypes) {
                                     << "x" << s.col_blocks << " rank " << s.rank << ", "
                                     << to_string(op) << ", " << to_string(layout)
                                     << ", B = " << batch) {
-              BOOST_TEST(relative_error(HostMatrix<T>(yd.to_host()), expected) <= tolerance<T>(in));
+              check_error_within(relative_error(HostMatrix<T>(yd.to_host()), expected),
+                                 tolerance<T>(in));
             }
           };
           check(M, "monarch");
@@ -115,8 +116,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(unfused_baselines_match_cpu, T, RealTypes) {
         const HostMatrix<T> got = yd.to_host();
         BOOST_TEST_CONTEXT(name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks << "x"
                                 << s.col_blocks << " rank " << s.rank << ", B = " << batch) {
-          BOOST_TEST(relative_error(HostMatrix<T>(got.topRows(s.rows)), expected) <=
-                     tolerance<T>(s.cols));
+          check_error_within(relative_error(HostMatrix<T>(got.topRows(s.rows)), expected),
+                             tolerance<T>(s.cols));
           BOOST_TEST(relative_error(HostMatrix<T>(got.bottomRows(3)),
                                     HostMatrix<T>(y0.bottomRows(3))) == 0);
         }
@@ -184,7 +185,7 @@ void check_every_signal_type(const Operator& A, Layout layout, const std::string
           A.apply(op, xd.view(), yd.view(), 0.5f, -2.0f);
         }
         BOOST_TEST_CONTEXT(context << (plan ? " float plan" : " float")) {
-          BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<float>(in));
+          check_error_within(relative_error(yd.to_host(), expected), tolerance<float>(in));
         }
       }
       auto check_16 = [&](auto storage, const char* type_name) {
@@ -192,7 +193,7 @@ void check_every_signal_type(const Operator& A, Layout layout, const std::string
         const double error = reduced_precision_error<S>(
             A, op, HostMatrix<S>(x.cast<S>()), HostMatrix<S>(y0.cast<S>()), layout, layout);
         BOOST_TEST_CONTEXT(context << " " << type_name) {
-          BOOST_TEST(error <= 8 * unit_roundoff_v<S>);
+          check_error_within(error, 8 * unit_roundoff_v<S>);
         }
       };
       check_16(half(), "half");
@@ -254,8 +255,8 @@ BOOST_AUTO_TEST_CASE(values_beyond_the_half_range_are_refused_for_half_signals) 
   const DeviceMatrix<bfloat16> xbd = to_device(xb);
   DeviceMatrix<bfloat16> ybd(16, 4);
   apply_reduced_precision<bfloat16>(A, Op::NoTrans, xbd.view(), ybd.view());
-  BOOST_TEST(relative_error(HostMatrix<float>(ybd.to_host().cast<float>()), expected) <=
-             8 * unit_roundoff_v<bfloat16>);
+  check_error_within(relative_error(HostMatrix<float>(ybd.to_host().cast<float>()), expected),
+                     8 * unit_roundoff_v<bfloat16>);
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfTypes) {
@@ -285,7 +286,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfT
                                       << to_string(ly) << ", B = " << batch) {
                 // The values, the two intermediates and the output rounded to 16 bits: a few
                 // units of roundoff (a wrong index gives an error of order one).
-                BOOST_TEST(error <= 8 * unit_roundoff_v<S>);
+                check_error_within(error, 8 * unit_roundoff_v<S>);
               }
             };
             check(M, "monarch");
@@ -351,8 +352,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
                                << "x" << s.col_blocks << " rank " << s.rank << ", "
                                << to_string(layout) << ", B = " << batch) {
               const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
-              BOOST_TEST(relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)),
-                                        expected) <= bound);
+              check_error_within(
+                  relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)), expected),
+                  bound);
               // The padding is untouched.
               BOOST_TEST(
                   relative_error(HostMatrix<float>(got.bottomRows(3)),
@@ -492,8 +494,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(fused_path_matches_cpu, S, HalfTypes) {
                                     << to_string(op) << ", " << to_string(layout)
                                     << ", B = " << batch) {
               // The values, the intermediates and the output rounded to 16 bits.
-              BOOST_TEST(relative_error(HostMatrix<float>(got.topLeftCorner(out, batch)),
-                                        expected) <= 8 * unit_roundoff_v<S>);
+              check_error_within(
+                  relative_error(HostMatrix<float>(got.topLeftCorner(out, batch)), expected),
+                  8 * unit_roundoff_v<S>);
               // The padding is untouched.
               BOOST_TEST(relative_error(
                              HostMatrix<float>(got.bottomRows(pad)),
@@ -838,7 +841,7 @@ BOOST_AUTO_TEST_CASE(decode_kernel_on_signals_not_aligned_to_16_bytes) {
   BOOST_TEST_REQUIRE(detail::blr_plan_takes(xv, yd.view()));
   detail::blr_plan_apply_device<float>(M, Op::NoTrans, xv, yd.view(), 0.5f, -2.0f,
                                        default_context(), detail::PlanPath::Decode);
-  BOOST_TEST(relative_error(yd.to_host(), expected) <= tolerance<float>(cols));
+  check_error_within(relative_error(yd.to_host(), expected), tolerance<float>(cols));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -18,6 +18,13 @@ BOOST_AUTO_TEST_SUITE(gpu_factorize, *utf::precondition(HasDevice()))
 
 namespace {
 
+// How closely a GPU factorization's error matches the CPU's (relative): the same algorithm in
+// another summation order, 1e-15 apart in double and 1e-5 in float on an H100 (session 40).
+template <class T>
+double agreement() {
+  return std::is_same_v<RealOf<T>, double> ? 1e-10 : 1e-4;
+}
+
 // `count` random rows x cols blocks, with a few special ones: zero, exactly rank 2,
 // (when square) a scaled unitary matrix whose singular values are all equal, and a rank-one
 // block of +-1.
@@ -120,10 +127,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(butterfly_matches_cpu, T, ScalarTypes) {
   const HostMatrix<T> W = KSChain<T>::random(patterns, rng()).to_dense();
   const auto cpu = factorize_ks_chain(W, patterns);
   const auto gpu = factorize_ks_chain(W, patterns, {.device = Device::cuda});
-  BOOST_TEST(gpu.report.relative_error <= exact_tolerance<T>());
-  BOOST_TEST(relative_error(gpu.chain.to_dense(), W) <= exact_tolerance<T>());
-  BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
-             exact_tolerance<T>());
+  check_error_within(gpu.report.relative_error, exact_tolerance<T>());
+  check_error_within(relative_error(gpu.chain.to_dense(), W), exact_tolerance<T>());
+  check_error_within(std::abs(gpu.report.relative_error - cpu.report.relative_error),
+                     exact_tolerance<T>());
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(noisy_butterfly_matches_cpu, T, ScalarTypes) {
@@ -132,14 +139,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(noisy_butterfly_matches_cpu, T, ScalarTypes) {
   W += random_matrix<T>(n, n) * T(RealOf<T>(1e-2 * double(W.norm()) / double(n)));
   const auto cpu = factorize_ks_chain(W, butterfly_patterns(n));
   const auto gpu = factorize_ks_chain(W, butterfly_patterns(n), {.device = Device::cuda});
-  BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
-             1e-3 * cpu.report.relative_error + exact_tolerance<T>());
+  check_error_within(std::abs(gpu.report.relative_error - cpu.report.relative_error),
+                     1e-3 * cpu.report.relative_error + exact_tolerance<T>());
   // The lower bound is the first split's optimum: below the achieved error, and the same
   // on both devices (it once came from a difference of norms on the GPU and lost its
   // digits: 4.6e-4 "bound" for a 1.9e-6 error).
   BOOST_TEST(gpu.report.lower_bound <= gpu.report.relative_error * (1 + 1e-6));
-  BOOST_TEST(std::abs(gpu.report.lower_bound - cpu.report.lower_bound) <=
-             1e-3 * cpu.report.lower_bound + exact_tolerance<T>());
+  check_error_within(std::abs(gpu.report.lower_bound - cpu.report.lower_bound),
+                     1e-3 * cpu.report.lower_bound + exact_tolerance<T>());
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(monarch_matches_cpu, T, ScalarTypes) {
@@ -148,16 +155,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(monarch_matches_cpu, T, ScalarTypes) {
                                  {128, 256, 2, 8, 4}}) {
     const HostMatrix<T> exact = Monarch<T>::random(M, N, rb, cb, r, rng()).to_dense();
     const auto f = factorize_monarch(exact, rb, cb, r, {.device = Device::cuda});
-    BOOST_TEST(f.report.relative_error <= 100 * exact_tolerance<T>(), M << "x" << N);
-    BOOST_TEST(relative_error(f.monarch.to_dense(), exact) <= 100 * exact_tolerance<T>());
+    BOOST_TEST(f.report.relative_error <= exact_tolerance<T>(), M << "x" << N);
+    check_error_within(relative_error(f.monarch.to_dense(), exact), exact_tolerance<T>());
     const HostMatrix<T> W = random_matrix<T>(M, N);
     const auto cpu = factorize_monarch(W, rb, cb, r);
     const auto gpu = factorize_monarch(W, rb, cb, r, {.device = Device::cuda});
-    BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
-               1e-4 * cpu.report.relative_error);
+    check_error_within(std::abs(gpu.report.relative_error - cpu.report.relative_error),
+                       agreement<T>() * cpu.report.relative_error);
     // The returned operator has the error the CPU's reports (the best of that structure).
-    BOOST_TEST(std::abs(relative_error(gpu.monarch.to_dense(), W) - cpu.report.relative_error) <=
-               1e-4 * cpu.report.relative_error);
+    check_error_within(
+        std::abs(relative_error(gpu.monarch.to_dense(), W) - cpu.report.relative_error),
+        agreement<T>() * cpu.report.relative_error);
   }
   // NaN is found by the kernel on the device (no host scan first) and still named.
   HostMatrix<T> W = random_matrix<T>(64, 64);
@@ -173,12 +181,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(large_matrices_upload_in_panels, T, ScalarTypes) {
   const Index rb = 16, cb = 36, r = 3;
   const HostMatrix<T> exact = Monarch<T>::random(rows, cols, rb, cb, r, rng()).to_dense();
   const auto f = factorize_monarch(exact, rb, cb, r, {.device = Device::cuda});
-  BOOST_TEST(f.report.relative_error <= 100 * exact_tolerance<T>());
+  check_error_within(f.report.relative_error, exact_tolerance<T>());
   const HostMatrix<T> W = random_matrix<T>(rows, cols);
   const auto cpu = factorize_monarch(W, rb, cb, r);
   const auto gpu = factorize_monarch(W, rb, cb, r, {.device = Device::cuda});
-  BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
-             1e-4 * cpu.report.relative_error);
+  check_error_within(std::abs(gpu.report.relative_error - cpu.report.relative_error),
+                     agreement<T>() * cpu.report.relative_error);
   // The butterfly's blocks are strided rectangles whose last columns spread over the panels.
   if constexpr (!is_complex_v<T>) {
     const Index n = 4096 * Index(sizeof(float)) / Index(sizeof(T));
@@ -194,17 +202,18 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(lowrank_and_kron_match_cpu, T, ScalarTypes) {
     const auto cpu = factorize_lowrank(W, {.rank = rank, .method = LowRankMethod::exact});
     const auto gpu = factorize_lowrank(
         W, {.rank = rank, .method = LowRankMethod::exact, .device = Device::cuda});
-    BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
-               1e-4 * cpu.report.relative_error);
-    BOOST_TEST(std::abs(relative_error(gpu.lowrank.to_dense(), W) - cpu.report.relative_error) <=
-               1e-4 * cpu.report.relative_error);
+    check_error_within(std::abs(gpu.report.relative_error - cpu.report.relative_error),
+                       agreement<T>() * cpu.report.relative_error);
+    check_error_within(
+        std::abs(relative_error(gpu.lowrank.to_dense(), W) - cpu.report.relative_error),
+        agreement<T>() * cpu.report.relative_error);
   }
   const auto cpu = factorize_kron(W, 10, 8, {.terms = 3});
   const auto gpu = factorize_kron(W, 10, 8, {.terms = 3, .device = Device::cuda});
-  BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
-             1e-4 * cpu.report.relative_error);
-  BOOST_TEST(std::abs(relative_error(gpu.sum.to_dense(), W) - cpu.report.relative_error) <=
-             1e-4 * cpu.report.relative_error);
+  check_error_within(std::abs(gpu.report.relative_error - cpu.report.relative_error),
+                     agreement<T>() * cpu.report.relative_error);
+  check_error_within(std::abs(relative_error(gpu.sum.to_dense(), W) - cpu.report.relative_error),
+                     agreement<T>() * cpu.report.relative_error);
 }
 
 namespace {
@@ -242,10 +251,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blast_matches_cpu, T, ScalarTypes) {
         BOOST_TEST(
             std::abs(gpu.history[t] - cpu.history[t]) <= blast_tolerance<T>() * cpu.history[t],
             "step " << t << ": gpu " << gpu.history[t] << " cpu " << cpu.history[t]);
-      BOOST_TEST(relative_error(gpu.blast.to_dense(), cpu.blast.to_dense()) <=
-                 blast_tolerance<T>());
-      BOOST_TEST(std::abs(gpu.report.relative_error - cpu.report.relative_error) <=
-                 blast_tolerance<T>() * cpu.report.relative_error);
+      check_error_within(relative_error(gpu.blast.to_dense(), cpu.blast.to_dense()),
+                         blast_tolerance<T>());
+      check_error_within(std::abs(gpu.report.relative_error - cpu.report.relative_error),
+                         blast_tolerance<T>() * cpu.report.relative_error);
     }
   }
 }
@@ -267,11 +276,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blast_gpu_decreases_its_loss, T, ScalarTypes) {
   BOOST_TEST(f.history.back() < 0.5 * f.history.front());
   BOOST_TEST(f.history.back() < f.history[75]);
   // The reported error is measured on the returned operator, independently of the history.
-  BOOST_TEST(std::abs(f.report.relative_error - relative_error(f.blast.to_dense(), W)) <=
-             tolerance<T>(n));
+  check_error_within(std::abs(f.report.relative_error - relative_error(f.blast.to_dense(), W)),
+                     tolerance<T>(n));
   // The history is measured on the device in T's precision: equal up to its rounding.
-  BOOST_TEST(std::abs(f.report.relative_error - f.history.back()) <=
-             1e-3 * f.history.back() + tolerance<T>(n));
+  check_error_within(std::abs(f.report.relative_error - f.history.back()),
+                     1e-3 * f.history.back() + tolerance<T>(n));
 }
 
 BOOST_AUTO_TEST_CASE(blast_gpu_progress_can_stop) {
@@ -325,7 +334,7 @@ BOOST_AUTO_TEST_CASE(jacobi_svd_blocks_at_the_shared_memory_limit) {
     const Eigen::Map<const HostMatrix<double>> block(values.data() + b * P * Q, P, Q);
     const Eigen::VectorXd sigma = reference_singular_values(HostMatrix<double>(block));
     for (Index t = 0; t < rank; ++t)
-      BOOST_TEST(std::abs(svd.s[std::size_t(b * rank + t)] - sigma(t)) <= 1e-10 * sigma(0));
+      check_error_within(std::abs(svd.s[std::size_t(b * rank + t)] - sigma(t)), 1e-10 * sigma(0));
   }
 }
 

@@ -40,7 +40,7 @@ void check_slices(const KSFactor<float>& K, const HostMatrix<T>& x, const HostMa
     K.apply(Op::NoTrans, view(xs), view(expected));
     const HostMatrix<float> g = got.middleCols(first, width).template cast<float>();
     BOOST_TEST_CONTEXT("signals " << first << " .. " << first + width) {
-      BOOST_TEST(double((g - expected).norm()) / double(expected.norm()) <= tol);
+      check_error_within(double((g - expected).norm()) / double(expected.norm()), tol);
     }
   }
 }
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(large_batch_fp32) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(chains_and_expressions_on_the_device, T, ScalarTypes) {
   std::mt19937 gen(3);
   const auto butterfly = KSChain<T>::random(butterfly_patterns(256), gen);
-  check_gpu_against_cpu(butterfly, 33, 50 * tolerance<T>(256));
+  check_gpu_against_cpu(butterfly, 33, tolerance<T>(256));
   const auto monarch = KSChain<T>::random(monarch_patterns(64, 32, 8), gen);
   check_gpu_against_cpu(monarch, 5);
   const Dense<T> D(random_matrix<T>(64, 32));
@@ -127,14 +127,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(fused_chain_kernel, T, ScalarTypes) {
     BOOST_TEST_CONTEXT("chain of " << patterns.size() << " factors, n = " << chain.rows()) {
       BOOST_TEST(detail::ks_chain_fusable(patterns, sizeof(T)));
       for (Index batch : {1, 7, 37, 300})
-        check_gpu_against_cpu(chain, batch, 50 * tolerance<T>(chain.rows()));
+        check_gpu_against_cpu(chain, batch, tolerance<T>(chain.rows()));
     }
   }
   // Square dyadic of 4096: the largest butterfly that fuses in single precision.
   if constexpr (std::is_same_v<T, float>) {
     const auto patterns = butterfly_patterns(4096);
     BOOST_TEST(detail::ks_chain_fusable(patterns, sizeof(T)));
-    check_gpu_against_cpu(KSChain<T>::random(patterns, gen), 45, 50 * tolerance<T>(4096));
+    check_gpu_against_cpu(KSChain<T>::random(patterns, gen), 45, tolerance<T>(4096));
   }
 }
 
@@ -366,7 +366,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_chains, S, HalfTypes) {
                              << to_string(layout) << (fused ? " (fused kernel)" : "")) {
             // Factor by factor: the weights and each intermediate rounded too.
             const double bound = fused ? 2 * u : 4 * double(K.size()) * u;
-            BOOST_TEST(error <= bound);
+            check_error_within(error, bound);
           }
         }
   }
@@ -387,8 +387,8 @@ BOOST_AUTO_TEST_CASE(tuned_algorithm_is_cached_and_correct) {
     const DeviceMatrix<float> xd = to_device(x, Layout::RowMajor);
     DeviceMatrix<float> yd = to_device(y0, Layout::RowMajor);
     K.apply(Op::NoTrans, xd.view(), yd.view(), 2.0f, -1.0f);
-    BOOST_TEST(relative_error(yd.to_host(), HostMatrix<float>(2.0f * dense * x - y0)) <=
-               tolerance<float>(K.cols()));
+    check_error_within(relative_error(yd.to_host(), HostMatrix<float>(2.0f * dense * x - y0)),
+                       tolerance<float>(K.cols()));
   }
   BOOST_TEST(tuned_keys("ks|").size() == 2u);  // B = 64 once, B = 3 once
   set_tuning_enabled(false);

@@ -52,6 +52,37 @@ class Context {
 
 Context& default_context();
 
+namespace detail {
+// The span of one library call that works on a device. A context makes its device current
+// when it first reaches its stream; the scope gives the calling thread back the device that
+// was current before, so that work on a Context(1) does not leave device 1 current for the
+// caller's own CUDA code. Costs one cudaGetDevice when `device_work`, nothing otherwise (host
+// work never starts the CUDA runtime).
+class DeviceScope {
+ public:
+  explicit DeviceScope(bool device_work = true);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// Whether `device`'s primary context exists (the CUDA runtime has started that device in
+// this process). False without CUDA; true where the driver cannot tell.
+bool device_started(int device);
+
+// DeviceError unless `data`, which a view marks as device memory, is memory that kernels on
+// ctx's device can read and write: memory of that device, managed memory or mapped pinned
+// host memory. Catches a view over pageable host memory or over another device's memory,
+// which would otherwise end in an illegal address fault that leaves the device unusable for
+// the rest of the process. One cudaPointerGetAttributes.
+// `argument` and `name` make the message ("X" of "dense"). Call it with ctx's device current.
+void require_usable_on_device(const void* data, Context& ctx, const char* argument,
+                              const char* name);
+}  // namespace detail
+
 // True when strop was built with CUDA and a CUDA device is visible.
 bool cuda_available();
 // Number of visible CUDA devices (0 without CUDA).

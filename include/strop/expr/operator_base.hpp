@@ -73,6 +73,14 @@ void check_application(const char* name, Index rows, Index cols, Op op, ConstVie
                           ": alpha and beta must be finite");
 }
 
+// Device signals must be memory that ctx's device can use (see require_usable_on_device).
+template <class T>
+void check_device_views(const char* name, ConstView<T> X, MatrixView<T> Y, Context& ctx) {
+  ctx.stream();  // ctx's device first: asking about memory must not start another device
+  if (X.rows > 0 && X.cols > 0) require_usable_on_device(X.data, ctx, "X", name);
+  require_usable_on_device(Y.data, ctx, "Y", name);
+}
+
 // The name errors give an operator: its HDF5 type, or for an AnyOperator the type of the node
 // it holds ("product", not "any").
 template <class E>
@@ -116,6 +124,9 @@ class OperatorBase {
     detail::check_application(detail::name_of(derived()), derived().rows(), derived().cols(), op, X,
                               Y, alpha, beta);
     if (Y.rows == 0 || Y.cols == 0) return;
+    const bool on_device = Y.space == MemorySpace::Device;
+    detail::DeviceScope device_scope(on_device);
+    if (on_device) detail::check_device_views(detail::name_of(derived()), X, Y, ctx);
     // An empty sum (alpha * 0 + beta * Y), or alpha = 0: as in BLAS, X is not read then, so
     // NaN or Inf in X does not reach Y.
     if (X.rows == 0 || alpha == typename D::Scalar(0)) return detail::scale(beta, Y, ctx);
