@@ -4,7 +4,9 @@
 // Every application takes one; default_context() serves users who do not care.
 // A context is used by one thread at a time (make one per stream/thread). Device matrices and
 // temporaries made with a context are freed on its stream, so they must not outlive it;
-// operators may (their device copies serve every context of the device).
+// operators may (their device copies serve every context of the device). Calls that take a
+// context make its device current while they run and give the thread its device back after
+// (detail::DeviceScope).
 #include <cstddef>
 #include <memory>
 #include <string>
