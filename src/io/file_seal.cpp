@@ -68,7 +68,7 @@ bool has_hdf5_after_user_block(const Prefix& p) {
 }
 
 // A user block strop may write its seal into: one it sealed before, or the blank one that
-// create_file_root reserved. Another program's user block is that program's data.
+// FileInMemory reserved. Another program's user block is that program's data.
 bool is_strop_user_block(const Prefix& p) {
   const auto block = p.bytes.begin();
   return std::equal(kMagic, kMagic + sizeof kMagic, block) ||

@@ -9,7 +9,7 @@
 
 namespace strop::io::seal {
 
-// Size of the user block that create_file_root reserves.
+// Size of the user block that FileInMemory reserves.
 inline constexpr unsigned kUserBlockBytes = 512;
 
 // Writes the seal of `path` if its first kUserBlockBytes are a user block strop reserved

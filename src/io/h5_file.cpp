@@ -2,8 +2,10 @@
 
 #include "io/file_seal.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 namespace strop::io::h5 {
@@ -138,17 +140,22 @@ Handle memory_type() {
 
 // ---- files ----------------------------------------------------------------------------
 
-Group open_file_root(const std::string& path, bool writable) {
+namespace {
+
+// The checks before HDF5 parses an existing file.
+void require_hdf5_file(const std::string& path) {
   std::error_code ec;
   require<IoError>(std::filesystem::is_regular_file(path, ec), path, ": no such file");
   seal::verify(path);  // before HDF5 parses anything of a corrupted file
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   require<IoError>(is_hdf5 > 0, path, ": not an HDF5 file (or truncated before its superblock)");
-  // Objects added to an existing file get checksummed metadata too (see create_file_root).
-  Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  if (writable) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST);
-  Handle file = checked(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get()),
-                        H5Fclose);
+}
+
+}  // namespace
+
+Group open_file_root(const std::string& path) {
+  require_hdf5_file(path);
+  Handle file = checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   require<IoError>(file.valid(), path, ": HDF5 cannot open the file (corrupted or truncated?)");
   Handle root = checked(H5Gopen2(file.get(), "/", H5P_DEFAULT), H5Gclose);
   require<IoError>(root.valid(), path, ": cannot open the root group");
@@ -156,22 +163,102 @@ Group open_file_root(const std::string& path, bool writable) {
   return Group(std::move(root), path, "/");
 }
 
-Group create_file_root(const std::string& path) {
+// The memory of the core driver's file, through HDF5's file image callbacks: grown
+// geometrically (HDF5 resizes it on every write past its end), and kept, not freed, when
+// HDF5 closes the file.
+struct FileInMemory::Image {
+  void* bytes = nullptr;
+  std::size_t size = 0, capacity = 0;
+  bool closed = false;  // HDF5 has closed the file and handed `bytes` over
+
+  Image() = default;
+  Image(const Image&) = delete;
+  Image& operator=(const Image&) = delete;
+  ~Image() { std::free(bytes); }  // (once HDF5 has closed the file: see ~FileInMemory)
+
+  static Image& of(void* udata) { return *static_cast<Image*>(udata); }
+  static void* allocate(std::size_t size, H5FD_file_image_op_t, void* udata) {
+    Image& image = of(udata);
+    image.bytes = std::malloc(std::max<std::size_t>(size, 1));
+    image.size = image.capacity = image.bytes ? size : 0;
+    return image.bytes;
+  }
+  static void* copy(void* to, const void* from, std::size_t size, H5FD_file_image_op_t, void*) {
+    return std::memcpy(to, from, size);
+  }
+  static void* resize(void* bytes, std::size_t size, H5FD_file_image_op_t, void* udata) {
+    Image& image = of(udata);
+    if (size > image.capacity) {
+      const std::size_t capacity = std::max(size, image.capacity + image.capacity / 2);
+      void* grown = std::realloc(bytes, capacity);
+      if (!grown) return nullptr;
+      image.bytes = grown;
+      image.capacity = capacity;
+    }
+    image.size = size;
+    return image.bytes;
+  }
+  static herr_t release(void* bytes, H5FD_file_image_op_t op, void* udata) {
+    if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE) {
+      of(udata).closed = true;  // freed with the Image, once commit() has written them
+    } else {
+      std::free(bytes);
+    }
+    return 0;
+  }
+  static void* share(void* udata) { return udata; }
+  static herr_t unshare(void*) { return 0; }
+};
+
+FileInMemory::FileInMemory(const std::string& path, bool create)
+    : path_(path), image_(std::make_unique<Image>()) {
+  if (!create) require_hdf5_file(path);
   // The 1.10 file format checksums all metadata (superblock v3, object headers v2, chunk
   // indexes), so HDF5 detects corrupted metadata instead of trusting it. h5py built on
-  // HDF5 >= 1.10 reads these files.
+  // HDF5 >= 1.10 reads these files. Objects added to an existing file get them too.
   Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST);
-  // A user block for the seal (file_seal.hpp).
-  Handle fcpl = checked(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
-  H5Pset_userblock(fcpl.get(), seal::kUserBlockBytes);
-  // Truncates: `path` is the empty temporary that replace_atomically created exclusively.
-  Handle file = checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose);
-  require<IoError>(file.valid(), path,
-                   ": cannot create the file (directory missing or not writable?)");
-  Handle root = checked(H5Gopen2(file.get(), "/", H5P_DEFAULT), H5Gclose);
+  H5FD_file_image_callbacks_t callbacks = {&Image::allocate, &Image::copy,  &Image::resize,
+                                           &Image::release,  &Image::share, &Image::unshare,
+                                           image_.get()};
+  // Resized to the byte (Image grows geometrically): the image ends where HDF5's
+  // allocations end, as the file on disk would.
+  require<IoError>(H5Pset_fapl_core(fapl.get(), 1, false) >= 0 &&
+                       H5Pset_file_image_callbacks(fapl.get(), &callbacks) >= 0,
+                   path, ": cannot set up HDF5's in-memory file driver");
+  if (create) {
+    // A user block for the seal (file_seal.hpp).
+    Handle fcpl = checked(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+    H5Pset_userblock(fcpl.get(), seal::kUserBlockBytes);
+    file_ = checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose);
+    require<IoError>(file_.valid(), path, ": cannot create the file");
+  } else {
+    file_ = checked(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), H5Fclose);
+    require<IoError>(file_.valid(), path, ": HDF5 cannot open the file (corrupted or truncated?)");
+  }
+  Handle root = checked(H5Gopen2(file_.get(), "/", H5P_DEFAULT), H5Gclose);
   require<IoError>(root.valid(), path, ": cannot open the root group");
-  return Group(std::move(root), path, "/");
+  root_.emplace(std::move(root), path, "/");
+}
+
+FileInMemory::~FileInMemory() {
+  root_.reset();
+  file_ = Handle();  // closes the file in memory: nothing there fails for want of disk
+  // Were an object of the file still open (a bug), HDF5 would keep the file, and its
+  // pointer to the image, until that object is closed (at exit at the latest).
+  if (!image_->closed) static_cast<void>(image_.release());
+}
+
+void FileInMemory::commit() {
+  // Brings the image up to date, sized to the end of HDF5's allocations.
+  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) root_->fail("cannot flush");
+  root_.reset();
+  file_ = Handle();
+  require<IoError>(image_->closed, path_, ": HDF5 objects are still open: the file is not closed");
+  std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(image_->bytes), std::streamsize(image_->size));
+  out.close();
+  require<IoError>(bool(out), path_, ": cannot write the file (disk full?)");
 }
 
 // ---- writing --------------------------------------------------------------------------

@@ -6,6 +6,8 @@
 #include <hdf5.h>
 
 #include <complex>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,9 +121,37 @@ class Group {
   std::string path_;
 };
 
-// Files: open for reading or writing; create (over the empty temporary of a save), with the
-// user block for the seal.
-Group open_file_root(const std::string& path, bool writable);
-Group create_file_root(const std::string& path);
+// The root group of the HDF5 file at `path`, opened for reading.
+Group open_file_root(const std::string& path);
+
+// A file that HDF5 edits in memory (its core driver, no backing store) and that commit()
+// writes to disk: HDF5 itself never writes to disk here. HDF5 1.10 cannot recover from a
+// write that fails while it closes a file (a full disk): the identifier it failed to close
+// stays registered, pointing at freed memory, and the process crashes at exit when H5close
+// closes it again. Here a failed save closes a file in memory, which cannot fail, and a
+// failed write to disk is ours: an IoError. The whole file is held in memory meanwhile.
+class FileInMemory {
+ public:
+  // Opens the HDF5 file at `path` (read into memory), or creates a new, empty one with the
+  // user block for the seal.
+  FileInMemory(const std::string& path, bool create);
+  // Closes the file; unless committed, its edits are lost and `path` stays as it was.
+  ~FileInMemory();
+  FileInMemory(const FileInMemory&) = delete;
+  FileInMemory& operator=(const FileInMemory&) = delete;
+
+  const Group& root() const { return *root_; }
+  // Closes the file (every object in it must be closed) and writes its bytes over `path`:
+  // IoError if they cannot be written (disk full).
+  void commit();
+
+  struct Image;  // the bytes of the file, which HDF5 hands over when it closes it
+
+ private:
+  std::string path_;
+  std::unique_ptr<Image> image_;  // outlives the handles below
+  Handle file_;
+  std::optional<Group> root_;
+};
 
 }  // namespace strop::io::h5

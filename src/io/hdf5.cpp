@@ -81,11 +81,12 @@ void edit_atomically(const std::string& path, Edit edit) {
           fs::copy_file(target, temp, fs::copy_options::overwrite_existing, ec);
           require<IoError>(!ec, path, ": cannot copy to a temporary file: ", ec.message());
         }
-        const Group root = existing ? h5::open_file_root(temp.string(), true)
-                                    : h5::create_file_root(temp.string());
-        edit(root);
-        if (H5Fflush(root.id(), H5F_SCOPE_GLOBAL) < 0) root.fail("cannot flush (disk full?)");
-      }  // HDF5 has closed the file: its bytes are final
+        // Edited in memory: whatever fails, here or writing the temporary, HDF5 is never
+        // left with a file that it cannot close (see FileInMemory).
+        h5::FileInMemory file(temp.string(), !existing);
+        edit(file.root());
+        file.commit();  // HDF5 has closed the file: its bytes are final
+      }
       seal::write(temp.string());
     } catch (const IoError& e) {
       // Messages from the layers below name the temporary, which is about to be removed:
@@ -234,7 +235,7 @@ std::vector<std::string> operator_names(const Group& root) {
 
 std::vector<StoredOperator> list_stored_operators(const std::string& path) {
   h5::QuietErrors quiet;
-  const Group root = h5::open_file_root(path, false);
+  const Group root = h5::open_file_root(path);
   check_version(root);
   std::vector<StoredOperator> out;
   for (const std::string& name : operator_names(root)) {
@@ -254,7 +255,7 @@ std::vector<StoredOperator> list_stored_operators(const std::string& path) {
 template <class T>
 AnyOperator<T> load_operator(const std::string& path, const std::string& name) {
   h5::QuietErrors quiet;
-  const Group root = h5::open_file_root(path, false);
+  const Group root = h5::open_file_root(path);
   check_version(root);
   if (!root.has_link(name)) {
     std::string names;  // (names only: a malformed other operator must not hide this error)
@@ -297,7 +298,7 @@ Group open_parent(Group root, const std::vector<std::string>& parts) {
 std::string matrix_scalar_type(const std::string& path, const std::string& dataset) {
   const std::vector<std::string> parts = dataset_components(dataset);
   h5::QuietErrors quiet;
-  const Group parent = open_parent(h5::open_file_root(path, false), parts);
+  const Group parent = open_parent(h5::open_file_root(path), parts);
   const std::string type = parent.dataset_scalar_type(parts.back());
   if (type.empty())
     parent.fail("dataset '", parts.back(), "' is not float32, float64, complex64 or complex128");
@@ -309,7 +310,7 @@ HostMatrix<T> load_matrix(const std::string& path, const std::string& dataset) {
   const std::vector<std::string> parts = dataset_components(dataset);
   return reading(path, [&]() -> HostMatrix<T> {
     h5::QuietErrors quiet;
-    const Group parent = open_parent(h5::open_file_root(path, false), parts);
+    const Group parent = open_parent(h5::open_file_root(path), parts);
     const std::vector<Index> dims = parent.dataset_dims(parts.back());
     if (dims.size() != 1 && dims.size() != 2)
       parent.fail("dataset '", parts.back(), "' has rank ", dims.size(), "; a matrix needs 1 or 2");
