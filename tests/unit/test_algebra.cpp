@@ -1,4 +1,9 @@
 // Expression nodes and rewrites against the dense arithmetic they stand for.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+
 #include "reference.hpp"
 
 using namespace strop;
@@ -227,6 +232,103 @@ BOOST_AUTO_TEST_CASE(transposed_costs_follow_the_transposed_steps) {
   BOOST_TEST(hstack(k, k).transpose().flops(1) == 2 * 140.0);
   const Dense<std::complex<double>> C(random_matrix<std::complex<double>>(4, 5));
   BOOST_TEST(hstack(C, C).flops(2) == 2 * C.flops(2) + 2 * 4 * 2);  // two real flops an add
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The host applies a Kronecker product factor by factor in the order of least flops
+// (detail::kron_cheapest_order), which differs from the sliced multiply's (last factor
+// first) where factors are rectangular.
+BOOST_AUTO_TEST_SUITE(kron_factor_order)
+
+// Strongly rectangular factors (shrinking, growing, square, 1 x n, n x 1), in several
+// arrangements, so that every op takes an order of its own, against the dense product.
+BOOST_AUTO_TEST_CASE_TEMPLATE(rectangular_factors_in_any_arrangement, T, ScalarTypes) {
+  std::vector<std::pair<Index, Index>> shapes = {{2, 7}, {9, 3}, {1, 5}, {6, 6}, {5, 1}};
+  for (int arrangement = 0; arrangement < 4; ++arrangement) {
+    std::vector<AnyOperator<T>> factors;
+    HostMatrix<T> dense = HostMatrix<T>::Ones(1, 1);
+    std::string name;
+    for (auto [r, c] : shapes) {
+      const HostMatrix<T> g = random_matrix<T>(r, c);
+      factors.emplace_back(Dense<T>(g));
+      dense = kron_dense(dense, g);
+      name += std::to_string(r) + "x" + std::to_string(c) + " ";
+    }
+    BOOST_TEST_CONTEXT(name) {
+      check_against_dense(Kron<T>(factors), dense);
+      check_against_dense(Kron<T>(factors), dense, -1, 1);  // one signal
+    }
+    if (arrangement == 1) std::reverse(shapes.begin(), shapes.end());
+    std::rotate(shapes.begin(), shapes.begin() + 2, shapes.end());
+  }
+}
+
+// Factors that are operators of any kind (a product, a transpose, an identity, skipped),
+// ordered by their own flops.
+BOOST_AUTO_TEST_CASE_TEMPLATE(operator_factors_in_the_cheapest_order, T, ScalarTypes) {
+  const HostMatrix<T> a = random_matrix<T>(2, 7), b = random_matrix<T>(9, 4),
+                      c = random_matrix<T>(4, 3), d = random_matrix<T>(5, 1);
+  const HostMatrix<T> eye = HostMatrix<T>::Identity(3, 3);
+  const Kron<T> k({AnyOperator<T>(Dense<T>(a)), AnyOperator<T>(Identity<T>(3)),
+                   AnyOperator<T>(Dense<T>(b) * Dense<T>(c)),
+                   AnyOperator<T>(Dense<T>(HostMatrix<T>(d.transpose())).transpose())});
+  const HostMatrix<T> dense = kron_dense(kron_dense(kron_dense(a, eye), HostMatrix<T>(b * c)), d);
+  check_against_dense(k, dense);
+  check_against_dense(kron(Identity<T>(4), Identity<T>(3)),
+                      HostMatrix<T>(HostMatrix<T>::Identity(12, 12)));
+}
+
+// The chosen order against every order, in the same cost model, for random shapes: dense
+// factors (2 in out flops a slice) and factors of any cost, free ones included.
+BOOST_AUTO_TEST_CASE(cheapest_order_is_the_cheapest_of_all) {
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = std::size_t(random_index(1, 6));
+    std::vector<detail::KronFactorCost> factors;
+    for (std::size_t f = 0; f < n; ++f) {
+      const Index in = random_index(1, 9), out = random_index(1, 9);
+      const Index kind = random_index(0, 3);
+      const double flops = kind == 0   ? 0.0
+                           : kind == 1 ? double(random_index(1, 200))
+                                       : 2.0 * double(in * out);
+      factors.push_back({in, out, flops});
+    }
+    const std::vector<std::size_t> chosen = detail::kron_cheapest_order(factors);
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    BOOST_TEST(std::is_permutation(chosen.begin(), chosen.end(), order.begin(), order.end()));
+    double best = std::numeric_limits<double>::infinity();
+    do {
+      best = std::min(best, detail::kron_order_cost(factors, order));
+    } while (std::next_permutation(order.begin(), order.end()));
+    BOOST_TEST(detail::kron_order_cost(factors, chosen) <= best * (1 + 1e-12),
+               "trial " << trial << ": " << detail::kron_order_cost(factors, chosen)
+                        << " flops against " << best);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(shrinking_factors_go_first) {
+  auto dense = [](Index in, Index out) {
+    return detail::KronFactorCost{in, out, 2.0 * double(in * out)};
+  };
+  using Order = std::vector<std::size_t>;
+  // 64x4 ⊗ 4x64 ⊗ 64x4 applied to signals (inputs 4, 64, 4): 4x64 first, 1024 values shrunk
+  // to 64, rather than the last factor first, 1024 grown to 16384.
+  const std::vector<detail::KronFactorCost> k = {dense(4, 64), dense(64, 4), dense(4, 64)};
+  BOOST_TEST(detail::kron_cheapest_order(k) == (Order{1, 2, 0}));
+  BOOST_TEST(detail::kron_order_cost(k, {1, 2, 0}) == 2.0 * (1024 * 4 + 64 * 64 + 1024 * 64));
+  BOOST_TEST(detail::kron_order_cost(k, {2, 1, 0}) == 2.0 * 3 * 1024 * 64);
+  // Its transpose (inputs 64, 4, 64) shrinks twice before growing.
+  const std::vector<detail::KronFactorCost> kt = {dense(64, 4), dense(4, 64), dense(64, 4)};
+  BOOST_TEST(detail::kron_cheapest_order(kt) == (Order{2, 0, 1}));
+  // Not the ratio alone: 2 -> 1 (ratio 1/2) first, then 100 -> 10 (1/10): 2400 against 4040.
+  const std::vector<detail::KronFactorCost> r = {dense(2, 1), dense(100, 10)};
+  BOOST_TEST(detail::kron_cheapest_order(r) == (Order{0, 1}));
+  BOOST_TEST(detail::kron_order_cost(r, {0, 1}) == 2400.0);
+  BOOST_TEST(detail::kron_order_cost(r, {1, 0}) == 4040.0);
+  // Square factors keep the sliced multiply's order, last factor first.
+  BOOST_TEST(detail::kron_cheapest_order({dense(3, 3), dense(5, 5), dense(2, 2)}) ==
+             (Order{2, 1, 0}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

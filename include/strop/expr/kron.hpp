@@ -8,9 +8,12 @@
 // After n steps the result is in natural order. On the device, a product of Dense/Identity
 // factors (also behind transpose/adjoint nodes) goes to the Kron-matmul engine
 // (strop/operators/kron_matmul.hpp: fused CUDA kernels, cuBLAS GEMM passes, any layout);
-// the algorithm follows kron_algorithm(). Any other factors (a KS chain, a product, another
-// Kron, ...) go factor by factor, each applied once by its own path to all S = K/P_f slices
-// of all signals (one application to S*B columns), followed by the permutation.
+// the algorithm follows kron_algorithm(). On the host, and for any other factors on the
+// device (a KS chain, a product, another Kron, ...), the product goes factor by factor, each
+// applied once by its own path to all S = K/P_f slices of all signals (one application to
+// S*B columns), in the order of least flops (detail::kron_cheapest_order: with rectangular
+// factors the intermediate's size, and so the cost, depends on it), with a transpose of
+// each signal between steps.
 #include <vector>
 
 #include "strop/core/reduced_precision.hpp"
@@ -37,8 +40,8 @@ class Kron : public OperatorBase<Kron<T>> {
   Index parameter_count() const;
 
  private:
-  // Any factors: each applied once to the mode unfolding of the intermediate, then a
-  // permutation (src/expr/kron.cpp).
+  // Any factors: each applied once to the mode unfolding of the intermediate, in the
+  // cheapest order, with a permutation between steps (src/expr/kron.cpp).
   void apply_factor_by_factor(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
                               Context& ctx) const;
 
@@ -46,6 +49,23 @@ class Kron : public OperatorBase<Kron<T>> {
   Index rows_ = 1;
   Index cols_ = 1;
 };
+
+namespace detail {
+// One factor as the factor-by-factor product sees it (op applied): each slice of `in` values
+// becomes `out` values (both at least 1) for `flops` (the factor's flops on one signal).
+struct KronFactorCost {
+  Index in = 1;
+  Index out = 1;
+  double flops = 0;
+};
+// The cost model: applying factor f to an intermediate of K values a signal costs
+// flops_f * K / in_f and leaves K * out_f / in_f values. The cost, a signal, of applying the
+// factors in `order` to prod in_f values.
+double kron_order_cost(const std::vector<KronFactorCost>& factors,
+                       const std::vector<std::size_t>& order);
+// The order (indices into `factors`) of least kron_order_cost.
+std::vector<std::size_t> kron_cheapest_order(const std::vector<KronFactorCost>& factors);
+}  // namespace detail
 
 template <class T>
 Kron<T> transpose_of(const Kron<T>& k);
