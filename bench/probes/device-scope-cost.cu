@@ -11,9 +11,11 @@ __global__ void empty_kernel() {}
 
 template <class F>
 double nanoseconds_per_call(F f, int calls = 200000) {
-  for (int i = 0; i < 1000; ++i) f();
+  for (int i = 0; i < 1000; ++i)
+    f();
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) f();
+  for (int i = 0; i < calls; ++i)
+    f();
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
              .count() /
          calls;
@@ -31,8 +33,7 @@ int main() {
   std::printf("cudaGetDevice: %.1f ns\n", nanoseconds_per_call([&] { cudaGetDevice(&current); }));
   std::printf("cudaPointerGetAttributes (cudaMalloc): %.1f ns\n",
               nanoseconds_per_call([&] { cudaPointerGetAttributes(&attributes, device); }));
-  std::printf("cudaPointerGetAttributes (pool, offset): %.1f ns\n",
-              nanoseconds_per_call([&] {
+  std::printf("cudaPointerGetAttributes (pool, offset): %.1f ns\n", nanoseconds_per_call([&] {
                 cudaPointerGetAttributes(&attributes, static_cast<char*>(pooled) + 4096);
               }));
   std::printf("cudaPointerGetAttributes (host): %.1f ns\n",
