@@ -210,8 +210,10 @@ struct FileInMemory::Image {
   static herr_t unshare(void*) { return 0; }
 };
 
-FileInMemory::FileInMemory(const std::string& path, bool create)
-    : path_(path), image_(std::make_unique<Image>()) {
+FileInMemory::FileInMemory(const std::string& source, const std::string& destination)
+    : path_(destination), image_(std::make_unique<Image>()) {
+  const bool create = source.empty();
+  const std::string& path = create ? destination : source;
   if (!create) require_hdf5_file(path);
   // The 1.10 file format checksums all metadata (superblock v3, object headers v2, chunk
   // indexes), so HDF5 detects corrupted metadata instead of trusting it. h5py built on

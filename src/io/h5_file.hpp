@@ -132,16 +132,18 @@ Group open_file_root(const std::string& path);
 // failed write to disk is ours: an IoError. The whole file is held in memory meanwhile.
 class FileInMemory {
  public:
-  // Opens the HDF5 file at `path` (read into memory), or creates a new, empty one with the
-  // user block for the seal.
-  FileInMemory(const std::string& path, bool create);
-  // Closes the file; unless committed, its edits are lost and `path` stays as it was.
+  // Reads the HDF5 file at `source` into memory (`source` itself is never written), or, with
+  // an empty `source`, creates a new, empty one with the user block for the seal. commit()
+  // writes it to `destination`.
+  FileInMemory(const std::string& source, const std::string& destination);
+  // Closes the file; unless committed, its edits are lost and `destination` stays as it was.
   ~FileInMemory();
   FileInMemory(const FileInMemory&) = delete;
   FileInMemory& operator=(const FileInMemory&) = delete;
 
   const Group& root() const { return *root_; }
-  // Closes the file (every object in it must be closed) and writes its bytes over `path`:
+  // Closes the file (every object in it must be closed) and writes its bytes over
+  // `destination`:
   // IoError if they cannot be written (disk full).
   void commit();
 

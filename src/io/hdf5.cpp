@@ -77,23 +77,20 @@ void edit_atomically(const std::string& path, Edit edit) {
     try {
       {
         h5::QuietErrors quiet;
-        if (existing) {
-          fs::copy_file(target, temp, fs::copy_options::overwrite_existing, ec);
-          require<IoError>(!ec, path, ": cannot copy to a temporary file: ", ec.message());
-        }
-        // Edited in memory: whatever fails, here or writing the temporary, HDF5 is never
-        // left with a file that it cannot close (see FileInMemory).
-        h5::FileInMemory file(temp.string(), !existing);
+        // Read into memory and edited there, then written to the temporary: whatever
+        // fails, HDF5 is never left with a file that it cannot close (see FileInMemory).
+        h5::FileInMemory file(existing ? target.string() : std::string(), temp.string());
         edit(file.root());
         file.commit();  // HDF5 has closed the file: its bytes are final
       }
       seal::write(temp.string());
     } catch (const IoError& e) {
-      // Messages from the layers below name the temporary, which is about to be removed:
-      // name the caller's file instead.
+      // Messages from the layers below name the temporary, which is about to be removed, or
+      // the file a link resolved to: name the caller's file instead.
       std::string message = e.what();
-      for (std::size_t at; (at = message.find(temp.string())) != std::string::npos;)
-        message.replace(at, temp.string().size(), path);
+      for (const std::string& named : {temp.string(), target.string()})
+        for (std::size_t at; named != path && (at = message.find(named)) != std::string::npos;)
+          message.replace(at, named.size(), path);
       throw IoError(message);
     }
   });

@@ -113,9 +113,8 @@ struct Context::Impl {
     // (cuBLAS assumes its handle's device stays current until cublasDestroy, which
     // synchronises the current device), then give the thread back its device: a Context(1)
     // may be destroyed by a thread that works on device 0.
-    int current = -1;
-    const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != device;
-    if (switch_device) cudaSetDevice(device);  // its context exists: the handles were made in it
+    const detail::DeviceScope device_scope;
+    cudaSetDevice(device);  // its context exists: the handles were made in it
     if (!workspaces.empty()) {
       cudaStreamSynchronize(stream);  // queued work may still use them
       for (auto& [key, block] : workspaces)
@@ -125,7 +124,6 @@ struct Context::Impl {
     if (cublas_lt != nullptr) cublasLtDestroy(cublas_lt);
     if (cublas != nullptr) cublasDestroy(cublas);
     if (stream != nullptr) cudaStreamDestroy(stream);
-    if (switch_device) give_back_device(current);
     cudaGetLastError();  // at process exit the runtime may be unloading: nothing to report
   }
 };

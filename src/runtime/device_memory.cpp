@@ -33,11 +33,11 @@ void device_free(void* ptr, Context& ctx) noexcept {
 }
 
 void device_free_detached(void* ptr, int device) noexcept {
-  int current = -1;
-  const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != device;
-  if (switch_device) cudaSetDevice(device);
-  cudaFree(ptr);  // synchronous: work of any stream still reading it finishes first
-  if (switch_device) cudaSetDevice(current);
+  {
+    const DeviceScope device_scope;
+    cudaSetDevice(device);
+    cudaFree(ptr);  // synchronous: work of any stream still reading it finishes first
+  }
   cudaGetLastError();  // at process exit the runtime may be unloading: nothing to report
 }
 
