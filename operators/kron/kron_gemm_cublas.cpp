@@ -11,7 +11,6 @@
 // cores for double (DMMA) and for half/bfloat16 (fp32 accumulation); float stays on FP32
 // (no TF32), the arithmetic of the CPU path.
 #include <algorithm>
-#include <climits>
 
 #include "operators/kron/kron_kernels.hpp"
 #include "runtime/cuda_types.hpp"
@@ -19,12 +18,6 @@
 #include "strop/core/reduced_precision.hpp"
 
 namespace strop::detail {
-namespace {
-
-// cuBLAS's batch count is an int; larger batches run in chunks.
-constexpr Index kMaxBatch = 1 << 30;
-
-}  // namespace
 
 template <class T>
 KronGemmFactor<T> kron_gemm_factor(std::span<const KronFactorRef<T>> group, T* room, Context& ctx) {
@@ -33,21 +26,21 @@ KronGemmFactor<T> kron_gemm_factor(std::span<const KronFactorRef<T>> group, T* r
     Index Q = 1;
     for (const auto& g : group)
       Q *= g.Q;
-    return {room, cuda_int(Q, "kron gemm: merged Q"), true, false};
+    return {room, Q, true, false};
   }
   const KronFactorRef<T>& g = group.front();
   // G[q][p] = data[q*stride_q + p*stride_p]. Column-major G (stride_q == 1): G^T is the
   // transpose (conjugate transpose when conjugated). Column-major G^T (stride_p == 1): as is.
-  if (g.data != nullptr && g.stride_q == 1 && g.stride_p >= std::max<Index>(g.Q, 1) &&
-      g.stride_p <= INT_MAX)
-    return {g.data, int(g.stride_p), true, g.conjugate};
-  if (g.data != nullptr && g.stride_p == 1 && !g.conjugate &&
-      g.stride_q >= std::max<Index>(g.P, 1) && g.stride_q <= INT_MAX)
-    return {g.data, int(g.stride_q), false, false};
+  if (g.data != nullptr && g.stride_q == 1 && g.stride_p >= std::max<Index>(g.Q, 1))
+    return {g.data, g.stride_p, true, g.conjugate};
+  if (g.data != nullptr && g.stride_p == 1 && !g.conjugate && g.stride_q >= std::max<Index>(g.P, 1))
+    return {g.data, g.stride_q, false, false};
   kron_pack_factor(g, room, ctx);  // G column-major, Q x P, conjugation applied
-  return {room, int(std::max<Index>(g.Q, 1)), true, false};
+  return {room, std::max<Index>(g.Q, 1), true, false};
 }
 
+// One call, sizes as they are: strided_batched_gemm takes 64-bit ones (batch-last, ldc = S*B
+// exceeds an int on large batches; cuBLAS's 64-bit interface then runs it).
 template <class T, class Compute>
 void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T* out, Index K,
                     Index B, Layout layout, Compute alpha, Compute beta, Context& ctx) {
@@ -55,26 +48,13 @@ void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T
   const cublasOperation_t g_op =
       !g.transpose ? CUBLAS_OP_N : (g.conjugate ? CUBLAS_OP_C : CUBLAS_OP_T);
   const Index S = K / P;
-  const int n = cuda_int(Q, "kron gemm: Q"), k = cuda_int(P, "kron gemm: P");
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  if (layout == Layout::ColMajor || B == 1) {
-    const int m = cuda_int(S, "kron gemm: slices");
-    for (Index b0 = 0; b0 < B && status == CUBLAS_STATUS_SUCCESS; b0 += kMaxBatch) {
-      const int count = int(std::min(kMaxBatch, B - b0));
-      status = strided_batched_gemm(ctx, CUBLAS_OP_T, g_op, m, n, k, &alpha, in + b0 * K, type, k,
-                                    K, g.data, g.ld, 0, &beta, out + b0 * S * Q, m, S * Q, count,
-                                    cublas_compute_type<T>());
-    }
-  } else {
-    const int m = cuda_int(B, "kron gemm: batch");
-    const int ldc = cuda_int(S * B, "kron gemm: slices x batch");
-    for (Index s0 = 0; s0 < S && status == CUBLAS_STATUS_SUCCESS; s0 += kMaxBatch) {
-      const int count = int(std::min(kMaxBatch, S - s0));
-      status = strided_batched_gemm(ctx, CUBLAS_OP_N, g_op, m, n, k, &alpha, in + s0 * P * B, type,
-                                    m, P * B, g.data, g.ld, 0, &beta, out + s0 * B, ldc, B, count,
-                                    cublas_compute_type<T>());
-    }
-  }
+  const cublasStatus_t status =
+      layout == Layout::ColMajor || B == 1
+          ? strided_batched_gemm(ctx, CUBLAS_OP_T, g_op, S, Q, P, &alpha, in, type, P, K, g.data,
+                                 g.ld, 0, &beta, out, S, S * Q, B, cublas_compute_type<T>())
+          : strided_batched_gemm(ctx, CUBLAS_OP_N, g_op, B, Q, P, &alpha, in, type, B, P * B,
+                                 g.data, g.ld, 0, &beta, out, S * B, B, S,
+                                 cublas_compute_type<T>());
   require<DeviceError>(status == CUBLAS_STATUS_SUCCESS,
                        "kron_matmul: cuBLAS strided-batched GEMM failed with status ", int(status),
                        " (P ", P, ", Q ", Q, ", K ", K, ", batch ", B, ", ", to_string(layout),

@@ -84,7 +84,7 @@ struct KronCarver {
 template <class T>
 struct KronGemmFactor {
   const T* data = nullptr;
-  int ld = 0;
+  Index ld = 0;
   bool transpose = false;  // CUBLAS_OP_T (or CUBLAS_OP_C when conjugate)
   bool conjugate = false;
 };

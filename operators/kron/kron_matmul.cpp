@@ -148,8 +148,9 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
     MatrixView<T> next =
         last ? Y : make_view(buffers[out_buffer], plan.extents[i], B, layout, MemorySpace::Device);
     const auto group = refs.subspan(pass.lo, pass.hi - pass.lo + 1);
-    // The 16-bit pair pass reads and writes 16 bytes at a time.
-    const bool pair16 = is_reduced_precision_v<T> && pass.kind == detail::KronPassKind::Fused;
+    // 16-bit plans hold GEMM passes and pair passes only (plan_kron); the pair pass reads and
+    // writes 16 bytes at a time, and its launcher refuses a group it cannot run.
+    const bool pair16 = is_reduced_precision_v<T> && pass.kind != detail::KronPassKind::Gemm;
     if (pass.kind == detail::KronPassKind::Gemm || pair16) {
       // cuBLAS describes packed operands only, the pair kernel aligned packed ones: other X
       // or Y go through a packed copy.
@@ -186,10 +187,6 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
         detail::kron_step(refs[pass.hi], current, next, alpha, beta, last, ctx);
       else
         detail::kron_fused(group, current, next, alpha, beta, last, ctx);
-    } else {
-      throw DeviceError(detail::concat("kron_matmul: a factor of ", shapes[pass.hi].Q, "x",
-                                       shapes[pass.hi].P, " on ", B,
-                                       " 16-bit signals exceeds cuBLAS's 32-bit sizes"));
     }
     current = next;
     in_buffer = last ? -1 : out_buffer;
@@ -382,7 +379,7 @@ void kron_matmul(std::span<const KronFactorRef<float>> factors, ConstView<Storag
     detail::device_convert(
         ConstView<float>(make_view(packed, Q, P, Layout::ColMajor, MemorySpace::Device)), 0.0f,
         make_view(rounded, Q, P, Layout::ColMajor, MemorySpace::Device), ctx);
-    gemm[pass.hi] = {rounded, int(std::max<Index>(Q, 1)), true, false};
+    gemm[pass.hi] = {rounded, std::max<Index>(Q, 1), true, false};
   }
   run_plan<Storage, float>(plan, shapes, factors, gemm, X, Y, alpha, beta, buffers, ctx);
 #else

@@ -16,7 +16,6 @@
 #include "operators/kron/kron_plan.hpp"
 
 #include <algorithm>
-#include <climits>
 
 namespace strop::detail {
 
@@ -188,8 +187,9 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
           choice[hi + 1] = {lo, hi, kind};
         }
       };
-      if ((lo == hi || P * Q <= kKronMaxMergedElements) &&
-          kron_gemm_fits({P, Q}, K_in, batch, layout))
+      // One factor by one GEMM is always an option (strided_batched_gemm's sizes are 64-bit),
+      // so every factor ends some pass, on every path.
+      if (lo == hi || P * Q <= kKronMaxMergedElements)
         consider(cost.gemm(memory, double(K_in) * double(Q) * double(batch), P),
                  KronPassKind::Gemm);
       const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);
@@ -207,27 +207,11 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
           kron_fused_shared_bytes(run, 1, element_bytes, rq) <= kKronFusedSharedBudget)
         consider(cost.fused(memory, kernel_macs), KronPassKind::Fused);
     }
-    // Nothing fits (a 16-bit pass beyond cuBLAS's 32-bit sizes): one factor with our kernel,
-    // which the 16-bit path rejects with a clear error.
-    if (best[hi + 1] >= 1e300) {
-      best[hi + 1] = best[hi] + 1e6;
-      choice[hi + 1] = {hi, hi, KronPassKind::Sliced};
-    }
   }
   std::vector<KronPass> passes;
   for (int h = n; h > 0; h = choice[h].lo)
     passes.push_back(choice[h]);
   return passes;  // execution order: the last factors first
-}
-
-bool kron_gemm_fits(const KronShape& shape, Index K, Index batch, Layout layout) {
-  const Index S = K / shape.P;
-  const Index limit = INT_MAX;
-  // Batch-first: m = S, n = Q, k = P, batch = signals; batch-last: m = B, ldc = S*B,
-  // batch = S (kron_gemm_cublas.cpp).
-  if (layout == Layout::ColMajor || batch == 1)
-    return S <= limit && shape.Q <= limit && shape.P <= limit && batch <= limit;
-  return S * batch <= limit && shape.Q <= limit && shape.P <= limit;
 }
 
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
@@ -281,8 +265,7 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
           --lo;
       }
       KronPassKind kind = lo < hi ? KronPassKind::Fused : KronPassKind::Sliced;
-      if (algorithm == KronAlgorithm::Gemm && kron_gemm_fits(shapes[hi], K, batch, layout))
-        kind = KronPassKind::Gemm;
+      if (algorithm == KronAlgorithm::Gemm) kind = KronPassKind::Gemm;
       plan.passes.push_back({lo, hi, kind});
       for (int f = hi; f >= lo; --f)
         K = K / shapes[f].P * shapes[f].Q;

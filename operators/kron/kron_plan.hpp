@@ -39,10 +39,6 @@ struct KronPlan {
   std::size_t workspace_bytes = 0;
 };
 
-// Whether one factor's pass fits cuBLAS's 32-bit sizes as a strided-batched GEMM
-// (kron_gemm_cublas.cpp): K input rows, `batch` signals.
-bool kron_gemm_fits(const KronShape& shape, Index K, Index batch, Layout layout);
-
 // The fused kernel keeps a chunk of every signal in shared memory, `chunks_per_block` chunks
 // side by side, each padded (one element every 128 bytes against bank conflicts, an odd
 // stride between chunks). These sizes are shared by the planner and the launcher.

@@ -9,7 +9,8 @@
 // fastest is cached under a key naming the device, the cuBLASLt version, the types, the
 // operations, the sizes, leading dimensions, strides, batch, whether beta is zero and the
 // pointers' alignment. Under graph capture nothing is measured: a cached choice is used,
-// cuBLAS's default otherwise.
+// cuBLAS's default otherwise. Products with a size beyond an int (m, n, k, a leading
+// dimension, the batch) run cublasGemmStridedBatchedEx_64 with CUBLAS_GEMM_DEFAULT, untuned.
 #if STROP_HAVE_CUDA
 #include <cublas_v2.h>
 
@@ -23,12 +24,17 @@ namespace strop::detail {
 // beta point to host scalars of the compute type's scale type. Returns the status of the
 // cuBLAS or cuBLASLt call that ran it (the caller words the error); a tuned cuBLASLt algorithm
 // that refuses the call falls back to cuBLAS's default.
+//
+// Sizes are 64-bit: where m, n, k, a leading dimension or the batch exceeds an int, the
+// product runs as cublasGemmStridedBatchedEx_64 with cuBLAS's default algorithm (never tuned);
+// otherwise as above.
 cublasStatus_t strided_batched_gemm(Context& ctx, cublasOperation_t trans_a,
-                                    cublasOperation_t trans_b, int m, int n, int k,
-                                    const void* alpha, const void* a, cudaDataType_t type, int lda,
-                                    long long stride_a, const void* b, int ldb, long long stride_b,
-                                    const void* beta, void* c, int ldc, long long stride_c,
-                                    int batch, cublasComputeType_t compute);
+                                    cublasOperation_t trans_b, long long m, long long n,
+                                    long long k, const void* alpha, const void* a,
+                                    cudaDataType_t type, long long lda, long long stride_a,
+                                    const void* b, long long ldb, long long stride_b,
+                                    const void* beta, void* c, long long ldc, long long stride_c,
+                                    long long batch, cublasComputeType_t compute);
 
 }  // namespace strop::detail
 #endif

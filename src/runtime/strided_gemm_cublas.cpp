@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 
 #include <charconv>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -296,13 +297,25 @@ Resolved resolve(const StridedGemm& g, const ProductKey& key, Context& ctx) {
 }  // namespace
 
 cublasStatus_t strided_batched_gemm(Context& ctx, cublasOperation_t trans_a,
-                                    cublasOperation_t trans_b, int m, int n, int k,
-                                    const void* alpha, const void* a, cudaDataType_t type, int lda,
-                                    long long stride_a, const void* b, int ldb, long long stride_b,
-                                    const void* beta, void* c, int ldc, long long stride_c,
-                                    int batch, cublasComputeType_t compute) {
-  const StridedGemm g{trans_a, trans_b,  m, n,   k,        batch, a,       lda,   stride_a, b,
-                      ldb,     stride_b, c, ldc, stride_c, type,  compute, alpha, beta};
+                                    cublasOperation_t trans_b, long long m, long long n,
+                                    long long k, const void* alpha, const void* a,
+                                    cudaDataType_t type, long long lda, long long stride_a,
+                                    const void* b, long long ldb, long long stride_b,
+                                    const void* beta, void* c, long long ldc, long long stride_c,
+                                    long long batch, cublasComputeType_t compute) {
+  // Sizes beyond an int: cuBLAS's 64-bit interface with its default algorithm, never tuned.
+  // The tuned path's keys and cuBLASLt descriptions are of 32-bit products (kept as they are,
+  // so cached choices stay valid), and measuring would allocate scratch the size of C, which
+  // at these sizes is gigabytes.
+  auto fits = [](long long v) { return v >= INT_MIN && v <= INT_MAX; };
+  if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb) || !fits(ldc) || !fits(batch))
+    return cublasGemmStridedBatchedEx_64(static_cast<cublasHandle_t>(ctx.cublas()), trans_a,
+                                         trans_b, m, n, k, alpha, a, type, lda, stride_a, b, type,
+                                         ldb, stride_b, beta, c, type, ldc, stride_c, batch,
+                                         compute, CUBLAS_GEMM_DEFAULT);
+  const StridedGemm g{trans_a,  trans_b,  int(m),  int(n),   int(k),   int(batch), a,
+                      int(lda), stride_a, b,       int(ldb), stride_b, c,          int(ldc),
+                      stride_c, type,     compute, alpha,    beta};
   if (!tuning_enabled() || !tunable(g) || g.m == 0 || g.n == 0 || g.k == 0 || g.batch == 0)
     return default_call(g, ctx);
   static std::mutex mutex;

@@ -1,6 +1,15 @@
 // Kron-matmul on the GPU (operators/kron/): every algorithm, scalar type, layout pair and
 // form, against the dense Kronecker product built with Eigen on the CPU.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
 #include "gpu_reference.hpp"
+
+#if STROP_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 using namespace strop;
 using namespace strop::testing;
@@ -434,6 +443,108 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_signals_of_an_operator_without_columns) {
                                     HostMatrix<float>(0.5f * y0.cast<float>())),
                      unit_roundoff_v<half>);
 }
+
+#if STROP_HAVE_CUDA
+// A bfloat16 GEMM pass past cuBLAS's 32-bit sizes (its 64-bit interface, strided_gemm.hpp):
+// batch-last signals, a 2 x 2 factor after a 256 x 256 one (too large to merge with, so Auto
+// runs the 2 x 2 alone; tests/unit/test_kron_matmul.cpp) on B = 2^23 signals, whose GEMM has
+// ldc = (512 / 2) * 2^23 = 2^31 > INT_MAX. X, Y and the one intermediate take 8 GiB each
+// (8 GiB more for tuning's scratch output, twice, with tuning on): skipped where the device has
+// less free. X repeats a host pattern of an odd number C of values, so one signal's 512
+// features are all different values. Whole signals spread over the batch are checked against
+// the dense product on the CPU, and whole rows (every signal) for finite values: Y starts as
+// NaN and beta is zero, so a value not written shows.
+BOOST_AUTO_TEST_CASE(bfloat16_gemm_pass_past_32_bit_sizes) {
+  using S = bfloat16;
+  const Index K = 512, B = Index(1) << 23, C = (Index(1) << 24) - 3;
+  const HostMatrix<float> g0 = random_matrix<float>(256, 256), g1 = random_matrix<float>(2, 2);
+  const Kron<float> A = kron(Dense<float>(g0), Dense<float>(g1));
+  const std::vector<KronFactorRef<float>> refs = {
+      KronFactorRef<float>::column_major(g0.data(), 256, 256, Op::NoTrans),
+      KronFactorRef<float>::column_major(g1.data(), 2, 2, Op::NoTrans)};
+  const std::size_t matrix_bytes = sizeof(S) * std::size_t(K * B), gib = std::size_t(1) << 30;
+  const std::size_t need = (tuning_enabled() ? 4 : 2) * matrix_bytes +
+                           kron_matmul_workspace_bytes<S>(refs, B, Layout::RowMajor) + gib;
+  Context& ctx = default_context();
+  const auto stream = static_cast<cudaStream_t>(ctx.stream());
+  // What the default pool kept from earlier tests goes back to the driver before counting.
+  cudaMemPool_t pool = nullptr;
+  auto trim = [&] {
+    ctx.synchronize();
+    if (cudaDeviceGetDefaultMemPool(&pool, ctx.device()) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+  };
+  trim();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  BOOST_REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
+  if (free_bytes < need) {
+    BOOST_TEST_MESSAGE("skipped: a 16-bit Kron pass past 32-bit sizes needs "
+                       << need / gib << " GiB of free device memory, " << free_bytes / gib
+                       << " GiB free");
+    return;
+  }
+  {
+    // pattern[i]: values in [-1, 1), exact in bfloat16 (24-bit fractions rounded once).
+    std::vector<S> pattern(static_cast<std::size_t>(C));
+    std::uint64_t state = 0x9e3779b97f4a7c15u;
+    for (S& v : pattern) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      v = S(float(std::int64_t(state >> 40) - (std::int64_t(1) << 23)) / float(1 << 23));
+    }
+    // X[i] = pattern[i mod C] (row-major: X(k, b) = X[k*B + b]): the pattern uploaded once, then
+    // the filled part doubled (`done` stays a multiple of C).
+    DeviceMatrix<S> xd(K, B, Layout::RowMajor), yd(K, B, Layout::RowMajor);
+    const Index total = K * B;
+    detail::copy_bytes(xd.data(), MemorySpace::Device, pattern.data(), MemorySpace::Host,
+                       sizeof(S) * std::size_t(C), ctx);
+    for (Index done = C; done < total; done *= 2)
+      detail::copy_bytes(xd.data() + done, MemorySpace::Device, xd.data(), MemorySpace::Device,
+                         sizeof(S) * std::size_t(std::min(done, total - done)), ctx);
+    BOOST_REQUIRE(cudaMemsetAsync(yd.data(), 0xFF, matrix_bytes, stream) == cudaSuccess);  // NaN
+
+    apply_reduced_precision(A, Op::NoTrans, ConstView<S>(xd.view()), yd.view(), 1.5f, 0.0f);
+
+    // Whole signals at both ends, around 2^22 and at random.
+    const std::vector<Index> signals = {0,
+                                        1,
+                                        4097,
+                                        (Index(1) << 22) - 1,
+                                        Index(1) << 22,
+                                        B - 2,
+                                        B - 1,
+                                        random_index(0, B - 1),
+                                        random_index(0, B - 1)};
+    const Index n = Index(signals.size());
+    HostMatrix<float> x(K, n), got(K, n);
+    std::vector<S> column(static_cast<std::size_t>(K));
+    for (Index j = 0; j < n; ++j) {
+      const Index b = signals[std::size_t(j)];
+      for (Index k = 0; k < K; ++k)
+        x(k, j) = float(pattern[std::size_t((k * B + b) % C)]);
+      BOOST_REQUIRE(cudaMemcpy2DAsync(column.data(), sizeof(S), yd.data() + b, sizeof(S) * B,
+                                      sizeof(S), std::size_t(K), cudaMemcpyDeviceToHost,
+                                      stream) == cudaSuccess);
+      BOOST_REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+      for (Index k = 0; k < K; ++k)
+        got(k, j) = float(column[std::size_t(k)]);
+    }
+    const HostMatrix<float> expected = 1.5f * (kron_dense(g0, g1) * x);
+    BOOST_TEST(got.allFinite());
+    check_error_within(relative_error(got, expected), 2.0 * 3 * unit_roundoff_v<S>);
+
+    // Whole rows, every signal: both outputs of the 2 x 2 factor (row 2i + j), at both ends and
+    // in the middle.
+    std::vector<S> row(static_cast<std::size_t>(B));
+    for (Index r : {Index(0), Index(1), Index(254), Index(255), Index(256), Index(511)}) {
+      detail::copy_bytes(row.data(), MemorySpace::Host, yd.data() + r * B, MemorySpace::Device,
+                         sizeof(S) * std::size_t(B), ctx);
+      const auto bad =
+          std::count_if(row.begin(), row.end(), [](S v) { return !std::isfinite(float(v)); });
+      BOOST_TEST(bad == 0, "row " << r << ": " << bad << " of " << B << " values not finite");
+    }
+  }
+  trim();  // the 24 GiB back to the driver, not kept in the pool for the next tests
+}
+#endif
 
 // The shuffle baseline's transposes launch at most 65535 signals at a time.
 BOOST_AUTO_TEST_CASE(shuffle_with_more_signals_than_a_grid_extent) {

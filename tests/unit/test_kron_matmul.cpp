@@ -1,9 +1,11 @@
 // The host side of the Kron-matmul engine: work-space sizes of each plan, input
 // validation, and the clear errors without a device (the kernels are in tests/gpu).
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "operators/kron/kron_plan.hpp"
@@ -80,53 +82,32 @@ BOOST_AUTO_TEST_CASE(workspace_follows_the_plan) {
 }
 
 namespace {
-// Whether the 16-bit path can run factors lo..hi as one pass on K_in features: one cuBLAS
-// GEMM within its 32-bit sizes (on the run's Kronecker product of up to
-// kKronMaxMergedElements where lo < hi), or the tensor-core pass on a pair of 32 x 32 factors.
-bool runnable16(std::span<const detail::KronShape> shapes, int lo, int hi, Index K_in, Index batch,
-                Layout layout) {
-  Index P = 1, Q = 1;
-  for (int f = lo; f <= hi; ++f) {
-    P *= shapes[f].P;
-    Q *= shapes[f].Q;
-  }
-  const auto run = shapes.subspan(lo, hi - lo + 1);
-  return ((lo == hi || P * Q <= detail::kKronMaxMergedElements) &&
-          detail::kron_gemm_fits({P, Q}, K_in, batch, layout)) ||
-         (layout == Layout::ColMajor && detail::kron_pair16_fits(run, K_in));
-}
-
-// Auto's contract on these shapes for every element size and layout: every factor applied
-// exactly once, last factor first, in runs of up to kKronMaxFused; GEMM passes within cuBLAS's
-// 32-bit sizes (merged runs up to kKronMaxMergedElements); the 16-bit path uses GEMM passes and
-// pairs of 32 x 32 factors, and a one-factor pass only as the sentinel for a factor no pass
-// ending at it can run (the 16-bit launcher refuses it with a clear error), which the planner
-// avoids wherever some cut of the factors runs throughout. Returns whether the 16-bit plan on
-// `layout16` holds that sentinel.
-bool check_auto_plans(const std::vector<detail::KronShape>& shapes, Index batch,
-                      Layout layout16 = Layout::RowMajor) {
+// K before factor f: its own and earlier inputs, later factors' outputs.
+std::vector<Index> features_before(const std::vector<detail::KronShape>& shapes) {
   const int n = int(shapes.size());
-  // K before factor f: its own and earlier inputs, later factors' outputs.
   std::vector<Index> K_before(n);
   for (int f = 0; f < n; ++f) {
     K_before[f] = 1;
     for (int g = 0; g < n; ++g)
       K_before[f] *= g <= f ? shapes[g].P : shapes[g].Q;
   }
-  bool sentinel16 = false;
+  return K_before;
+}
+
+// Auto's contract on these shapes for every element size and layout: every factor applied
+// exactly once, last factor first, in runs of up to kKronMaxFused; GEMM passes on one factor
+// or on a merged run of up to kKronMaxMergedElements values (any sizes: cuBLAS's 64-bit
+// interface takes those beyond an int); one-factor passes of our kernel only on one factor
+// and never on 16-bit data, whose passes are all GEMMs or tensor-core passes on a pair of 32 x
+// 32 factors (kron_pair16_fits); fused passes only on batch-first data.
+void check_auto_plans(const std::vector<detail::KronShape>& shapes, Index batch) {
+  const int n = int(shapes.size());
+  const std::vector<Index> K_before = features_before(shapes);
   for (std::size_t bytes : {2u, 4u, 8u, 16u})
     for (Layout layout : {Layout::ColMajor, Layout::RowMajor}) {
       BOOST_TEST_CONTEXT(bytes << " bytes, " << to_string(layout) << ", batch " << batch) {
-        // Whether factors 0..h-1 can be cut into passes the 16-bit path runs.
-        std::vector<bool> cut(n + 1, false);
-        cut[0] = true;
-        for (int hi = 0; hi < n; ++hi)
-          for (int lo = hi; lo >= 0 && hi - lo < detail::kKronMaxFused; --lo)
-            if (cut[lo] && runnable16(shapes, lo, hi, K_before[hi], batch, layout))
-              cut[hi + 1] = true;
         const auto passes = detail::plan_auto_passes(shapes, batch, layout, bytes, bytes == 16);
         int next = n - 1;
-        bool sentinel = false;
         for (const detail::KronPass& p : passes) {
           BOOST_TEST(p.hi == next);
           BOOST_TEST(p.lo <= p.hi);
@@ -137,29 +118,38 @@ bool check_auto_plans(const std::vector<detail::KronShape>& shapes, Index batch,
             P *= shapes[f].P;
             Q *= shapes[f].Q;
           }
-          if (p.kind == detail::KronPassKind::Gemm) {
-            BOOST_TEST(detail::kron_gemm_fits({P, Q}, K_before[p.hi], batch, layout));
+          if (p.kind == detail::KronPassKind::Gemm)
             BOOST_TEST((p.lo == p.hi || P * Q <= detail::kKronMaxMergedElements));
+          if (p.kind == detail::KronPassKind::Sliced) {
+            BOOST_TEST(p.lo == p.hi);
+            BOOST_TEST(bytes != 2u, "a one-factor pass of our kernel on 16-bit data (factor "
+                                        << p.hi << "), which has none");
           }
-          if (p.kind == detail::KronPassKind::Sliced) BOOST_TEST(p.lo == p.hi);
           if (p.kind == detail::KronPassKind::Fused) BOOST_TEST((layout == Layout::ColMajor));
           if (bytes == 2 && p.kind == detail::KronPassKind::Fused)
             BOOST_TEST(detail::kron_pair16_fits(std::span(shapes).subspan(p.lo, p.hi - p.lo + 1),
                                                 K_before[p.hi]));
-          if (bytes == 2 && p.kind == detail::KronPassKind::Sliced) {
-            sentinel = true;
-            for (int lo = p.hi; lo >= 0 && p.hi - lo < detail::kKronMaxFused; --lo)
-              BOOST_TEST(!runnable16(shapes, lo, p.hi, K_before[p.hi], batch, layout),
-                         "factors " << lo << ".." << p.hi << " run, yet the sentinel was planned");
-          }
           next = p.lo - 1;
         }
         BOOST_TEST(next == -1);
-        if (bytes == 2) BOOST_TEST(sentinel == !cut[n]);
-        if (bytes == 2 && layout == layout16) sentinel16 = sentinel;
       }
     }
-  return sentinel16;
+}
+
+// The largest ldc = (K_in / P) * batch of the GEMM passes Auto plans for batch-last 16-bit
+// data (what exceeded cuBLAS's 32-bit sizes before its 64-bit interface was used).
+Index widest_ldc16(const std::vector<detail::KronShape>& shapes, Index batch) {
+  const std::vector<Index> K_before = features_before(shapes);
+  Index widest = 0;
+  for (const detail::KronPass& p :
+       detail::plan_auto_passes(shapes, batch, Layout::RowMajor, 2, false)) {
+    BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
+    Index P = 1;
+    for (int f = p.lo; f <= p.hi; ++f)
+      P *= shapes[f].P;
+    widest = std::max(widest, K_before[p.hi] / P * batch);
+  }
+  return widest;
 }
 }  // namespace
 
@@ -169,21 +159,34 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
   using S = std::vector<detail::KronShape>;
   // Batch-last 16-bit data beyond cuBLAS's 32-bit sizes: G_1 alone needs ldc = S*B =
   // 4105728 * 1107 > 2^31 - 1, merged with G_2 2052864 * 1107, and G_1..G_3 merged is a block of
-  // 384 x 192 > 256 x 256 values. The plan holds the one-factor sentinel (kron_matmul's 16-bit
-  // path throws DeviceError on it); batch-first, and on 1000 signals (G_1 ⊗ G_2 merged, 2052864 *
-  // 1000 < 2^31), every pass is a GEMM.
+  // 384 x 192 > 256 x 256 values. kron_matmul's 16-bit path refused it (no pass ending at G_1
+  // fitted an int); now every pass is a GEMM, one of them past 32-bit sizes.
   const S reported = {{8, 8}, {8, 2}, {6, 12}, {10, 12}, {8, 11}, {6, 9}, {4, 12}, {7, 12}};
-  BOOST_TEST(check_auto_plans(reported, 1107));
-  BOOST_TEST(!check_auto_plans(reported, 1107, Layout::ColMajor));
-  BOOST_TEST(!check_auto_plans(reported, 1000));
-  // More batch-last shapes with no cut the 16-bit path runs (found by sweeping the generator
+  const Index int_max = std::numeric_limits<int>::max();
+  check_auto_plans(reported, 1107);
+  BOOST_TEST(widest_ldc16(reported, 1107) > int_max);
+  check_auto_plans(reported, 1000);
+  // More batch-last shapes that had no cut within 32-bit sizes (found by sweeping the generator
   // below over seeds).
-  BOOST_TEST(
-      check_auto_plans({{12, 7}, {11, 2}, {9, 7}, {9, 8}, {2, 8}, {7, 9}, {9, 10}, {7, 12}}, 2168));
-  BOOST_TEST(
-      check_auto_plans({{12, 1}, {11, 2}, {12, 7}, {7, 3}, {10, 1}, {9, 5}, {8, 7}, {5, 6}}, 2620));
-  BOOST_TEST(
-      check_auto_plans({{11, 9}, {12, 12}, {12, 11}, {8, 11}, {12, 8}, {9, 11}, {6, 9}}, 2731));
+  for (const auto& [shapes, batch] : std::vector<std::pair<S, Index>>{
+           {{{12, 7}, {11, 2}, {9, 7}, {9, 8}, {2, 8}, {7, 9}, {9, 10}, {7, 12}}, 2168},
+           {{{12, 1}, {11, 2}, {12, 7}, {7, 3}, {10, 1}, {9, 5}, {8, 7}, {5, 6}}, 2620},
+           {{{11, 9}, {12, 12}, {12, 11}, {8, 11}, {12, 8}, {9, 11}, {6, 9}}, 2731}}) {
+    check_auto_plans(shapes, batch);
+    BOOST_TEST(widest_ldc16(shapes, batch) > int_max);
+  }
+  // A 2 x 2 factor after a 256 x 256 one (too large to merge with) on 2^23 batch-last signals:
+  // its GEMM's ldc is 256 * 2^23 = 2^31 (tests/gpu's bf16 case past 32-bit sizes).
+  const S wide = {{256, 256}, {2, 2}};
+  check_auto_plans(wide, Index(1) << 23);
+  BOOST_TEST(widest_ldc16(wide, Index(1) << 23) == Index(1) << 31);
+  // One GEMM per factor is one GEMM per factor at any size (it was our one-factor kernel past
+  // 32-bit sizes, which the 16-bit path does not have).
+  for (std::size_t bytes : {2u, 4u})
+    for (const auto& p :
+         detail::plan_kron(wide, Index(1) << 23, Layout::RowMajor, KronAlgorithm::Gemm, bytes)
+             .passes)
+      BOOST_TEST((p.kind == detail::KronPassKind::Gemm && p.lo == p.hi));
   std::mt19937 gen(11);
   auto random = [&gen](Index lo, Index hi) {
     return std::uniform_int_distribution<Index>(lo, hi)(gen);

@@ -8,7 +8,8 @@
 //   Sliced   our one-factor kernel for every factor (no multi-factor fusion).
 //   Gemm     one cuBLAS strided-batched GEMM per factor, the sliced multiply's permuted
 //            store written by the output strides (one pass over memory per factor at
-//            cuBLAS's rate; tensor cores for double).
+//            cuBLAS's rate; tensor cores for double; cuBLAS's 64-bit interface where a
+//            size, e.g. the batch-last leading dimension (K/P) B, exceeds an int).
 //   Shuffle  the baseline of GPyTorch/PyKronecker: per factor a reshape, a cuBLAS GEMM and
 //            a transpose kernel (two passes per factor).
 //   Auto     fused passes for runs of small factors (P, Q <= 8) on batch-first data, a GEMM
