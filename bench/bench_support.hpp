@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "strop/strop.hpp"
@@ -16,6 +18,41 @@ inline double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// The flags every benchmark program takes, read the same way: --reps N (timed runs per
+// measurement), --csv FILE (the rows) and --json FILE (the summary), into opt.reps, opt.csv
+// and opt.json of the program's Options. value() returns the argument after the flag,
+// consuming it. Returns whether `flag` was one of them (else the program reads its own).
+template <class Options, class Value>
+bool read_common_flag(const std::string& flag, const Value& value, Options& opt) {
+  if (flag == "--reps") {
+    opt.reps = std::stoi(value());
+  } else if (flag == "--csv") {
+    opt.csv = value();
+  } else if (flag == "--json") {
+    opt.json = value();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The items of a comma-separated command-line list ("a,b,c"; none in "").
+inline std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    items.push_back(item);
+  return items;
+}
+
+// The integers of a comma-separated command-line list ("1,16,128"; std::stoll each).
+inline std::vector<Index> index_list(const std::string& list) {
+  std::vector<Index> values;
+  for (const std::string& item : split_list(list))
+    values.push_back(std::stoll(item));
+  return values;
 }
 
 // How the helpers below time device work: each call between events, host enqueue included

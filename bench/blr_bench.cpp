@@ -41,7 +41,6 @@
 #include <functional>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -152,14 +151,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
-    if (arg == "--reps") {
-      opt.reps = std::stoi(next());
-    } else if (arg == "--csv") {
-      opt.csv = next();
-    } else if (arg == "--csv16") {
+    if (bench::read_common_flag(arg, next, opt)) continue;
+    if (arg == "--csv16") {
       opt.csv16 = next();
-    } else if (arg == "--json") {
-      opt.json = next();
     } else if (arg == "--ks-algorithm") {
       // Forces the KS algorithm of Monarch's and BLAST's factors (auto, fused, strided_gemm,
       // bmm, small_batch), to compare paths in one run.
@@ -168,10 +162,7 @@ int main(int argc, char** argv) {
                             KSAlgorithm::Bmm, KSAlgorithm::SmallBatch})
         if (to_string(a) == name) opt.ks_algorithm = a;
     } else if (arg == "--batches") {
-      opt.batches.clear();
-      std::stringstream list(next());
-      for (std::string b; std::getline(list, b, ',');)
-        opt.batches.push_back(std::stoll(b));
+      opt.batches = bench::index_list(next());
     } else if (arg == "--layer") {
       opt.layer = next();
     } else if (arg == "--tune") {

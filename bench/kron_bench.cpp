@@ -341,13 +341,8 @@ std::string json_map(const std::map<std::string, double>& m) {
 // Whether `only` (empty: everything; else a comma list of shape or table names) names c.
 bool selected(const std::string& only, const Case& c) {
   if (only.empty()) return true;
-  std::size_t begin = 0;
-  while (begin <= only.size()) {
-    const std::size_t end = std::min(only.find(',', begin), only.size());
-    const std::string name = only.substr(begin, end - begin);
+  for (const std::string& name : bench::split_list(only))
     if (name == c.name || name == c.table) return true;
-    begin = end + 1;
-  }
   return false;
 }
 
@@ -358,13 +353,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
-    if (arg == "--reps")
-      opt.reps = std::stoi(next());
-    else if (arg == "--csv")
-      opt.csv = next();
-    else if (arg == "--json")
-      opt.json = next();
-    else if (arg == "--quick")
+    if (bench::read_common_flag(arg, next, opt)) continue;
+    if (arg == "--quick")
       opt.quick = true;
     else if (arg == "--rowmajor")
       opt.rowmajor = true;

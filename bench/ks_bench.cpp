@@ -472,16 +472,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (bench::read_common_flag(arg, next, opt)) continue;
     if (arg == "--stride")
       opt.stride = std::stoi(next());
     else if (arg == "--batch")
       opt.batch = std::stoll(next());
-    else if (arg == "--reps")
-      opt.reps = std::stoi(next());
-    else if (arg == "--csv")
-      opt.csv = next();
-    else if (arg == "--json")
-      opt.json = next();
     else if (arg == "--quick")
       opt.quick = true;
     else if (arg == "--chains")
@@ -498,9 +493,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--offset")
       opt.offset = std::stoi(next());
     else if (arg == "--d") {
-      std::stringstream list(next());
-      for (std::string d; std::getline(list, d, ',');)
-        opt.d_list.push_back(std::stoll(d));
+      for (const Index d : bench::index_list(next()))
+        opt.d_list.push_back(d);
     } else if (arg == "--no-sweep")
       opt.sweep = false;
     else if (arg == "--tuned")
@@ -512,8 +506,7 @@ int main(int argc, char** argv) {
       opt.layouts = {l == "col" ? Layout::ColMajor : Layout::RowMajor};
     } else if (arg == "--dtypes") {
       opt.dtypes.clear();
-      std::stringstream list(next());
-      for (std::string d; std::getline(list, d, ',');) {
+      for (const std::string& d : bench::split_list(next())) {
         if (d != "float32" && d != "float16" && d != "bfloat16") {
           std::fprintf(stderr, "ks_bench: unknown dtype '%s' (float32, float16, bfloat16)\n",
                        d.c_str());

@@ -37,7 +37,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,14 +65,6 @@ struct Options {
   std::vector<Index> batches = {1, 2, 4, 8, 16, 32};  // the small-batch rows
   bool tune = false;  // also time each layer with tuned GEMM algorithms (stdout only)
 };
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    out.push_back(item);
-  return out;
-}
 
 // Synthetic encoded weights in [-1, 1): a counter hash, filled in parallel (billions of them
 // at n = 16384).
@@ -316,28 +307,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (bench::read_common_flag(arg, next, opt)) continue;
     if (arg == "--sizes") {
-      opt.sizes.clear();
-      for (const auto& s : split(next()))
-        opt.sizes.push_back(std::stoll(s));
+      opt.sizes = bench::index_list(next());
     } else if (arg == "--ranks") {
-      opt.ranks.clear();
-      for (const auto& s : split(next()))
-        opt.ranks.push_back(std::stoll(s));
+      opt.ranks = bench::index_list(next());
     } else if (arg == "--dtypes") {
-      opt.dtypes = split(next());
+      opt.dtypes = bench::split_list(next());
     } else if (arg == "--layout") {
       opt.layout = next() == "row" ? Layout::RowMajor : Layout::ColMajor;
     } else if (arg == "--batches") {
-      opt.batches.clear();
-      for (const auto& s : split(next()))
-        opt.batches.push_back(std::stoll(s));
-    } else if (arg == "--reps") {
-      opt.reps = std::stoi(next());
-    } else if (arg == "--csv") {
-      opt.csv = next();
-    } else if (arg == "--json") {
-      opt.json = next();
+      opt.batches = bench::index_list(next());
     } else if (arg == "--tune") {
       opt.tune = true;
     } else {

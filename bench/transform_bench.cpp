@@ -196,14 +196,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (bench::read_common_flag(arg, next, opt)) continue;
     if (arg == "--batch") {
       opt.batch = std::stoll(next());
-    } else if (arg == "--reps") {
-      opt.reps = std::stoi(next());
-    } else if (arg == "--csv") {
-      opt.csv = next();
-    } else if (arg == "--json") {
-      opt.json = next();
     } else if (arg == "--cpu") {
       opt.cpu = true;
     } else if (arg == "--probe") {

@@ -97,6 +97,22 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
                            PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx,
                            PlanPath path = PlanPath::Auto);
 
+// The device apply of a Monarch or BLAST of scalar T (Operator) takes its GEMM plan instead of
+// its KS form where float_plan_preferred says so: then this runs the plan and returns true;
+// otherwise, and for every T but float, it does nothing and returns false. One place for the
+// rule both leaves follow.
+template <class T, class Operator>
+bool apply_float_plan_where_preferred(const Operator& A, Op op, ConstView<T> X, MatrixView<T> Y,
+                                      T alpha, T beta, Context& ctx) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (float_plan_preferred(op, X, Y)) {
+      blr_plan_apply_device<float>(A, op, X, Y, alpha, beta, ctx);
+      return true;
+    }
+  }
+  return false;
+}
+
 // Y = alpha A X + beta Y by A's unfused baseline (blast_unfused_plan / monarch_unfused_plan:
 // the public PyTorch code's bmm + permute sequence) on signal-contiguous device views
 // (Operator: Blast or Monarch). For benchmarks.

@@ -62,10 +62,7 @@ void Monarch<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
   if (r == 0) return detail::scale(beta, Y, ctx);
   if (X.space == MemorySpace::Device) {
 #if STROP_HAVE_CUDA
-    if constexpr (std::is_same_v<T, float>) {  // the GEMM plan where it was measured faster
-      if (detail::float_plan_preferred(op, X, Y))
-        return detail::blr_plan_apply_device<float>(*this, op, X, Y, alpha, beta, ctx);
-    }
+    if (detail::apply_float_plan_where_preferred(*this, op, X, Y, alpha, beta, ctx)) return;
 #endif
     // op(left shuffle right) = op(right) shuffle^T op(left): two KS factors and a row
     // gather, through two device temporaries of K L r rows.

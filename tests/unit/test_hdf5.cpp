@@ -13,41 +13,21 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <set>
 #include <thread>
 #include <utility>
 
 #include "operator_zoo.hpp"
+#include "random_strassen_tile.hpp"
 #include "reference.hpp"
 #include "strop/io/hdf5.hpp"
+#include "temp_dir.hpp"
 
 using namespace strop;
 using namespace strop::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh directory per test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("strop-io-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-};
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // Same node kinds in the same tree shape.
 template <class T>
@@ -82,6 +62,20 @@ void check_io_error(Fn fn, const std::string& must_mention) {
   }
 }
 
+// The same result, to the bit, from `loaded` and `original` on `batch` random signals, in every
+// direction: how operators that may mix signals (no dense matrix) are compared.
+template <class T, class Operator>
+void check_same_action(const AnyOperator<T>& loaded, const Operator& original, Index batch) {
+  for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
+    const bool forward = op == Op::NoTrans;
+    const HostMatrix<T> X = random_matrix<T>(forward ? original.cols() : original.rows(), batch);
+    HostMatrix<T> a(forward ? original.rows() : original.cols(), batch), b(a.rows(), batch);
+    loaded.apply(op, view(X), view(a));
+    original.apply(op, view(X), view(b));
+    BOOST_TEST((a.array() == b.array()).all(), "op " << int(op) << ", batch " << batch);
+  }
+}
+
 // Bit-exact for operators that may mix signals (Strassen-Tile, no dense matrix): the same
 // parameters, and the same result on a batch with a partial last tile, in every direction.
 template <class T>
@@ -96,29 +90,7 @@ void check_same_strassen_tile(const AnyOperator<T>& loaded, const StrassenTile<T
   BOOST_TEST((got->encoders().encode_weight == original.encoders().encode_weight));
   BOOST_TEST((got->encoders().decode == original.encoders().decode));
   BOOST_TEST((got->encoded_weight() == original.encoded_weight()));
-  const Index batch = 3 * original.tile() + 1;
-  for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
-    const bool forward = op == Op::NoTrans;
-    const HostMatrix<T> X = random_matrix<T>(forward ? original.cols() : original.rows(), batch);
-    HostMatrix<T> a(forward ? original.rows() : original.cols(), batch), b(a.rows(), batch);
-    loaded.apply(op, view(X), view(a));
-    original.apply(op, view(X), view(b));
-    BOOST_TEST((a.array() == b.array()).all(), "op " << int(op));
-  }
-}
-
-// Random (learned-style) encoders of tile t and rank r, and random encoded weights: a layer
-// that mixes the signals of a tile.
-template <class T>
-StrassenTile<T> random_strassen_tile(Index t, Index r, Index rows, Index cols) {
-  stl::Encoders enc;
-  enc.tile = t;
-  enc.encode_signal = Eigen::MatrixXd::Random(r, t * t);
-  enc.encode_weight = Eigen::MatrixXd::Random(r, t * t);
-  enc.decode = Eigen::MatrixXd::Random(r, t * t);
-  const HostMatrix<T> weights = random_matrix<T>(r * (rows / t) * (cols / t), 1);
-  return StrassenTile<T>(std::move(enc), rows, cols,
-                         std::vector<T>(weights.data(), weights.data() + weights.size()));
+  check_same_action(loaded, original, 3 * original.tile() + 1);
 }
 
 // Bit-exact for Strassen-Tile chains: the same layers (parameters), and the same result in
@@ -140,16 +112,8 @@ void check_same_strassen_tile_chain(const AnyOperator<T>& loaded,
     }
   }
   const Index t = original.layers().front().tile();
-  for (const Index batch : {3 * t, 3 * t + 1}) {
-    for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
-      const bool forward = op == Op::NoTrans;
-      const HostMatrix<T> X = random_matrix<T>(forward ? original.cols() : original.rows(), batch);
-      HostMatrix<T> a(forward ? original.rows() : original.cols(), batch), b(a.rows(), batch);
-      loaded.apply(op, view(X), view(a));
-      original.apply(op, view(X), view(b));
-      BOOST_TEST((a.array() == b.array()).all(), "op " << int(op) << ", batch " << batch);
-    }
-  }
+  for (const Index batch : {3 * t, 3 * t + 1})
+    check_same_action(loaded, original, batch);
 }
 
 // An operator without an HDF5 codec: saving it fails half way through writing the file.
@@ -231,14 +195,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strassen_tile_round_trips_bit_exact, T, ScalarType
   const StrassenTile<T> exact =
       StrassenTile<T>::encode(random_matrix<T>(8, 12), stl::strassen_4x4());
   // Learned-style encoders: random, t = 2, r = 5, mixing the signals of a tile; 6 x 12.
-  stl::Encoders enc;
-  enc.tile = 2;
-  enc.encode_signal = Eigen::MatrixXd::Random(5, 4);
-  enc.encode_weight = Eigen::MatrixXd::Random(5, 4);
-  enc.decode = Eigen::MatrixXd::Random(5, 4);
-  const HostMatrix<T> weights = random_matrix<T>(5 * 3 * 6, 1);
-  const StrassenTile<T> learned(enc, 6, 12,
-                                std::vector<T>(weights.data(), weights.data() + weights.size()));
+  const StrassenTile<T> learned = random_strassen_tile<T>(2, 5, 6, 12);
   io::save(path, AnyOperator<T>(exact), "exact");
   io::save(path, AnyOperator<T>(learned), "learned");
   using Any = AnyOperator<T>;
@@ -350,7 +307,7 @@ BOOST_AUTO_TEST_CASE(a_failed_save_leaves_the_existing_file_untouched) {
   const std::string before = file_bytes(text);
   check_io_error([&] { io::save(text, op, "op"); }, "notes.h5");
   BOOST_TEST(file_bytes(text) == before);
-  BOOST_TEST(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}) == 1);
+  BOOST_TEST(dir.entries() == 1u);
 
   // A strop file and a bad name: refused before anything is written.
   const std::string good = dir.file("good.h5");

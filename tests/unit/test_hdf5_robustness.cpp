@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "operator_zoo.hpp"
+#include "random_strassen_tile.hpp"
 #include "reference.hpp"
 #include "strop/io/hdf5.hpp"
 
@@ -55,6 +56,20 @@ class CraftedFile {
     int_attribute(g, "rows", rows);
     int_attribute(g, "cols", cols);
     return g;
+  }
+  // Operator "op" as a diamond: `depth` n x n sums, each one's children "0" and "1" hard links
+  // to the next, so 2^depth paths lead through depth + 1 groups to one shared n x n leaf of
+  // `leaf_type`, which it returns.
+  hid_t sum_diamond(int depth, std::int64_t n, const std::string& leaf_type) {
+    hid_t g = node(root(), "op", "sum", n, n);
+    for (int level = 1; level < depth; ++level) {
+      const hid_t next = node(g, "0", "sum", n, n, "");
+      H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+      g = next;
+    }
+    const hid_t leaf = node(g, "0", leaf_type, n, n, "");
+    H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+    return leaf;
   }
   static void int_attribute(hid_t obj, const char* name, std::int64_t value) {
     const hid_t space = H5Screate(H5S_SCALAR);
@@ -419,14 +434,7 @@ BOOST_AUTO_TEST_CASE(shared_datasets_are_not_read_over_and_over) {
   // A diamond of sums 10 levels deep over one 128 x 128 dense leaf: 1024 reads of the same
   // 128 KiB. Loading may read no more than the file holds, give or take.
   CraftedFile f("diamond-dense.h5");
-  hid_t g = f.node(f.root(), "op", "sum", 128, 128);
-  for (int level = 1; level < 10; ++level) {
-    const hid_t next = f.node(g, "0", "sum", 128, 128, "");
-    H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
-    g = next;
-  }
-  const hid_t leaf = f.node(g, "0", "dense", 128, 128, "");
-  H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t leaf = f.sum_diamond(10, 128, "dense");
   CraftedFile::dataset(leaf, "matrix", {128, 128}, H5T_NATIVE_DOUBLE, 0.5);
   expect_load_error(f, "bytes of parameters read in all, more than the file holds");
 }
@@ -482,16 +490,9 @@ BOOST_AUTO_TEST_CASE(cycles_and_links) {
     expect_load_error(f, "soft or external link");
   }
   {
-    // A diamond of shared subgroups 30 levels deep: 2^30 paths through 30 groups.
+    // A diamond of shared subgroups 31 sums deep: 2^31 paths through 32 groups.
     CraftedFile f("diamond.h5");
-    hid_t g = f.node(f.root(), "op", "sum", 3, 3);
-    for (int level = 0; level < 30; ++level) {
-      const hid_t next = f.node(g, "0", "sum", 3, 3, "");
-      H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
-      g = next;
-    }
-    f.node(g, "0", "identity", 3, 3, "");
-    H5Lcreate_hard(g, "0", g, "1", H5P_DEFAULT, H5P_DEFAULT);
+    f.sum_diamond(31, 3, "identity");
     expect_load_error(f, "more than 65536 nodes");
   }
 }
@@ -664,14 +665,7 @@ BOOST_AUTO_TEST_CASE(randomly_mutated_files) {
 // has no dense matrix: compared by its action on a fixed batch.
 BOOST_AUTO_TEST_CASE(randomly_mutated_strassen_tile_files) {
   std::mt19937 rng(24);
-  stl::Encoders enc;
-  enc.tile = 2;
-  enc.encode_signal = Eigen::MatrixXd::Random(5, 4);
-  enc.encode_weight = Eigen::MatrixXd::Random(5, 4);
-  enc.decode = Eigen::MatrixXd::Random(5, 4);
-  const HostMatrix<double> weights = random_matrix<double>(5 * 4 * 3, 1);
-  const AnyOperator<double> op = StrassenTile<double>(
-      enc, 8, 6, std::vector<double>(weights.data(), weights.data() + weights.size()));
+  const AnyOperator<double> op = random_strassen_tile<double>(2, 5, 8, 6);
   const HostMatrix<double> X = random_matrix<double>(6, 5);
   mutate_and_load(op, "fuzz-stl.h5", 200, rng, [&](const AnyOperator<double>& a) {
     if (a.cols() != X.rows()) return HostMatrix<double>();  // a different shape: fails above

@@ -11,45 +11,17 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "reference.hpp"
 #include "strop/io/npy.hpp"
+#include "temp_dir.hpp"
 
 using namespace strop;
 using namespace strop::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh directory per test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("strop-npy-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  std::size_t entries() const {
-    return std::size_t(std::distance(fs::directory_iterator(path), fs::directory_iterator{}));
-  }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-};
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

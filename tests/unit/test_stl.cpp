@@ -2,29 +2,13 @@
 // entry by entry, in double), against the dense product for exact encoders, and the adjoint
 // against the inner-product identity <A X, G> = <X, A^H G>.
 #include "operators/stl/stl_steps.hpp"
+#include "random_strassen_tile.hpp"
 #include "reference.hpp"
 
 using namespace strop;
 using namespace strop::testing;
 
 namespace {
-
-stl::Encoders random_encoders(Index t, Index r) {
-  stl::Encoders enc;
-  enc.tile = t;
-  enc.encode_signal = Eigen::MatrixXd::Random(r, t * t);
-  enc.encode_weight = Eigen::MatrixXd::Random(r, t * t);
-  enc.decode = Eigen::MatrixXd::Random(r, t * t);
-  return enc;
-}
-
-template <class T>
-std::vector<T> random_values(Index count) {
-  std::vector<T> v(static_cast<std::size_t>(count));
-  for (T& x : v)
-    x = random_scalar<T>();
-  return v;
-}
 
 // Y = op(A) X by the definition: for signal tile I, input tile L, output tile J,
 // vec(Y^T_{I,J}) = D^T sum_L (E_X vec(X^T_{I,L}) ⊙ Ŵ_{L,J}) (zero signals pad the last
@@ -121,8 +105,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(matches_the_naive_tile_loop, T, ScalarTypes) {
     Index t, r, rows, cols;
   };
   for (const Case c : {Case{4, 7, 8, 12}, Case{2, 5, 6, 10}, Case{4, 20, 4, 4}, Case{3, 4, 9, 6}}) {
-    const StrassenTile<T> A(random_encoders(c.t, c.r), c.rows, c.cols,
-                            random_values<T>(c.r * (c.rows / c.t) * (c.cols / c.t)));
+    const StrassenTile<T> A = random_strassen_tile<T>(c.t, c.r, c.rows, c.cols);
     BOOST_TEST(!A.acts_per_signal());
     for (Index batch : {1, 7, 8, 13}) {
       for (Op op : {Op::NoTrans, Op::Trans, Op::Adjoint}) {
@@ -144,7 +127,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(matches_the_naive_tile_loop, T, ScalarTypes) {
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(adjoint_is_the_inner_product_adjoint, T, ScalarTypes) {
-  const StrassenTile<T> A(random_encoders(4, 9), 12, 8, random_values<T>(9 * 3 * 2));
+  const StrassenTile<T> A = random_strassen_tile<T>(4, 9, 12, 8);
   const Index batch = 11;
   const HostMatrix<T> X = random_matrix<T>(8, batch), G = random_matrix<T>(12, batch);
   HostMatrix<T> AX(12, batch), AhG(8, batch), AtG(8, batch);
@@ -235,7 +218,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(each_tile_pair_is_judged_at_its_own_scale, T, Real
 }
 
 BOOST_AUTO_TEST_CASE(signals_of_one_tile_mix_and_tiles_stay_independent) {
-  const StrassenTile<double> A(random_encoders(4, 20), 8, 8, random_values<double>(20 * 2 * 2));
+  const StrassenTile<double> A = random_strassen_tile<double>(4, 20, 8, 8);
   HostMatrix<double> X = random_matrix<double>(8, 8), Y1(8, 8), Y2(8, 8);
   A.apply(Op::NoTrans, view(X), view(Y1));
   X(0, 1) += 1;  // signal 1: tile 0 changes, tile 1 (signals 4..7) must not
@@ -264,9 +247,9 @@ BOOST_AUTO_TEST_CASE(reduced_precision_on_the_host_rounds_the_float_result) {
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(a_chain_equals_its_layers_applied_one_by_one, T, ScalarTypes) {
   // Ranks differ between layers (the mixing matrices are rectangular); shapes rectangular.
-  const StrassenTile<T> A1(random_encoders(4, 9), 8, 12, random_values<T>(9 * 2 * 3));
-  const StrassenTile<T> A2(random_encoders(4, 20), 12, 16, random_values<T>(20 * 3 * 4));
-  const StrassenTile<T> A3(random_encoders(4, 5), 16, 4, random_values<T>(5 * 4 * 1));
+  const StrassenTile<T> A1 = random_strassen_tile<T>(4, 9, 8, 12);
+  const StrassenTile<T> A2 = random_strassen_tile<T>(4, 20, 12, 16);
+  const StrassenTile<T> A3 = random_strassen_tile<T>(4, 5, 16, 4);
   const StrassenTileChain<T> chain({A1, A2, A3});
   BOOST_TEST(chain.rows() == 8);
   BOOST_TEST(chain.cols() == 4);
