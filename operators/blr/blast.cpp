@@ -101,8 +101,8 @@ void Blast<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
   TempMatrix<T> z(in_blocks * r, X.cols, layout, MemorySpace::Host, ctx);
   TempMatrix<T> w(out_blocks * r, X.cols, layout, MemorySpace::Host, ctx);
   detail::parallel_for(in_blocks, work, [&](Index i) {
-    detail::gemm(op, first(i), eigen_map(X.row_block(i * in_size, in_size)),
-                 eigen_map(z.view.row_block(i * r, r)), T(1), T(0));
+    detail::host_gemm(op, first(i), X.row_block(i * in_size, in_size), z.view.row_block(i * r, r),
+                      T(1), T(0));
   });
   detail::parallel_for(out_blocks, work, [&](Index o) {
     const auto w_o = eigen_map(w.view.row_block(o * r, r));
@@ -115,8 +115,8 @@ void Blast<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
         diagonal_product(s, z_i, w_o, i == 0);
       }
     }
-    detail::gemm(op, second(o), eigen_map(ConstView<T>(w.view.row_block(o * r, r))),
-                 eigen_map(Y.row_block(o * out_size, out_size)), alpha, beta);
+    detail::host_gemm(op, second(o), ConstView<T>(w.view.row_block(o * r, r)),
+                      Y.row_block(o * out_size, out_size), alpha, beta);
   });
 }
 

@@ -5,34 +5,11 @@
 #include <random>
 #include <vector>
 
+#include "runtime/host_gemm.hpp"
 #include "strop/core/op.hpp"
 #include "strop/core/scalar.hpp"
 
 namespace strop::detail {
-
-// y = alpha * a x + beta * y; beta == 0 overwrites y, so NaNs already in it do not leak.
-template <class T, class A, class X, class Y>
-void gemm_update(const A& a, const X& x, Y y, T alpha, T beta) {
-  if (beta == T(0)) {
-    y.noalias() = alpha * (a * x);
-  } else {
-    if (beta != T(1)) y *= beta;
-    y.noalias() += alpha * (a * x);
-  }
-}
-
-// y = alpha * op(a) x + beta * y.
-template <class T, class A, class X, class Y>
-void gemm(Op op, const A& a, const X& x, Y y, T alpha, T beta) {
-  switch (op) {
-    case Op::NoTrans:
-      return gemm_update(a, x, y, alpha, beta);
-    case Op::Trans:
-      return gemm_update(a.transpose(), x, y, alpha, beta);
-    case Op::Adjoint:
-      return gemm_update(a.adjoint(), x, y, alpha, beta);
-  }
-}
 
 // body(i) for i in [0, count). The blocks are independent and usually small, so threads
 // go to the block loop (Eigen does not start its own threads inside a parallel region);

@@ -48,8 +48,8 @@ void LowRank<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
   const HostMatrix<T>& first = transposed ? state_->left : state_->right;
   const HostMatrix<T>& second = transposed ? state_->right : state_->left;
   TempMatrix<T> z(rank(), X.cols, layout_of(X), MemorySpace::Host, ctx);
-  detail::gemm(op, first, eigen_map(X), eigen_map(z.view), T(1), T(0));
-  detail::gemm(op, second, eigen_map(ConstView<T>(z.view)), eigen_map(Y), alpha, beta);
+  detail::host_gemm(op, first, X, z.view, T(1), T(0));
+  detail::host_gemm(op, second, ConstView<T>(z.view), Y, alpha, beta);
 }
 
 template <class T>

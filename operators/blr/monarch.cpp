@@ -92,14 +92,14 @@ void Monarch<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha
   detail::parallel_for(out_blocks * in_blocks, work, [&](Index j) {
     const Index o = j / in_blocks;
     const Index i = j % in_blocks;
-    detail::gemm(op, first(o, i), eigen_map(X.row_block(i * in_size, in_size)),
-                 eigen_map(z_block(o, i)), T(1), T(0));
+    detail::host_gemm(op, first(o, i), X.row_block(i * in_size, in_size), z_block(o, i), T(1),
+                      T(0));
   });
   detail::parallel_for(out_blocks, work, [&](Index o) {
-    const auto y = eigen_map(Y.row_block(o * out_size, out_size));
+    const MatrixView<T> y = Y.row_block(o * out_size, out_size);
     for (Index i = 0; i < in_blocks; ++i) {
-      detail::gemm(op, second(o, i), eigen_map(ConstView<T>(z_block(o, i))), y, alpha,
-                   i == 0 ? beta : T(1));
+      detail::host_gemm(op, second(o, i), ConstView<T>(z_block(o, i)), y, alpha,
+                        i == 0 ? beta : T(1));
     }
   });
 }

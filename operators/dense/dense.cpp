@@ -1,5 +1,6 @@
 #include "strop/operators/dense.hpp"
 
+#include "runtime/host_gemm.hpp"
 #include "strop/operators/leaf_support.hpp"
 
 namespace strop {
@@ -8,20 +9,6 @@ template <class T>
 Dense<T>::Dense(HostMatrix<T> matrix) : state_(std::make_shared<State>(std::move(matrix))) {
   detail::require_finite("dense", state_->matrix.data(), state_->matrix.size());
 }
-
-namespace {
-template <class T, class AExpr>
-void gemm_host(const AExpr& a, ConstView<T> X, MatrixView<T> Y, T alpha, T beta) {
-  auto x = eigen_map(X);
-  auto y = eigen_map(Y);
-  if (beta == T(0)) {
-    y.noalias() = alpha * (a * x);
-  } else {
-    if (beta != T(1)) y *= beta;
-    y.noalias() += alpha * (a * x);
-  }
-}
-}  // namespace
 
 template <class T>
 void Dense<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, T beta,
@@ -36,14 +23,7 @@ void Dense<T>::apply_unchecked(Op op, ConstView<T> X, MatrixView<T> Y, T alpha, 
     return detail::dense_apply_device(a_dev, a_conj, a.rows(), a.cols(), op, X, Y, alpha, beta,
                                       ctx);
   }
-  switch (op) {
-    case Op::NoTrans:
-      return gemm_host(a, X, Y, alpha, beta);
-    case Op::Trans:
-      return gemm_host(a.transpose(), X, Y, alpha, beta);
-    case Op::Adjoint:
-      return gemm_host(a.adjoint(), X, Y, alpha, beta);
-  }
+  detail::host_gemm(op, a, X, Y, alpha, beta);
 }
 
 template <class T>

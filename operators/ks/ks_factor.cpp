@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "runtime/host_gemm.hpp"
 #include "strop/operators/leaf_support.hpp"
 
 namespace strop {
@@ -131,7 +132,8 @@ void tile_product(const W& w, ConstView<T> X, MatrixView<T> Y, T alpha, T beta) 
   if (w.cols() <= kSmallInner && X.col_stride == 1 && Y.col_stride == 1) {
     block_product_rows(w, X, Y, alpha, beta);
   } else {
-    block_product(w, eigen_map(X), eigen_map(Y), alpha, beta);
+    detail::with_eigen_maps(X, Y,
+                            [&](const auto& x, auto y) { block_product(w, x, y, alpha, beta); });
   }
 }
 

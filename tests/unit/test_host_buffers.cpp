@@ -66,6 +66,33 @@ BOOST_AUTO_TEST_CASE(many_blocks_and_large_ones) {
   }
 }
 
+// Blocks of 8 MiB and more start on a 2 MiB boundary (advised for transparent huge pages,
+// src/runtime/host_blocks.cpp), whether drawn fresh or from the cache, and are freed with the
+// alignment they were allocated with (a mismatch is undefined behaviour that the allocator or
+// a sanitizer reports).
+BOOST_AUTO_TEST_CASE(large_blocks_start_on_huge_page_boundaries) {
+  const auto aligned_2m = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % (std::uintptr_t(2) << 20) == 0;
+  };
+  for (Index n : {Index(1) << 20, (Index(1) << 20) + 1, Index(3) << 20}) {  // 8 MiB and more
+    const void* first = nullptr;
+    {
+      Buffer<double> b(n, MemorySpace::Host, default_context());
+      BOOST_TEST(aligned_2m(b.data()), "n=" << n);
+      BOOST_TEST(all_zero(b));
+      b.data()[0] = b.data()[n - 1] = 5.0;
+      first = b.data();
+    }
+    Buffer<double> again(n, MemorySpace::Host, default_context());
+    BOOST_TEST(again.data() == first, "n=" << n << ": the freed block serves the next buffer");
+    BOOST_TEST(aligned_2m(again.data()));
+    BOOST_TEST(all_zero(again));
+  }
+  // Just below 8 MiB: the ordinary 64-byte alignment still holds.
+  Buffer<double> small((Index(1) << 20) - 1, MemorySpace::Host, default_context());
+  BOOST_TEST(aligned_64(small.data()));
+}
+
 BOOST_AUTO_TEST_CASE(moves_hand_over_the_block) {
   Buffer<double> a(1000, MemorySpace::Host, default_context());
   a.data()[999] = 3.0;
