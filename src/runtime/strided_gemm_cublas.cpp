@@ -308,11 +308,16 @@ cublasStatus_t strided_batched_gemm(Context& ctx, cublasOperation_t trans_a,
   // so cached choices stay valid), and measuring would allocate scratch the size of C, which
   // at these sizes is gigabytes.
   auto fits = [](long long v) { return v >= INT_MIN && v <= INT_MAX; };
-  if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb) || !fits(ldc) || !fits(batch))
+  if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb) || !fits(ldc) || !fits(batch)) {
+#if CUBLAS_VER_MAJOR >= 12  // the 64-bit interface came with CUDA 12
     return cublasGemmStridedBatchedEx_64(static_cast<cublasHandle_t>(ctx.cublas()), trans_a,
                                          trans_b, m, n, k, alpha, a, type, lda, stride_a, b, type,
                                          ldb, stride_b, beta, c, type, ldc, stride_c, batch,
                                          compute, CUBLAS_GEMM_DEFAULT);
+#else
+    return CUBLAS_STATUS_NOT_SUPPORTED;  // the caller's DeviceError names the sizes
+#endif
+  }
   const StridedGemm g{trans_a,  trans_b,  int(m),  int(n),   int(k),   int(batch), a,
                       int(lda), stride_a, b,       int(ldb), stride_b, c,          int(ldc),
                       stride_c, type,     compute, alpha,    beta};
