@@ -267,8 +267,6 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
       KronPassKind kind = lo < hi ? KronPassKind::Fused : KronPassKind::Sliced;
       if (algorithm == KronAlgorithm::Gemm) kind = KronPassKind::Gemm;
       plan.passes.push_back({lo, hi, kind});
-      for (int f = hi; f >= lo; --f)
-        K = K / shapes[f].P * shapes[f].Q;
       hi = lo - 1;
     }
   }
