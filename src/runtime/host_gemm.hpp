@@ -1,5 +1,6 @@
 #pragma once
-// Internal: host products on Eigen (the dense, block low-rank and KS leaves).
+// Internal: host products on Eigen (the dense, block low-rank and KS leaves) and the
+// element-wise updates, on the fastest Eigen maps the views allow.
 #include <Eigen/Core>
 #include <type_traits>
 
