@@ -2,7 +2,6 @@
 // Internal: host products on Eigen (the dense, block low-rank and KS leaves) and the
 // element-wise updates, on the fastest Eigen maps the views allow.
 #include <Eigen/Core>
-#include <type_traits>
 
 #include "strop/core/device_matrix.hpp"
 #include "strop/core/eigen_map.hpp"
@@ -17,9 +16,8 @@ namespace strop::detail {
 // instantiations of f, not nine: mixed layouts take the strided maps.
 template <class T, class F>
 void with_eigen_maps(ConstView<T> X, MatrixView<T> Y, F&& f) {
-  using Plain = std::remove_const_t<T>;
-  using ColMajor = Eigen::Matrix<Plain, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-  using RowMajor = Eigen::Matrix<Plain, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using ColMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+  using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   if (X.row_stride == 1 && Y.row_stride == 1) {
     return f(Eigen::Map<const ColMajor, Eigen::Unaligned, Eigen::OuterStride<>>(
                  X.data, X.rows, X.cols, Eigen::OuterStride<>(X.col_stride)),
