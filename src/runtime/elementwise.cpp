@@ -20,8 +20,8 @@ void axpby(T alpha, ConstView<T> X, T beta, MatrixView<T> Y, bool conjugate_x, C
     throw DeviceError("axpby on device memory: strop was built without CUDA");
 #endif
   }
-  // Unit-stride maps where X and Y share a layout: Eigen vectorises those (1.3x on 256 x 65536
-  // float sums on 2 cores; the strided maps' dynamic inner stride does not vectorise).
+  // Unit-stride maps where X and Y share a layout: Eigen vectorises those (10-30 % faster on
+  // 256 x 65536 float sums on 2 cores; the strided maps' dynamic inner stride does not vectorise).
   with_eigen_maps(X, Y, [&](const auto& x, auto y) {
     if (beta == T(0)) {
       if (conjugate_x) {

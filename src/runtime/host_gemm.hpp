@@ -9,9 +9,9 @@
 
 namespace strop::detail {
 
-// f(x, y) with Eigen's views of X and Y for a product into Y: both column-major or both
-// row-major with unit inner stride where X and Y are (Eigen's GEMM then reads and writes them
-// in place; through a dynamic inner stride it packs and scatters element by element, 6-9x
+// f(x, y) with Eigen's views of X and Y for an update of Y (a product or a sum): both column-major
+// or both row-major with unit inner stride where X and Y are (Eigen's GEMM then reads and writes
+// them in place; through a dynamic inner stride it packs and scatters element by element, 6-9x
 // slower on 32 x 32 by 32 x 2^18 float products), the strided maps otherwise. Three
 // instantiations of f, not nine: mixed layouts take the strided maps.
 template <class T, class F>
@@ -62,7 +62,7 @@ void gemm(Op op, const A& a, const X& x, Y y, T alpha, T beta) {
 // contiguous block of one), through with_eigen_maps: in place at Eigen's full speed where X
 // and Y share a unit-stride layout. Compiled once per scalar (host_gemm.cpp): the leaves that
 // call it share its Eigen instantiations instead of compiling them each (3 map kinds x 3 ops x
-// 4 scalars of Eigen's GEMM, about 30 s of compile time per file).
+// 4 scalars of Eigen's GEMM, about 50 s of compile time per file).
 template <class T>
 void host_gemm(Op op, Eigen::Map<const HostMatrix<T>> A, ConstView<T> X, MatrixView<T> Y, T alpha,
                T beta);
