@@ -20,6 +20,7 @@
 #include "strop/operators/dense.hpp"
 #include "strop/operators/diagonal.hpp"
 #include "strop/operators/identity.hpp"
+#include "strop/operators/kron_distributed.hpp"
 #include "strop/operators/kron_matmul.hpp"
 #include "strop/operators/ks_algorithm.hpp"
 #include "strop/operators/ks_chain.hpp"
