@@ -36,56 +36,69 @@ constexpr int kThreads = 256;
 // Signal-contiguous sources: a block moves a tile of tile_t x tile_h (t, h) pairs of one
 // signal, the destination rows n = t*heads + h of this part (rows [first, first +
 // part_rows)). Reads go along t (consecutive rows of a source chunk), writes along h
-// (consecutive rows of this part); the shared tile turns one order into the other.
+// (consecutive rows of this part); the shared tile turns one order into the other. Tile sides
+// are powers of two (shifts and masks); the only divisions are one per h of a tile (which
+// part holds chunk h), so the kernel moves data at the copy rate, not at the rate of 64-bit
+// divisions.
 template <class W>
 __global__ void __launch_bounds__(kThreads)
     pull_tiles(KronRotation r, KronPartSources<W> src, W* out, Index out_rs, Index out_cs,
-               Index first, Index t_first, Index t_tiles, Index h_tiles, int tile_t, int tile_h,
-               Index signals) {
+               Index first, Index t_first, Index t_tiles, Index h_tiles, int tile_t_log2,
+               int tile_h_log2, Index signals) {
   __shared__ W tile[2 * kTileElements];
+  __shared__ const W* chunk_start[kTileElements];  // source row (h, t = 0) of signal b
+  const int tile_t = 1 << tile_t_log2, tile_h = 1 << tile_h_log2;
   const int stride = tile_h == 1 ? 1 : tile_h + 1;  // odd for tile_h > 1: no bank conflicts
   const int elements = tile_t * tile_h;
+  const Index chunks_per_part = r.part_rows / r.tail;  // a part holds whole chunks
   const Index tiles_per_signal = t_tiles * h_tiles;
   const Index tiles = tiles_per_signal * signals;
-  const auto destination = [&](Index t, Index h, Index& n) {
-    n = t * r.heads + h;
-    return h < r.heads && t < r.tail && n >= first && n < first + r.part_rows;
-  };
   for (Index block = blockIdx.x; block < tiles; block += gridDim.x) {
     const Index b = block / tiles_per_signal, within = block % tiles_per_signal;
     const Index t0 = t_first + (within / h_tiles) * tile_t, h0 = (within % h_tiles) * tile_h;
+    for (int j = threadIdx.x; j < tile_h; j += blockDim.x) {
+      const Index h = h0 + j;
+      const Index p = h < r.heads ? h / chunks_per_part : 0;
+      chunk_start[j] = src.part_data[p] + (h - p * chunks_per_part) * r.tail * src.row_stride +
+                       b * src.col_stride;
+    }
+    __syncthreads();
+    const auto inside = [&](Index t, Index h, Index& n) {
+      n = t * r.heads + h;
+      return h < r.heads && t < r.tail && n >= first && n < first + r.part_rows;
+    };
     for (int e = threadIdx.x; e < elements; e += blockDim.x) {
-      const int t = e % tile_t, h = e / tile_t;
+      const int t = e & (tile_t - 1), h = e >> tile_t_log2;
       Index n;
-      if (destination(t0 + t, h0 + h, n)) {
-        const Index k = (h0 + h) * r.tail + (t0 + t);
-        const Index p = k / r.part_rows, i = k % r.part_rows;
-        tile[t * stride + h] = src.part_data[p][i * src.row_stride + b * src.col_stride];
-      }
+      if (inside(t0 + t, h0 + h, n))
+        tile[t * stride + h] = chunk_start[h][(t0 + t) * src.row_stride];
     }
     __syncthreads();
     for (int e = threadIdx.x; e < elements; e += blockDim.x) {
-      const int h = e % tile_h, t = e / tile_h;
+      const int h = e & (tile_h - 1), t = e >> tile_h_log2;
       Index n;
-      if (destination(t0 + t, h0 + h, n))
-        out[(n - first) * out_rs + b * out_cs] = tile[t * stride + h];
+      if (inside(t0 + t, h0 + h, n)) out[(n - first) * out_rs + b * out_cs] = tile[t * stride + h];
     }
     __syncthreads();
   }
 }
 
-// Any other strides: element by element, the signals fastest (row-major data moves in runs).
+// Any other strides: a row of this part at a time (its source row found once), its signals
+// spread over `lanes` threads (row-major data moves in contiguous runs).
 template <class W>
 __global__ void __launch_bounds__(kThreads)
-    pull_elements(KronRotation r, KronPartSources<W> src, W* out, Index out_rs, Index out_cs,
-                  Index first, Index signals) {
-  const Index total = r.part_rows * signals;
-  for (Index e = blockIdx.x * Index(blockDim.x) + threadIdx.x; e < total;
-       e += Index(gridDim.x) * blockDim.x) {
-    const Index o = e / signals, b = e % signals;
+    pull_rows(KronRotation r, KronPartSources<W> src, W* out, Index out_rs, Index out_cs,
+              Index first, Index signals, int lanes_log2) {
+  const int lanes = 1 << lanes_log2;
+  const int lane = threadIdx.x & (lanes - 1);
+  const Index rows_per_block = blockDim.x >> lanes_log2;
+  for (Index o = blockIdx.x * rows_per_block + (threadIdx.x >> lanes_log2); o < r.part_rows;
+       o += gridDim.x * rows_per_block) {
     const Index k = r.source_row(first + o);
-    out[o * out_rs + b * out_cs] =
-        src.part_data[k / r.part_rows][(k % r.part_rows) * src.row_stride + b * src.col_stride];
+    const W* from = src.part_data[k / r.part_rows] + (k % r.part_rows) * src.row_stride;
+    W* to = out + o * out_rs;
+    for (Index b = lane; b < signals; b += lanes)
+      to[b * out_cs] = from[b * src.col_stride];
   }
 }
 
@@ -112,26 +125,29 @@ void kron_rotation_pull_device(const KronRotation& r, int part, const KronPartSo
   const Index first = Index(part) * r.part_rows;
   const auto stream = static_cast<cudaStream_t>(ctx.stream());
   const Index grid_cap = Index(multiprocessors()) * 16;
-  if (sources.row_stride == 1 && signals > 0) {
+  if (sources.row_stride == 1) {
     // The part's rows n = t*heads + h cover t in [t_first, t_last] (partly at both ends).
     const Index t_first = first / r.heads, t_last = (first + r.part_rows - 1) / r.heads;
     const Index t_count = t_last - t_first + 1;
-    int tile_h = static_cast<int>(std::min<Index>(pow2_at_least(r.heads), 32));
-    const int tile_t =
-        static_cast<int>(std::min<Index>(pow2_at_least(t_count), kTileElements / tile_h));
-    tile_h = static_cast<int>(std::min<Index>(pow2_at_least(r.heads), kTileElements / tile_t));
+    Index tile_h = std::min<Index>(pow2_at_least(r.heads), 32);
+    const Index tile_t = std::min<Index>(pow2_at_least(t_count), kTileElements / tile_h);
+    tile_h = std::min<Index>(pow2_at_least(r.heads), kTileElements / tile_t);
     const Index t_tiles = (t_count + tile_t - 1) / tile_t;
     const Index h_tiles = (r.heads + tile_h - 1) / tile_h;
     const Index blocks = std::min(t_tiles * h_tiles * signals, grid_cap);
     pull_tiles<W><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
         r, words, out_words, out.row_stride, out.col_stride, first, t_first, t_tiles, h_tiles,
-        tile_t, tile_h, signals);
+        std::countr_zero(static_cast<unsigned long long>(tile_t)),
+        std::countr_zero(static_cast<unsigned long long>(tile_h)), signals);
     check_launch("kron pull_tiles");
   } else {
-    const Index blocks = std::min((r.part_rows * signals + kThreads - 1) / kThreads, grid_cap);
-    pull_elements<W><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        r, words, out_words, out.row_stride, out.col_stride, first, signals);
-    check_launch("kron pull_elements");
+    const Index lanes = std::min<Index>(pow2_at_least(signals), kThreads);
+    const Index rows_per_block = kThreads / lanes;
+    const Index blocks = std::min((r.part_rows + rows_per_block - 1) / rows_per_block, grid_cap);
+    pull_rows<W><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        r, words, out_words, out.row_stride, out.col_stride, first, signals,
+        std::countr_zero(static_cast<unsigned long long>(lanes)));
+    check_launch("kron pull_rows");
   }
 }
 

@@ -48,8 +48,17 @@ void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T
   const cublasOperation_t g_op =
       !g.transpose ? CUBLAS_OP_N : (g.conjugate ? CUBLAS_OP_C : CUBLAS_OP_T);
   const Index S = K / P;
+  // One factor over whole signals (S = 1) on batch-first data: C_b is one row, and B GEMMs of
+  // one row each are one GEMM, Out (Q x B) = G In (In P x B with leading dimension K), which
+  // cuBLAS runs at its rate instead of as B tiny products (DistributedKron's local steps
+  // apply a factor to every chunk of a part as to a signal: B in the tens of millions).
+  // G^T conjugated has no such form (cuBLAS conjugates only with a transposition).
+  const bool one_gemm = S == 1 && B > 1 && layout == Layout::ColMajor && g_op != CUBLAS_OP_C;
   const cublasStatus_t status =
-      layout == Layout::ColMajor || B == 1
+      one_gemm ? strided_batched_gemm(ctx, g_op == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                      CUBLAS_OP_N, Q, B, P, &alpha, g.data, type, g.ld, 0, in, K, 0,
+                                      &beta, out, Q, 0, 1, cublas_compute_type<T>())
+      : layout == Layout::ColMajor || B == 1
           ? strided_batched_gemm(ctx, CUBLAS_OP_T, g_op, S, Q, P, &alpha, in, type, P, K, g.data,
                                  g.ld, 0, &beta, out, S, S * Q, B, cublas_compute_type<T>())
           : strided_batched_gemm(ctx, CUBLAS_OP_N, g_op, B, Q, P, &alpha, in, type, B, P * B,

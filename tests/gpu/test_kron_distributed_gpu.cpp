@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(device_parts_need_a_context_each) {
       [&] {
         split.apply(Op::NoTrans, xv, std::vector<MatrixView<float>>{y0.view(), view(host_y)}, two);
       },
-      "all in host or all in device memory");
+      "must all be in host or all in device memory");
 }
 
 BOOST_TEST_DECORATOR(*utf::precondition(HasTwoDevices()))
