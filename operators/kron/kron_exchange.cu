@@ -67,24 +67,17 @@ __global__ void __launch_bounds__(kThreads)
       n = t * r.heads + h;
       return h < r.heads && t < r.tail && n >= first && n < first + r.part_rows;
     };
-    // Each thread's loads are independent (unrolled: all in flight before the first store),
-    // which the latency of a peer device's memory needs.
-#pragma unroll
-    for (int j = 0; j < kTileElements / kThreads; ++j) {
-      const int e = threadIdx.x + j * kThreads;
+    for (int e = threadIdx.x; e < elements; e += blockDim.x) {
       const int t = e & (tile_t - 1), h = e >> tile_t_log2;
       Index n;
-      if (e < elements && inside(t0 + t, h0 + h, n))
+      if (inside(t0 + t, h0 + h, n))
         tile[t * stride + h] = chunk_start[h][(t0 + t) * src.row_stride];
     }
     __syncthreads();
-#pragma unroll
-    for (int j = 0; j < kTileElements / kThreads; ++j) {
-      const int e = threadIdx.x + j * kThreads;
+    for (int e = threadIdx.x; e < elements; e += blockDim.x) {
       const int h = e & (tile_h - 1), t = e >> tile_h_log2;
       Index n;
-      if (e < elements && inside(t0 + t, h0 + h, n))
-        out[(n - first) * out_rs + b * out_cs] = tile[t * stride + h];
+      if (inside(t0 + t, h0 + h, n)) out[(n - first) * out_rs + b * out_cs] = tile[t * stride + h];
     }
     __syncthreads();
   }
