@@ -152,6 +152,9 @@ void local_step(const Kron<T>& product, const KronPartStep& step, Op op, ConstVi
   if (packed_signals) {
     const ConstView<T> in_chunks{in.data, step.in, chunks * in.cols, 1, step.in, in.space};
     const MatrixView<T> out_chunks{out.data, step.out, chunks * out.cols, 1, step.out, out.space};
+    // One factor by its own path (a Dense: one GEMM over every chunk of every signal).
+    if (factors.size() == 1)
+      return factors.front().apply(op, in_chunks, out_chunks, alpha, T(0), ctx);
     Kron<T>(std::move(factors)).apply(op, in_chunks, out_chunks, alpha, T(0), ctx);
     return;
   }

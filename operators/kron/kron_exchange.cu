@@ -185,10 +185,7 @@ void enable_peer_reads(int reader, int owner) {
 #define STROP_INSTANTIATE(T)                                                                      \
   template void kron_rotation_pull_device<T>(const KronRotation&, int, const KronPartSources<T>&, \
                                              MatrixView<T>, Context&);
-STROP_INSTANTIATE(float)
-STROP_INSTANTIATE(double)
-STROP_INSTANTIATE(std::complex<float>)
-STROP_INSTANTIATE(std::complex<double>)
+STROP_FOR_EACH_SCALAR(STROP_INSTANTIATE)
 #undef STROP_INSTANTIATE
 
 }  // namespace strop::detail
