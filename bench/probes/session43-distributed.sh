@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 43: DistributedKron on the GPU. Builds strop_gpu_tests and kron_distributed_bench in
-# build-final, runs the gpu_kron_distributed suite (and SUITES after it, while DEADLINE
+# build-final (and the kron_split example, which it runs), runs the gpu_kron_distributed suite (and SUITES after it, while DEADLINE
 # seconds allow), then the benchmark (CSV in OUT).
 #   bash bench/probes/session43-distributed.sh OUT
 set -uo pipefail
@@ -10,12 +10,13 @@ deadline=${DEADLINE:-420}
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
 nvidia-smi -L >"$out/devices.txt"
 cmake -S . -B build-final -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DSTROP_BUILD_BENCH=ON -DSTROP_BUILD_EXAMPLES=OFF -DSTROP_BUILD_GPU_TESTS=ON \
+  -DSTROP_BUILD_BENCH=ON -DSTROP_BUILD_EXAMPLES=ON -DSTROP_BUILD_GPU_TESTS=ON \
   >"$out/build-$dev.log" 2>&1
-cmake --build build-final -j 16 --target strop_gpu_tests kron_distributed_bench \
+cmake --build build-final -j 16 --target strop_gpu_tests kron_distributed_bench example_kron_split \
   >>"$out/build-$dev.log" 2>&1 || { echo "build failed"; tail -40 "$out/build-$dev.log"; exit 1; }
 echo "built in $(($(date +%s) - start)) s"
 log="$out/gpu-tests-${TAG:-session43}-$dev.log"
+./build-final/examples/example_kron_split | tee "$out/example-kron-split-${TAG:-session43}-$dev.txt"
 for s in gpu_kron_distributed ${SUITES:-}; do
   if [ $(($(date +%s) - start)) -gt "$deadline" ]; then echo "skipped $s (deadline)"; continue; fi
   t0=$(date +%s)
