@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 43: DistributedKron on the GPU. Builds strop_gpu_tests and kron_distributed_bench in
-# build-final (and the kron_split example, which it runs), runs the gpu_kron_distributed suite (and SUITES after it, while DEADLINE
-# seconds allow), then the benchmark (CSV in OUT).
+# Session 43: DistributedKron on the GPU. Builds strop_gpu_tests, kron_distributed_bench and
+# the kron_split example in build-final, runs the example, the gpu_kron_distributed suite (and
+# SUITES after it, while DEADLINE seconds allow), then the benchmark (CSV in OUT; BENCH=0 skips).
 #   bash bench/probes/session43-distributed.sh OUT
 set -uo pipefail
 out=${1:?OUT}
