@@ -74,12 +74,6 @@ bool may_share_elements(const MatrixView<T>& a, const MatrixView<T>& b) {
   return !(beside(r, inner_a, inner_b) || beside(r_back, inner_b, inner_a));
 }
 
-// The part's rows as a packed view over `data`.
-template <class T>
-MatrixView<T> packed(T* data, Index rows, Index signals, Layout layout, MemorySpace space) {
-  return make_view(data, rows, signals, layout, space);
-}
-
 }  // namespace
 
 template <class T>
@@ -231,8 +225,9 @@ void DistributedKron<T>::apply(Op op, std::span<const ConstView<T>> X,
                       " parts, got ", X.size(), " X and ", Y.size(), " Y views");
   const MemorySpace space = X[0].space;
   const bool on_device = space == MemorySpace::Device;
-  require<ShapeError>(!on_device || contexts.size() == std::size_t(G), kName,
-                      ": device parts need one context each (", G, "), got ", contexts.size());
+  require<ShapeError>(contexts.size() == std::size_t(G) || (!on_device && contexts.empty()), kName,
+                      ": ", on_device ? "device parts need" : "host parts take none or",
+                      " one context each (", G, "), got ", contexts.size());
   const Index signals = X[0].cols;
   const detail::DeviceScope device_scope(on_device);
   for (int p = 0; p < G; ++p) {
@@ -249,13 +244,11 @@ void DistributedKron<T>::apply(Op op, std::span<const ConstView<T>> X,
       require<ShapeError>(q == p || !may_share_elements(Y[q], Y[p]), name,
                           ": Y overlaps Y of part ", q);
     }
-    if (on_device) {
-      require<ShapeError>(contexts[p] != nullptr, name, ": no context");
-      detail::check_device_views(name.c_str(), X[p], Y[p], *contexts[p]);
-    }
+    require<ShapeError>(contexts.empty() || contexts[p] != nullptr, name, ": a null context");
+    if (on_device) detail::check_device_views(name.c_str(), X[p], Y[p], *contexts[p]);
   }
   const auto context = [&](int p) -> Context& {
-    return on_device ? *contexts[p] : (contexts.empty() ? default_context() : *contexts[p]);
+    return contexts.empty() ? default_context() : *contexts[p];
   };
   if (Y[0].rows == 0 || signals == 0) return;
   if (X[0].rows == 0 || alpha == T(0)) {
@@ -289,9 +282,10 @@ void DistributedKron<T>::apply(Op op, std::span<const ConstView<T>> X,
     sources.parts = G;
     for (int p = 0; p < G; ++p) {
       const ConstView<T> in = s == 0 ? X[p]
-                                     : ConstView<T>(packed(scratch[p].exchanged.data(), part_rows,
-                                                           signals, layout, space));
-      const MatrixView<T> out = packed(scratch[p].local.data(), out_rows, signals, layout, space);
+                                     : ConstView<T>(make_view(scratch[p].exchanged.data(),
+                                                              part_rows, signals, layout, space));
+      const MatrixView<T> out =
+          make_view(scratch[p].local.data(), out_rows, signals, layout, space);
       local_step(product_, step, op, in, out, s == 0 ? alpha : T(1), context(p));
       sources.part_data[p] = out.data;
       sources.row_stride = out.row_stride;
@@ -301,9 +295,10 @@ void DistributedKron<T>::apply(Op op, std::span<const ConstView<T>> X,
     const detail::KronRotation rotation{out_rows, step.out, out_rows * G / step.out};
     const bool last = s + 1 == plan.size();
     for (int p = 0; p < G; ++p) {
-      const MatrixView<T> target = last && beta == T(0) ? Y[p]
-                                                        : packed(scratch[p].exchanged.data(),
-                                                                 out_rows, signals, layout, space);
+      const MatrixView<T> target =
+          last && beta == T(0)
+              ? Y[p]
+              : make_view(scratch[p].exchanged.data(), out_rows, signals, layout, space);
       if (on_device) {
 #if STROP_HAVE_CUDA
         detail::kron_rotation_pull_device(rotation, p, sources, target, context(p));

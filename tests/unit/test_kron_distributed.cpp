@@ -129,6 +129,12 @@ BOOST_AUTO_TEST_CASE(bad_splits_and_parts_are_refused) {
         split.apply(Op::NoTrans, xv, std::vector<MatrixView<double>>{view(y0), view(y0)}, {});
       },
       "Y overlaps Y of part 1");
+  Context ctx;
+  const std::vector<Context*> one = {&ctx}, with_null = {&ctx, nullptr};
+  check_error_mentions<ShapeError>([&] { split.apply(Op::NoTrans, xv, yv, one); },
+                                   "host parts take none or one context each");
+  check_error_mentions<ShapeError>([&] { split.apply(Op::NoTrans, xv, yv, with_null); },
+                                   "part 1: a null context");
   check_error_mentions<NumericalError>(
       [&] { split.apply(Op::NoTrans, xv, yv, {}, std::numeric_limits<double>::quiet_NaN()); },
       "finite");

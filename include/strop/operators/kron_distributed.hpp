@@ -61,9 +61,11 @@ class DistributedKron {
 
   // Y_p = alpha (op(product) X)_p + beta Y_p for every part p. X[p] is cols_per_part(op) x B,
   // Y[p] is rows_per_part(op) x B (any layouts and strides), all host views or all device
-  // views; contexts[p] runs part p (one per part, may repeat; ignored for host views, where
-  // it may be empty). As in BLAS, alpha = 0 gives beta Y without reading X. The call returns
-  // when the work is queued: each Y[p] is complete in contexts[p]'s stream order.
+  // views; contexts[p] runs part p (one per part, may repeat; host views may pass none). As
+  // in BLAS, alpha = 0 gives beta Y without reading X. The call returns when the work is
+  // queued: each Y[p] is complete in contexts[p]'s stream order. Work space (two blocks of the
+  // largest intermediate part a part) comes from each device's stream-ordered pool per call.
+  // Not for CUDA graph capture (the parts' streams are joined by events of their own).
   void apply(Op op, std::span<const ConstView<T>> X, std::span<const MatrixView<T>> Y,
              std::span<Context* const> contexts, T alpha = T(1), T beta = T(0)) const;
 
