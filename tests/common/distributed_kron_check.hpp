@@ -2,6 +2,7 @@
 // The check of a DistributedKron application against the dense Kronecker product, on host
 // parts (no contexts) or on device parts (one context per part), shared by the unit and GPU
 // tests.
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -71,11 +72,18 @@ void check_parts(const Kron<T>& A, const HostMatrix<T>& dense, int parts, Op op,
                  bool packed_parts, Index batch, std::span<Context* const> contexts) {
   const DistributedKron<T> split(A, parts);
   const Index rows = op == Op::NoTrans ? A.rows() : A.cols(), cols = A.rows() + A.cols() - rows;
-  const T alpha = random_scalar<T>(), beta = random_scalar<T>();
-  const HostMatrix<T> x = random_matrix<T>(cols, batch), y0 = random_matrix<T>(rows, batch);
-  HostMatrix<T> expected = y0;
+  // Row blocks with alpha = 1, beta = 0 and Y all NaN (the last exchange writes Y directly and
+  // must not read it), packed parts with random alpha and beta (the last exchange goes to a
+  // work space, then Y = that + beta Y).
+  const bool plain = !packed_parts;
+  const T alpha = plain ? T(1) : random_scalar<T>(), beta = plain ? T(0) : random_scalar<T>();
+  const HostMatrix<T> x = random_matrix<T>(cols, batch);
+  HostMatrix<T> y0 = random_matrix<T>(rows, batch);
+  if (plain) y0.setConstant(T(std::numeric_limits<RealOf<T>>::quiet_NaN()));
+  HostMatrix<T> expected = plain ? HostMatrix<T>::Zero(rows, batch) : y0;
   if (dense.size() > 0) {
-    expected = alpha * (op_of(dense, op) * x) + beta * y0;
+    expected = plain ? HostMatrix<T>(op_of(dense, op) * x)
+                     : HostMatrix<T>(alpha * (op_of(dense, op) * x) + beta * y0);
   } else {
     A.apply(op, view(x), view(expected), alpha, beta);
   }

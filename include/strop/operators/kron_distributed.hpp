@@ -55,7 +55,8 @@ class DistributedKron {
   // Rows of each part of op(product) X and of X.
   Index rows_per_part(Op op = Op::NoTrans) const;
   Index cols_per_part(Op op = Op::NoTrans) const;
-  // The steps of an application of op(product): one exchange each (none with one part).
+  // The steps of an application of op(product), one exchange each (with one part, apply
+  // runs the product directly and exchanges nothing).
   // ShapeError when some factor's input extent cannot divide a part's rows at its step.
   std::vector<KronPartStep> steps(Op op = Op::NoTrans) const;
 
@@ -63,8 +64,8 @@ class DistributedKron {
   // Y[p] is rows_per_part(op) x B (any layouts and strides), all host views or all device
   // views; contexts[p] runs part p (one per part, may repeat; host views may pass none). As
   // in BLAS, alpha = 0 gives beta Y without reading X. The call returns when the work is
-  // queued: each Y[p] is complete in contexts[p]'s stream order. Work space (two blocks of the
-  // largest intermediate part a part) comes from each device's stream-ordered pool per call.
+  // queued: each Y[p] is complete in contexts[p]'s stream order. Work space (per part, two
+  // blocks the size of its largest intermediate) comes from its stream-ordered pool per call.
   // Not for CUDA graph capture (the parts' streams are joined by events of their own).
   void apply(Op op, std::span<const ConstView<T>> X, std::span<const MatrixView<T>> Y,
              std::span<Context* const> contexts, T alpha = T(1), T beta = T(0)) const;
