@@ -12,7 +12,9 @@ nvidia-smi -L >"$out/devices.txt"
 cmake -S . -B build-final -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DSTROP_BUILD_BENCH=ON -DSTROP_BUILD_EXAMPLES=ON -DSTROP_BUILD_GPU_TESTS=ON \
   >"$out/build-$dev.log" 2>&1
-cmake --build build-final -j 16 --target strop_gpu_tests kron_distributed_bench example_kron_split \
+targets="strop_gpu_tests example_kron_split"
+[ "${BENCH:-1}" = 1 ] && targets="$targets kron_distributed_bench"
+cmake --build build-final -j 16 --target $targets \
   >>"$out/build-$dev.log" 2>&1 || { echo "build failed"; tail -40 "$out/build-$dev.log"; exit 1; }
 echo "built in $(($(date +%s) - start)) s"
 log="$out/gpu-tests-${TAG:-session43}-$dev.log"
