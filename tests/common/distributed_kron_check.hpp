@@ -3,6 +3,7 @@
 // parts (no contexts) or on device parts (one context per part), shared by the unit and GPU
 // tests.
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -67,9 +68,12 @@ class StoredRows {
 // (the chunked path), in `layout`, and compares every part with the dense product (or, where
 // `dense` is empty, too large to form, with the host application of A). Host parts
 // without contexts; otherwise part p on contexts[p] (row blocks: all on contexts[0]'s device).
+// Y is stored in `y_layout` where given, else in `layout`.
 template <class T>
 void check_parts(const Kron<T>& A, const HostMatrix<T>& dense, int parts, Op op, Layout layout,
-                 bool packed_parts, Index batch, std::span<Context* const> contexts) {
+                 bool packed_parts, Index batch, std::span<Context* const> contexts,
+                 std::optional<Layout> y_layout = std::nullopt) {
+  const Layout layout_y = y_layout.value_or(layout);
   const DistributedKron<T> split(A, parts);
   const Index rows = op == Op::NoTrans ? A.rows() : A.cols(), cols = A.rows() + A.cols() - rows;
   // Row blocks with alpha = 1, beta = 0 and Y all NaN (the last exchange writes Y directly and
@@ -96,7 +100,7 @@ void check_parts(const Kron<T>& A, const HostMatrix<T>& dense, int parts, Op op,
   if (packed_parts) {
     for (int p = 0; p < parts; ++p) {
       xs.emplace_back(x, p * in, in, layout, ctx(p));
-      ys.emplace_back(y0, p * out, out, layout, ctx(p));
+      ys.emplace_back(y0, p * out, out, layout_y, ctx(p));
     }
     for (int p = 0; p < parts; ++p) {
       xv.push_back(xs[p].view());
@@ -104,7 +108,7 @@ void check_parts(const Kron<T>& A, const HostMatrix<T>& dense, int parts, Op op,
     }
   } else {
     xs.emplace_back(x, 0, cols, layout, ctx(0));
-    ys.emplace_back(y0, 0, rows, layout, ctx(0));
+    ys.emplace_back(y0, 0, rows, layout_y, ctx(0));
     for (int p = 0; p < parts; ++p) {
       xv.push_back(xs[0].view().row_block(p * in, in));
       yv.push_back(ys[0].view().row_block(p * out, out));
@@ -118,7 +122,8 @@ void check_parts(const Kron<T>& A, const HostMatrix<T>& dense, int parts, Op op,
   } else {
     got = ys[0].to_host();
   }
-  BOOST_TEST_CONTEXT(parts << " parts, " << to_string(op) << ", " << to_string(layout)
+  BOOST_TEST_CONTEXT(parts << " parts, " << to_string(op) << ", X " << to_string(layout) << ", Y "
+                           << to_string(layout_y)
                            << (packed_parts ? ", packed parts" : ", row blocks") << ", "
                            << split.steps(op).size() << " steps, B " << batch) {
     BOOST_TEST(relative_error(got, expected) <= tolerance<T>(cols));

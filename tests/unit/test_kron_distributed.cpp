@@ -32,6 +32,19 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(parts_agree_with_the_dense_product, T, ScalarTypes
   }
 }
 
+// X in one layout and Y in the other: the local steps follow X's, the last exchange writes Y
+// through its own strides.
+BOOST_AUTO_TEST_CASE(x_and_y_in_different_layouts) {
+  HostMatrix<std::complex<float>> dense;
+  const Kron<std::complex<float>> A =
+      random_kron<std::complex<float>>({{2, 4}, {6, 3}, {4, 2}}, &dense);
+  for (Layout x_layout : {Layout::ColMajor, Layout::RowMajor})
+    for (bool packed_parts : {true, false})
+      for (Op op : {Op::NoTrans, Op::Adjoint})
+        check_parts(A, dense, 2, op, x_layout, packed_parts, 4, {},
+                    x_layout == Layout::ColMajor ? Layout::RowMajor : Layout::ColMajor);
+}
+
 // Factors that are not dense go through their own host paths in each local step.
 BOOST_AUTO_TEST_CASE(factors_of_any_kind) {
   const HostMatrix<double> d = random_matrix<double>(4, 4);
