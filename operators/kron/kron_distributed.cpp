@@ -239,8 +239,9 @@ void DistributedKron<T>::apply(Op op, std::span<const ConstView<T>> X,
     detail::check_application(name.c_str(), rows_per_part(), cols_per_part(), op, X[p], Y[p], alpha,
                               beta);
     for (int q = 0; q < G; ++q) {
-      require<ShapeError>(!may_overlap(X[q], ConstView<T>(Y[p])), name, ": Y overlaps X of part ",
-                          q);
+      // q == p: check_application's check above.
+      require<ShapeError>(q == p || !may_overlap(X[q], ConstView<T>(Y[p])), name,
+                          ": Y overlaps X of part ", q);
       require<ShapeError>(q == p || !may_share_elements(Y[q], Y[p]), name,
                           ": Y overlaps Y of part ", q);
     }

@@ -48,22 +48,24 @@ void kron_gemm_step(const KronGemmFactor<T>& g, Index P, Index Q, const T* in, T
   const cublasOperation_t g_op =
       !g.transpose ? CUBLAS_OP_N : (g.conjugate ? CUBLAS_OP_C : CUBLAS_OP_T);
   const Index S = K / P;
+  const cublasComputeType_t compute = cublas_compute_type<T>();
+  cublasStatus_t status;
   // One factor over whole signals (S = 1) on batch-first data: C_b is one row, and B GEMMs of
   // one row each are one GEMM, Out (Q x B) = G In (In P x B with leading dimension K), which
   // cuBLAS runs at its rate instead of as B tiny products (DistributedKron's local steps
   // apply a factor to every chunk of a part as to a signal: B in the tens of millions).
   // G^T conjugated has no such form (cuBLAS conjugates only with a transposition).
-  const bool one_gemm = S == 1 && B > 1 && layout == Layout::ColMajor && g_op != CUBLAS_OP_C;
-  const cublasStatus_t status =
-      one_gemm ? strided_batched_gemm(ctx, g_op == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                      CUBLAS_OP_N, Q, B, P, &alpha, g.data, type, g.ld, 0, in, K, 0,
-                                      &beta, out, Q, 0, 1, cublas_compute_type<T>())
-      : layout == Layout::ColMajor || B == 1
-          ? strided_batched_gemm(ctx, CUBLAS_OP_T, g_op, S, Q, P, &alpha, in, type, P, K, g.data,
-                                 g.ld, 0, &beta, out, S, S * Q, B, cublas_compute_type<T>())
-          : strided_batched_gemm(ctx, CUBLAS_OP_N, g_op, B, Q, P, &alpha, in, type, B, P * B,
-                                 g.data, g.ld, 0, &beta, out, S * B, B, S,
-                                 cublas_compute_type<T>());
+  if (S == 1 && B > 1 && layout == Layout::ColMajor && g_op != CUBLAS_OP_C) {
+    status = strided_batched_gemm(ctx, g_op == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+                                  Q, B, P, &alpha, g.data, type, g.ld, 0, in, K, 0, &beta, out, Q,
+                                  0, 1, compute);
+  } else if (layout == Layout::ColMajor || B == 1) {
+    status = strided_batched_gemm(ctx, CUBLAS_OP_T, g_op, S, Q, P, &alpha, in, type, P, K, g.data,
+                                  g.ld, 0, &beta, out, S, S * Q, B, compute);
+  } else {
+    status = strided_batched_gemm(ctx, CUBLAS_OP_N, g_op, B, Q, P, &alpha, in, type, B, P * B,
+                                  g.data, g.ld, 0, &beta, out, S * B, B, S, compute);
+  }
   require<DeviceError>(status == CUBLAS_STATUS_SUCCESS,
                        "kron_matmul: cuBLAS strided-batched GEMM failed with status ", int(status),
                        " (P ", P, ", Q ", Q, ", K ", K, ", batch ", B, ", ", to_string(layout),
