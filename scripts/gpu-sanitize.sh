@@ -5,8 +5,9 @@
 # (synccheck). The tests pass bounds and padding checks of their own; the sanitizer also sees
 # reads past an allocation and hazards that happened to give the right numbers.
 #   scripts/gpu-sanitize.sh OUT [TOOL] [SUITE...]
-# TOOL: memcheck (default), racecheck, initcheck or synccheck; SUITEs: Boost.Test suite names
-# (default: every GPU suite, cheapest first). Each suite's log is OUT/sanitize-TOOL-SUITE.log,
+# TOOL: memcheck (default), racecheck, initcheck or synccheck; SUITEs: Boost.Test suites or
+# cases, as --run_test takes them (gpu_kron/pairs_of_32_factors_in_16_bits, gpu_ks/fused_chain*;
+# default: every GPU suite, cheapest first). Each suite's log is OUT/sanitize-TOOL-SUITE.log,
 # and OUT/sanitize-TOOL-summary.txt lists each suite's exit status and error count.
 # DEADLINE (seconds since the start, default 540) stops before a suite that would begin after it;
 # SUITE_LIMIT (seconds, default 300) stops one suite. The build (build-sanitize, sm_90, with line
@@ -43,7 +44,7 @@ for suite in $suites; do
     echo "$suite: not run (deadline)" | tee -a "$summary"
     continue
   fi
-  log="$out/sanitize-$tool-$suite.log"
+  log="$out/sanitize-$tool-${suite//[^A-Za-z0-9_]/-}.log"
   t0=$(date +%s)
   timeout "${SUITE_LIMIT:-300}" "$sanitizer" "${options[@]}" ./build-sanitize/tests/strop_gpu_tests \
     --run_test="$suite" --report_level=short --log_level=test_suite >"$log" 2>&1

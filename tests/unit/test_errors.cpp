@@ -1,5 +1,6 @@
 // Bad input gets the right typed error, with a message that names the values.
 #include "reference.hpp"
+#include "sanitizers.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -172,7 +173,8 @@ AnyOperator<double> tall_ones(int k) {
       std::size_t(k), Dense<double>(HostMatrix<double>::Ones(2, 1))));
 }
 
-BOOST_AUTO_TEST_CASE(bit_reversal_beyond_host_memory) {
+BOOST_AUTO_TEST_CASE(bit_reversal_beyond_host_memory,
+                     *boost::unit_test::precondition(FailedAllocationsThrow())) {
   check_host_memory_error([] { Permutation<double>::bit_reversal(Index(1) << 62); },
                           "permutation bit_reversal(4611686018427387904): 4611686018427387904 "
                           "indices (36893488147419103232 bytes) do not fit in host memory");
@@ -184,7 +186,8 @@ BOOST_AUTO_TEST_CASE(bit_reversal_beyond_host_memory) {
 
 // A Buffer on its own (outside apply(), which translates its temporaries' failures): beyond a
 // std::vector's max_size() it threw std::length_error, and a failed allocation std::bad_alloc.
-BOOST_AUTO_TEST_CASE(host_buffer_beyond_host_memory) {
+BOOST_AUTO_TEST_CASE(host_buffer_beyond_host_memory,
+                     *boost::unit_test::precondition(FailedAllocationsThrow())) {
   check_host_memory_error(
       [] { Buffer<double>((Index(1) << 60) + 1, MemorySpace::Host, default_context()); },
       "Buffer: 1152921504606846977 elements (9223372036854775816 bytes) do not fit");
@@ -217,7 +220,8 @@ BOOST_AUTO_TEST_CASE(operator_times_matrix_beyond_host_memory) {
                           "2305843009213693952 elements (18446744073709551616 bytes)");
 }
 
-BOOST_AUTO_TEST_CASE(applying_beyond_host_memory) {
+BOOST_AUTO_TEST_CASE(applying_beyond_host_memory,
+                     *boost::unit_test::precondition(FailedAllocationsThrow())) {
   // (1 x 2^k) (2^k x 1): a 1x1 product whose intermediate has 2^k rows per signal. Its
   // temporary's std::vector throws std::bad_alloc for 2^56 doubles, std::length_error for 2^60.
   struct Case {

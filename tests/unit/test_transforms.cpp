@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "reference.hpp"
+#include "sanitizers.hpp"
 #include "strop/io/hdf5.hpp"
 
 #if STROP_HAVE_FFTW
@@ -525,7 +526,8 @@ BOOST_AUTO_TEST_CASE(sizes_whose_factors_overflow_an_index_are_typed_errors) {
   BOOST_CHECK_THROW(hadamard<float>(Index(1) << 40, {Normalization::Backward, 1}), PatternError);
 }
 
-BOOST_AUTO_TEST_CASE(sizes_beyond_host_memory_are_shape_errors) {
+BOOST_AUTO_TEST_CASE(sizes_beyond_host_memory_are_shape_errors,
+                     *boost::unit_test::precondition(FailedAllocationsThrow())) {
   // Factors whose sizes fit an index but whose tables no host memory holds: they escaped as
   // std::length_error or std::bad_alloc. Nothing is allocated for real: beyond PTRDIFF_MAX
   // bytes the factories refuse up front; beyond 2^57 bytes (more than x86-64 maps) the
