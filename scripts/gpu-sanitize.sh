@@ -49,7 +49,7 @@ for suite in $suites; do
   timeout "${SUITE_LIMIT:-300}" "$sanitizer" "${options[@]}" ./build-sanitize/tests/strop_gpu_tests \
     --run_test="$suite" --report_level=short --log_level=test_suite >"$log" 2>&1
   status=$?
-  errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+" "$log" || echo "no summary")
+  errors=$(grep -m1 -oE "(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+" "$log" || echo "no summary")
   echo "$suite: exit $status, $errors, $(($(date +%s) - t0)) s" | tee -a "$summary"
 done
 sed -i 's/\x1b\[[0-9;]*m//g' "$out"/sanitize-*.log
