@@ -10,12 +10,12 @@ cd "$(dirname "$0")/.."
 jobs=${STROP_JOBS:-$(nproc)}
 # Every check stops the run, except misaligned accesses: those are reported and go on, so that
 # scripts/ubsan.supp can suppress Eigen's deliberate ones (suppressions need a recoverable check).
-flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-flags="$flags -fsanitize-recover=alignment"
+sanitizers="-fsanitize=address,undefined"
+flags="$sanitizers -fno-omit-frame-pointer -fno-sanitize-recover=undefined -fsanitize-recover=alignment"
 cmake -S . -B build-sanitize-cpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROP_CUDA=OFF \
   -DSTROP_BUILD_BENCH=OFF -DSTROP_BUILD_GPU_TESTS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-  "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
-  "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
+  "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$sanitizers" \
+  "-DCMAKE_SHARED_LINKER_FLAGS=$sanitizers"
 cmake --build build-sanitize-cpu -j "$jobs"
 cd build-sanitize-cpu
 # allocator_may_return_null: an allocation too large for the machine throws std::bad_alloc as

@@ -21,8 +21,7 @@ namespace strop::testing {
 // How many graphs a test draws and from which seed: its defaults, or STROP_RANDOM_EXPRESSIONS
 // and STROP_RANDOM_SEED for a longer hunt (a failure prints the graph it built).
 inline int random_expression_count(int default_count) {
-  const char* text = std::getenv("STROP_RANDOM_EXPRESSIONS");
-  return text != nullptr ? std::max(1, std::atoi(text)) : default_count;
+  return count_from_environment("STROP_RANDOM_EXPRESSIONS", default_count);
 }
 inline std::uint32_t random_expression_seed(std::uint32_t default_seed) {
   const char* text = std::getenv("STROP_RANDOM_SEED");

@@ -1,10 +1,12 @@
 #pragma once
 // Test helpers: random data and the one check every operator goes through: its
 // application, in every form, against the dense matrix it must represent.
+#include <algorithm>
 #include <bit>
 #include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 #include <complex>
+#include <cstdlib>
 #include <numbers>
 #include <random>
 
@@ -14,6 +16,13 @@ namespace strop::testing {
 
 using ScalarTypes = boost::mpl::list<float, double, std::complex<float>, std::complex<double>>;
 using RealTypes = boost::mpl::list<float, double>;
+
+// A count a test takes from the environment variable `name` for a longer run (at least 1), or
+// `default_count` where it is not set.
+inline int count_from_environment(const char* name, int default_count) {
+  const char* text = std::getenv(name);
+  return text != nullptr ? std::max(1, std::atoi(text)) : default_count;
+}
 
 inline std::mt19937& rng() {
   static std::mt19937 engine(20261122);

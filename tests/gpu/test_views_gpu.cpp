@@ -21,8 +21,7 @@ using namespace strop::testing;
 namespace {
 
 int view_rounds() {
-  const char* text = std::getenv("STROP_VIEW_ROUNDS");
-  return text != nullptr ? std::max(1, std::atoi(text)) : 2;
+  return count_from_environment("STROP_VIEW_ROUNDS", 2);
 }
 
 Index draw(std::mt19937& gen, Index lo, Index hi) {

@@ -4,9 +4,7 @@
 // operator: never a crash, a hang, a huge allocation or silently different values.
 #include <hdf5.h>
 
-#include <algorithm>
 #include <boost/test/unit_test.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -604,20 +602,15 @@ BOOST_AUTO_TEST_CASE(files_of_other_programs_and_the_seal) {
   }
 }
 
-// How many mutated files each test below loads: its default, or STROP_HDF5_MUTATIONS for a
-// longer hunt (scripts/sanitize.sh runs the loader under AddressSanitizer, for example).
-int mutation_count(int default_count) {
-  const char* text = std::getenv("STROP_HDF5_MUTATIONS");
-  return text != nullptr ? std::max(1, std::atoi(text)) : default_count;
-}
-
-// Random mutations of a valid file: byte flips, overwritten runs, truncations. With
+// Random mutations of a valid file: byte flips, overwritten runs, truncations (`cases` of them,
+// or STROP_HDF5_MUTATIONS for a longer hunt, under scripts/sanitize.sh for example). With
 // checksummed metadata (HDF5's v2 headers) and Fletcher-32 on every dataset, each must be
 // detected as an IoError, unless it hit unused bytes and the operator loads unchanged
 // (`fingerprint` of the loaded operator equal to the original's).
 template <class Fingerprint>
 void mutate_and_load(const AnyOperator<double>& op, const std::string& name, int cases,
                      std::mt19937& rng, Fingerprint fingerprint) {
+  cases = count_from_environment("STROP_HDF5_MUTATIONS", cases);
   const HostMatrix<double> expected = fingerprint(op);
   const std::string path = temp_file(name);
   io::save(path, op, "op");
@@ -666,7 +659,7 @@ BOOST_AUTO_TEST_CASE(randomly_mutated_files) {
   std::mt19937 rng(22);
   const auto zoo = operator_zoo<double>(rng);
   const AnyOperator<double> op = zoo.back().second;  // "everything": every node kind
-  mutate_and_load(op, "fuzz.h5", mutation_count(400), rng,
+  mutate_and_load(op, "fuzz.h5", 400, rng,
                   [](const AnyOperator<double>& a) { return a.to_dense(); });
 }
 
@@ -676,7 +669,7 @@ BOOST_AUTO_TEST_CASE(randomly_mutated_strassen_tile_files) {
   std::mt19937 rng(24);
   const AnyOperator<double> op = random_strassen_tile<double>(2, 5, 8, 6);
   const HostMatrix<double> X = random_matrix<double>(6, 5);
-  mutate_and_load(op, "fuzz-stl.h5", mutation_count(200), rng, [&](const AnyOperator<double>& a) {
+  mutate_and_load(op, "fuzz-stl.h5", 200, rng, [&](const AnyOperator<double>& a) {
     if (a.cols() != X.rows()) return HostMatrix<double>();  // a different shape: fails above
     HostMatrix<double> Y(a.rows(), X.cols());
     a.apply(Op::NoTrans, view(X), view(Y));
