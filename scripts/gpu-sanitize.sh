@@ -10,8 +10,8 @@
 # default: every GPU suite, cheapest first). Each suite's log is OUT/sanitize-TOOL-SUITE.log,
 # and OUT/sanitize-TOOL-summary.txt lists each suite's exit status and error count.
 # DEADLINE (seconds since the start, default 540) stops before a suite that would begin after it;
-# SUITE_LIMIT (seconds, default 300) stops one suite. The build (build-sanitize, sm_90, with line
-# information for the reports) is reused when it is there.
+# SUITE_LIMIT (seconds, default 300) stops one suite; JOBS (default 1) suites run at once. The
+# build (build-sanitize, sm_90, with line information for the reports) is reused when it is there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-sanitize.sh OUT [TOOL] [SUITE...]}
@@ -39,10 +39,12 @@ summary="$out/sanitize-$tool-summary.txt"
 options=(--tool "$tool" --error-exitcode 86 --print-limit 40)
 [ "$tool" = memcheck ] && options+=(--leak-check no)
 [ "$tool" = racecheck ] && options+=(--racecheck-report hazard)
-for suite in $suites; do
+# One suite under the sanitizer: its log, and a line in the summary.
+run_suite() {
+  local suite=$1 log t0 status errors
   if [ $(($(date +%s) - start)) -gt "$deadline" ]; then
     echo "$suite: not run (deadline)" | tee -a "$summary"
-    continue
+    return
   fi
   log="$out/sanitize-$tool-${suite//[^A-Za-z0-9_]/-}.log"
   t0=$(date +%s)
@@ -51,5 +53,15 @@ for suite in $suites; do
   status=$?
   errors=$(grep -m1 -oE "(ERROR|RACECHECK) SUMMARY: [0-9]+ [a-z]+" "$log" || echo "no summary")
   echo "$suite: exit $status, $errors, $(($(date +%s) - t0)) s" | tee -a "$summary"
+}
+# JOBS suites run at once (default 1): the sanitizers spend most of their time on the host, and
+# the small kernels of the tests leave the GPU room for several processes.
+jobs=${JOBS:-1}
+for suite in $suites; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+    wait -n
+  done
+  run_suite "$suite" &
 done
+wait
 sed -i 's/\x1b\[[0-9;]*m//g' "$out"/sanitize-*.log
