@@ -16,20 +16,18 @@
 // writes anything. Weights are the operator's constants, which no kernel of the stream
 // writes, so a stage's first weight reads overlap the previous stage instead of following
 // it. A kernel launched without a programmatic predecessor passes the wait at once.
-#include <cooperative_groups.h>
 
 #include <algorithm>
 
 #include "operators/blr/blr_skinny_kernel.hpp"
 #include "operators/blr/weight_words.cuh"
+#include "runtime/cluster_device.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_scalar.cuh"
 #include "strop/core/error.hpp"
 
 namespace strop::detail {
 namespace {
-
-namespace cg = cooperative_groups;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
@@ -45,7 +43,7 @@ __device__ __forceinline__ long long smaller(long long a, long long b) {
   return a < b ? a : b;
 }
 
-// (Programmatic dependent launch and clusters need sm_90; older targets compile without.)
+// (Programmatic dependent launch needs sm_90; older targets compile without.)
 __device__ __forceinline__ void wait_for_previous_kernel() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -54,19 +52,6 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 __device__ __forceinline__ void let_next_kernel_launch() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cluster_sync() {
-#if __CUDA_ARCH__ >= 900
-  cg::this_cluster().sync();
-#endif
-}
-// Block b's copy of this block's shared value at `p`, b in this cluster.
-__device__ __forceinline__ const float* in_block(const float* p, int b) {
-#if __CUDA_ARCH__ >= 900
-  return cg::this_cluster().map_shared_rank(p, b);
-#else
-  return b == 0 ? p : nullptr;
 #endif
 }
 
@@ -184,7 +169,7 @@ __global__ void __launch_bounds__(kThreads, 2) blr_skinny_kernel(const SkinnySta
   // sums for it.
   const int slice = kTile / split, first = part * slice;
   if (split > 1) {
-    cluster_sync();
+    cluster_barrier();
   } else {
     __syncthreads();
   }
@@ -196,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, 2) blr_skinny_kernel(const SkinnySta
     float sum = 0;
     if (split > 1) {
       for (int b = 0; b < split; ++b)
-        sum += in_block(sums, b)[i * kTile + col];
+        sum += cluster_shared(sums, b)[i * kTile + col];
     } else {
       sum = sums[i * kTile + col];
     }
@@ -206,7 +191,7 @@ __global__ void __launch_bounds__(kThreads, 2) blr_skinny_kernel(const SkinnySta
     store_value(y, value);
   }
   // No block leaves while another may still read its shared memory.
-  if (split > 1) cluster_sync();
+  if (split > 1) cluster_barrier();
 }
 
 // The current device's multiprocessors and whether it launches clusters, asked once per
@@ -218,12 +203,7 @@ struct DeviceTraits {
 };
 const DeviceTraits& device_traits() {
   static PerDevice<DeviceTraits> traits;
-  return traits.get([](int device) {
-    int major = 0;
-    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-               "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
-    return DeviceTraits{multiprocessors(), major >= 9};
-  });
+  return traits.get([](int) { return DeviceTraits{multiprocessors(), device_has_clusters()}; });
 }
 
 bool aligned(const void* p, std::size_t bytes) {

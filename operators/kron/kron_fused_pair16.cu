@@ -32,11 +32,10 @@
 // 16-byte piece stay one aligned (permuted) group: one 16-byte read each.
 #include <algorithm>
 
-#include <cooperative_groups.h>
-
 #include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
+#include "runtime/cluster_device.cuh"
 #include "runtime/cluster_launch.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/mma16.cuh"
@@ -170,8 +169,7 @@ __device__ __forceinline__ void store_unit(const S* staging, long long u, int ra
   // A thread's piece h * per_tile + piece of its rows is the same for all of them.
   const int h = (int(threadIdx.x) % per_row) / per_tile, piece = int(threadIdx.x) % per_tile;
   const S* source = staging;
-  if constexpr (LogCluster > 0)
-    source = cooperative_groups::this_cluster().map_shared_rank(staging, h);
+  if constexpr (LogCluster > 0) source = cluster_shared(staging, h);
   const auto* groups = reinterpret_cast<const uint4*>(source);
   S* yb_piece = yb + 8 * (h * per_tile + piece);
 #pragma unroll 4
@@ -208,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Ar
   extern __shared__ __align__(128) unsigned char shared_raw[];
   S* buffers = reinterpret_cast<S*>(shared_raw);  // two input tiles
   S* staging = buffers + 2 * kTile;               // [J][L], swizzled words
-  const int rank = LogCluster ? int(cooperative_groups::this_cluster().block_rank()) : 0;
+  const int rank = LogCluster ? cluster_block_rank() : 0;
   const long long stride = gridDim.x >> LogCluster;
   long long unit = blockIdx.x >> LogCluster;
   if (unit < a.units) load_tile<S, LogCluster>(buffers, unit, rank, a);
@@ -250,13 +248,13 @@ __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Ar
       pair_chunk(xs + L * kChunk, staging, L, g_hi, g_lo);
     if (LogCluster) {
       // Both staging tiles complete and visible to the cluster (release/acquire).
-      cooperative_groups::this_cluster().sync();
+      cluster_barrier();
       store_unit<S, LogCluster>(staging, unit, rank, a);
       // Every read of the staging (here and remote) done before it is written again.
       // Relaxed: the reads have completed (their values were stored); a release would
       // wait for this CTA's global stores to drain (see kron_fused_square.cu).
-      __cluster_barrier_arrive_relaxed();
-      __cluster_barrier_wait();
+      cluster_arrive_relaxed();
+      cluster_wait();
     } else {
       __syncthreads();  // the staging tile is complete (and xs read: it may be refilled)
       store_unit<S, 0>(staging, unit, 0, a);
@@ -291,7 +289,7 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
   a.y_bs = out.col_stride;
   a.chunks = in.rows / kChunk;
   const long long tiles_per_signal = a.chunks / kTileChunks;
-  const int log_cluster = kron_pair16_clustered(in.rows) ? 1 : 0;
+  const int log_cluster = kron_pair16_clustered(in.rows) && device_has_clusters() ? 1 : 0;
   a.units_per_signal = tiles_per_signal >> log_cluster;
   a.units = a.units_per_signal * in.cols;
   a.alpha = alpha;

@@ -23,13 +23,13 @@
 // Padded addresses split as padded(row start) + padded(p * c), so the p loop reads shared
 // memory at compile-time offsets. Per p a thread issues RS loads of x, QT / 4 16-byte
 // broadcast loads of the factor and RS * QT multiply-adds.
-#include <cooperative_groups.h>
 
 #include <algorithm>
 
 #include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
+#include "runtime/cluster_device.cuh"
 #include "runtime/cluster_launch.cuh"
 #include "runtime/cuda_check.hpp"
 
@@ -231,7 +231,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
   D* yb = a.y + b * a.y_bs + ((lu << a.log_cluster) << a.log_tl);
   auto source = [&](int h) -> const D* {
     if constexpr (Clustered)
-      return cooperative_groups::this_cluster().map_shared_rank(xs, h);
+      return cluster_shared(xs, h);
     else
       return xs;
   };
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareAr
   D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
   const int elements = 1 << (a.log_chunk + a.log_tl);
   D* buffers = fs + a.buffer_offset;  // two of a.buffer_elements
-  const int rank = a.log_cluster > 0 ? int(cooperative_groups::this_cluster().block_rank()) : 0;
+  const int rank = a.log_cluster > 0 ? cluster_block_rank() : 0;
   const long long units = a.units_per_signal * a.B, stride = gridDim.x >> a.log_cluster;
   // This CTA's tile of unit u: tile index lt of signal b.
   auto load = [&](D* xs, long long u) {
@@ -330,14 +330,14 @@ __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareAr
     square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements, a.log_chunk, a.ld);
     if (a.log_cluster > 0) {
       // Every tile of the unit is done, its writes visible to the cluster (release/acquire).
-      cooperative_groups::this_cluster().sync();
+      cluster_barrier();
       store_unit<D, true>(xs, unit, rank, a);
       // Every read of this unit's tiles (here and remotely) is done before the next refill.
       // Relaxed: the reads have completed (their values were stored), and a release here
       // made each CTA wait for its global stores to drain (a GPU-wide fence; ncu, session
       // 22: 9 % of the 16^3 pass's stall samples).
-      __cluster_barrier_arrive_relaxed();
-      __cluster_barrier_wait();
+      cluster_arrive_relaxed();
+      cluster_wait();
     } else {
       store_unit<D, false>(xs, unit, rank, a);
       __syncthreads();  // read before the next refill
@@ -382,7 +382,7 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.log_tl = kron_log2(tl);
   // Rows of the output get runs of tl values per CTA; below 32 bytes (a DRAM sector: a
   // partly written sector costs far more than a whole one) the CTAs of a cluster pair up.
-  const bool pair = tl * Index(sizeof(T)) < 32 && (a.chunks / tl) % 2 == 0;
+  const bool pair = tl * Index(sizeof(T)) < 32 && (a.chunks / tl) % 2 == 0 && device_has_clusters();
   a.log_cluster = pair ? 1 : 0;
   a.units_per_signal = a.chunks / tl >> a.log_cluster;
   a.ld = padded<T>(int(chunk)) + 1;  // odd: the store reads a column of chunks

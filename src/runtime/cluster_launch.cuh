@@ -27,10 +27,17 @@ void launch_persistent_clusters(void (*kernel)(Args), const Args& args, int clus
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = attribute;
-  config.numAttrs = 1;
+  // One block per cluster goes without the attribute, which devices before sm_90 refuse.
+  config.numAttrs = cluster > 1 ? 1 : 0;
   int resident = 0;
-  config.gridDim = dim3(unsigned(cluster));
-  check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config), name);
+  if (cluster > 1) {
+    config.gridDim = dim3(unsigned(cluster));
+    check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config), name);
+  } else {
+    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, shared),
+               name);
+    resident *= multiprocessors();
+  }
   const long long grid = std::min<long long>(units, std::max(resident, 1));
   config.gridDim = dim3(unsigned(grid * cluster));
   check_cuda(cudaLaunchKernelEx(&config, kernel, args), name);

@@ -87,6 +87,19 @@ class PerDevice {
   std::array<Slot, kMaxDevices> slots_;
 };
 
+// Whether the current device launches thread-block clusters (compute capability 9.0 and
+// later); asked once per device. Kernels that pair blocks in clusters take one block per
+// cluster elsewhere (an A100, say).
+inline bool device_has_clusters() {
+  static PerDevice<bool> clusters;
+  return clusters.get([](int device) {
+    int major = 0;
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+               "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+    return major >= 9;
+  });
+}
+
 // Blocks of Kernel (with `threads` threads, static shared memory only) that the current
 // device holds at once: the largest grid a cooperative launch (grid.sync) may have. The
 // occupancy per multiprocessor is queried once per kernel (a template argument, so that
