@@ -27,13 +27,16 @@ void launch_persistent_clusters(void (*kernel)(Args), const Args& args, int clus
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = attribute;
-  // One block per cluster goes without the attribute, which devices before sm_90 refuse.
-  config.numAttrs = cluster > 1 ? 1 : 0;
+  // Devices before sm_90 refuse the attribute: there a cluster is one block, launched without.
+  const bool clusters = device_has_clusters();
+  config.numAttrs = clusters ? 1 : 0;
   int resident = 0;
-  if (cluster > 1) {
+  if (clusters) {
     config.gridDim = dim3(unsigned(cluster));
     check_cuda(cudaOccupancyMaxActiveClusters(&resident, kernel, &config), name);
   } else {
+    require<DeviceError>(cluster == 1, name, ": clusters of ", cluster,
+                         " blocks on a device without clusters");
     check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads, shared),
                name);
     resident *= multiprocessors();
