@@ -2,8 +2,10 @@
 // device, against the CPU reference. Every test is skipped when no CUDA device is visible.
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "gpu_reference.hpp"
+#include "src/runtime/cuda_check.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -55,6 +57,27 @@ BOOST_AUTO_TEST_CASE(out_of_memory_is_a_device_error) {
   BOOST_CHECK_THROW(DeviceMatrix<double>(Index(1) << 20, Index(1) << 20), DeviceError);
   // The context still works afterwards.
   BOOST_TEST(to_device(HostMatrix<double>(HostMatrix<double>::Ones(2, 2))).to_host().sum() == 4);
+}
+
+// A kernel sized for more shared memory than the device gives a block (an sm_90 tile on an
+// A100) is refused with the sizes, before CUDA would answer "invalid argument". (The check
+// comes before the kernel is looked at: any address serves.)
+BOOST_AUTO_TEST_CASE(shared_memory_beyond_the_device_is_a_device_error) {
+  int device = 0, most = 0;
+  BOOST_TEST_REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+  BOOST_TEST_REQUIRE(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                            device) == cudaSuccess);
+  static const int not_a_kernel = 0;
+  const std::size_t bytes = std::size_t(most) + 16;
+  try {
+    detail::allow_dynamic_shared_memory(&not_a_kernel, bytes, "test kernel");
+    BOOST_ERROR("no DeviceError for " << bytes << " bytes of shared memory");
+  } catch (const DeviceError& e) {
+    const std::string message = e.what();
+    BOOST_TEST(message.find(std::to_string(bytes) + " bytes of shared memory") !=
+               std::string::npos);
+    BOOST_TEST(message.find("allows " + std::to_string(most)) != std::string::npos);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(persistent_workspaces_are_zeroed_and_kept_per_key) {
