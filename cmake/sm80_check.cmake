@@ -1,7 +1,7 @@
 # DESIGN.md: sm_90 first, and keep sm_80 (the A100) compiling. Where sm_80 is not among the
 # architectures built (scripts/build.sh and CI build sm_90 only), every CUDA source of the
 # library is also compiled to sm_80 PTX and assembled by ptxas, without host code or objects to
-# link (about 2 minutes on 2 cores): device code that needs sm_90 and has no fallback (thread-
+# link (about 3 minutes on 2 cores): device code that needs sm_90 and has no fallback (thread-
 # block clusters, griddepcontrol, wgmma outside `#if __CUDA_ARCH__ >= 900`) fails the build.
 # Included from CMakeLists.txt after the strop target; STROP_CUDA_SOURCES lists its sources.
 set(strop_sm80_sources ${STROP_CUDA_SOURCES})

@@ -16,7 +16,6 @@
 // writes anything. Weights are the operator's constants, which no kernel of the stream
 // writes, so a stage's first weight reads overlap the previous stage instead of following
 // it. A kernel launched without a programmatic predecessor passes the wait at once.
-
 #include <algorithm>
 
 #include "operators/blr/blr_skinny_kernel.hpp"

@@ -23,7 +23,6 @@
 // Padded addresses split as padded(row start) + padded(p * c), so the p loop reads shared
 // memory at compile-time offsets. Per p a thread issues RS loads of x, QT / 4 16-byte
 // broadcast loads of the factor and RS * QT multiply-adds.
-
 #include <algorithm>
 
 #include "operators/kron/kron_device.cuh"
