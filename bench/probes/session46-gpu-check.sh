@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Session 46's first GPU call: what session 45 changed and could not run.
-# (1) initcheck probe: does the sanitizer see cuBLAS's stores; (2) the cluster kernels after
-# the sm_80 changes (Kron pair16/square, BLR skinny stages); (3) the Hadamard view test that
-# now fills Y's padding; (4) gpu_dense with the shared-memory DeviceError test; (5) all of
-# gpu_transforms. Logs go to $OUT.
+# Session 46's GPU call: (1) initcheck probe: does the sanitizer see cuBLAS's stores; (2) the
+# new tests of devices with less shared memory (emulated by a cap); (3) every GPU suite, which
+# includes what session 45 changed and could not run (Kron pair16/square and BLR skinny
+# cluster kernels after the sm_80 changes, the Hadamard view test that fills Y's padding, the
+# shared-memory DeviceError test). Logs go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 nvidia-smi -L | tee "$OUT/device.txt"
@@ -20,6 +20,14 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
   exit 1
 }
 echo "built in $(($(date +%s) - t0)) s"
-./build-gpu/tests/strop_gpu_tests --report_level=short --run_test=gpu_kron \
-  --run_test='gpu_blr/skinny*' --run_test='gpu_blr/decode_and_skinny*' \
-  --run_test=gpu_transforms --run_test=gpu_dense 2>&1 | tee "$OUT/tests.log" | tail -40
+# The new cases first: devices with less shared memory, emulated (session 46).
+./build-gpu/tests/strop_gpu_tests --report_level=short \
+  --run_test='gpu_ks/kernels_on_devices_with_less_shared_memory*' \
+  --run_test=gpu_kron/plans_on_devices_with_less_shared_memory \
+  --run_test=gpu_transforms/transforms_on_devices_with_less_shared_memory 2>&1 |
+  tee "$OUT/tests-small-shared.log" | tail -30
+# Then every suite, as long as the call lasts (all suites: the launchers changed).
+timeout "${ALL_LIMIT:-300}" ./build-gpu/tests/strop_gpu_tests --report_level=detailed \
+  --log_level=test_suite >"$OUT/tests-all.log" 2>&1
+echo "all suites: exit $?"
+grep -E "error|failed|passed|aborted" "$OUT/tests-all.log" | grep -v "^.*Leaving\|Entering" | tail -40

@@ -350,14 +350,6 @@ int team_for(long long q, int threads) {
   return team;
 }
 
-int max_shared_bytes() {
-  int device = 0, bytes = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-             "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
-  return bytes;
-}
-
 // The kernel's static shared memory (the same for every scalar type), which the opt-in limit
 // covers together with the dynamic part (cudaFuncSetAttribute refuses more).
 std::size_t static_shared_bytes() {
@@ -374,8 +366,8 @@ std::size_t static_shared_bytes() {
 
 bool jacobi_svd_fits(Index rows, Index cols, std::size_t scalar_bytes) {
   const long long p = std::max(rows, cols), q = std::min(rows, cols);
-  return q >= 1 && shared_bytes(p, q, scalar_bytes) + static_shared_bytes() <=
-                       static_cast<std::size_t>(max_shared_bytes());
+  return q >= 1 &&
+         shared_bytes(p, q, scalar_bytes) + static_shared_bytes() <= shared_memory_per_block();
 }
 
 namespace {

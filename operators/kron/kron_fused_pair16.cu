@@ -298,7 +298,8 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
   a.beta_zero = beta == 0.0f;
   if (a.units == 0) return;
 
-  const std::size_t shared = sizeof(S) * std::size_t(3 * kTile);
+  const std::size_t shared = kKronPair16SharedBytes;
+  static_assert(kKronPair16SharedBytes == sizeof(S) * 3 * kTile);
   auto run = [&](auto kernel) {
     launch_persistent_clusters(kernel, a, 1 << log_cluster, kThreads, shared, a.units,
                                static_cast<cudaStream_t>(ctx.stream()), "kron_pair16_kernel");

@@ -397,6 +397,9 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.buffer_offset = round16(count * P * P);
   a.buffer_elements = round16(a.ld * tl);
   const std::size_t shared = sizeof(T) * std::size_t(a.buffer_offset + 2 * a.buffer_elements);
+  // 132-192 KB: a device with less (sm_86/89; sm_80 for a single 2 x 2 factor) leaves the pass
+  // to the general fused kernel.
+  if (shared > shared_memory_per_block()) return false;
   const long long units = a.units_per_signal * a.B;
   // As many units in flight as the device holds clusters (CTAs: one per SM).
   auto run = [&](auto kernel) {

@@ -260,8 +260,9 @@ void step_dispatch(StepArgs<D> a, int rq_wanted, bool s_fast, cudaStream_t strea
   a.log_ts = kron_log2(a.ts);
   a.log_tb = kron_log2(a.tb);
   // Chunk of P: up to 32 at a time, fewer when the two staged tiles would pass 100 KB of
-  // shared memory (two blocks per SM still fit).
+  // shared memory (two blocks per SM of an H100 still fit), or what the device's blocks have.
   a.tp = std::min(a.P, 32);
+  const std::size_t budget = std::min<std::size_t>(100 * 1024, shared_memory_per_block());
   const int words = int(sizeof(D) / 4);
   auto layout = [&] {
     const int pad = std::max(1, (32 / words) / std::max(1, a.tp));
@@ -270,7 +271,7 @@ void step_dispatch(StepArgs<D> a, int rq_wanted, bool s_fast, cudaStream_t strea
     a.stage = ((a.g_offset + a.tp * a.tq) * int(sizeof(D)) + 15) / 16 * 16 / int(sizeof(D));
   };
   layout();
-  while (a.tp > 1 && sizeof(D) * std::size_t(2 * a.stage) > 100 * 1024) {
+  while (a.tp > 1 && sizeof(D) * std::size_t(2 * a.stage) > budget) {
     a.tp = (a.tp + 1) / 2;
     layout();
   }

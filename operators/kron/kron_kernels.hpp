@@ -26,7 +26,8 @@ void kron_fused(std::span<const KronFactorRef<T>> group, ConstView<T> in, Matrix
 
 // The same pass by the in-place kernel for equal square factors (kron_fused_square.cu), real
 // types only; false (nothing launched) when that kernel does not take the pass
-// (kron_square_chunks_per_block, or features not contiguous).
+// (kron_square_chunks_per_block, features not contiguous, or a tile beyond the device's
+// shared memory per block).
 template <class T>
 bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in, MatrixView<T> out,
                        T alpha, T beta, bool scale, Context& ctx);

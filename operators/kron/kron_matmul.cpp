@@ -245,12 +245,13 @@ detail::KronPlan plan_for_call(std::span<const KronFactorRef<F>> factors,
                                MatrixView<T> Y, Context& ctx, const void* workspace,
                                std::size_t workspace_bytes, KronAlgorithm& algorithm) {
   const Layout layout = layout_of(Y);
+  const std::size_t shared = detail::shared_memory_for_plans();
   detail::KronPlan plan =
-      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>);
+      detail::plan_kron(shapes, X.cols, layout, algorithm, sizeof(T), is_complex_v<T>, shared);
   if (algorithm == KronAlgorithm::Auto && tuning_enabled() && !measuring) {
     const KronAlgorithm tuned = tuned_algorithm<T, F>(factors, shapes, X, Y, ctx);
     detail::KronPlan tuned_plan =
-        detail::plan_kron(shapes, X.cols, layout, tuned, sizeof(T), is_complex_v<T>);
+        detail::plan_kron(shapes, X.cols, layout, tuned, sizeof(T), is_complex_v<T>, shared);
     if (workspace == nullptr || tuned_plan.workspace_bytes <= workspace_bytes) {
       algorithm = tuned;
       plan = std::move(tuned_plan);
@@ -289,7 +290,8 @@ std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<T>> factor
                                         Layout layout, KronAlgorithm algorithm) {
   require<ShapeError>(batch >= 0, "kron_matmul_workspace_bytes: negative batch ", batch);
   const auto shapes = validated_shapes(factors);
-  return detail::plan_kron(shapes, batch, layout, algorithm, sizeof(T), is_complex_v<T>)
+  return detail::plan_kron(shapes, batch, layout, algorithm, sizeof(T), is_complex_v<T>,
+                           detail::shared_memory_for_plans())
       .workspace_bytes;
 }
 
@@ -335,7 +337,9 @@ std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<float>> fa
                                         Layout layout, KronAlgorithm algorithm) {
   require<ShapeError>(batch >= 0, "kron_matmul_workspace_bytes: negative batch ", batch);
   const auto shapes = validated_shapes(factors);
-  return detail::plan_kron(shapes, batch, layout, algorithm, sizeof(Storage)).workspace_bytes;
+  return detail::plan_kron(shapes, batch, layout, algorithm, sizeof(Storage), false,
+                           detail::shared_memory_for_plans())
+      .workspace_bytes;
 }
 
 template <ReducedPrecision Storage>

@@ -145,7 +145,7 @@ PassCost pass_cost(std::size_t element_bytes, bool complex_values) {
 // a pair of 32 x 32 factors). Dynamic programming over the factor positions.
 std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
                                        Layout layout, std::size_t element_bytes,
-                                       bool complex_values) {
+                                       bool complex_values, std::size_t shared_per_block) {
   const int n = int(shapes.size());
   const PassCost cost = pass_cost(element_bytes, complex_values);
   const bool reduced = element_bytes == 2;
@@ -194,7 +194,8 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
                  KronPassKind::Gemm);
       const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);
       if (reduced) {
-        if (layout == Layout::ColMajor && kron_pair16_fits(run, K_in))
+        if (layout == Layout::ColMajor && kron_pair16_fits(run, K_in) &&
+            kKronPair16SharedBytes <= shared_per_block)
           consider(cost.pair16(memory, kron_pair16_clustered(K_in)), KronPassKind::Fused);
         continue;
       }
@@ -215,7 +216,8 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
 }
 
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
-                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values) {
+                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values,
+                   std::size_t shared_per_block) {
   KronPlan plan;
   const int n = int(shapes.size());
   Index K = 1;
@@ -248,7 +250,8 @@ KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout
   // 16-bit data: Auto's plan unless one GEMM per factor is asked for.
   if (algorithm == KronAlgorithm::Auto ||
       (element_bytes == 2 && algorithm != KronAlgorithm::Gemm)) {
-    plan.passes = plan_auto_passes(shapes, batch, layout, element_bytes, complex_values);
+    plan.passes =
+        plan_auto_passes(shapes, batch, layout, element_bytes, complex_values, shared_per_block);
   } else {
     // Fused: greedy runs of factors up to 32 (the rest one per launch of our kernel);
     // Sliced: our one-factor kernel throughout; Gemm: one cuBLAS GEMM per factor.

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "runtime/shared_memory.hpp"
 #include "strop/core/view.hpp"
 #include "strop/operators/kron_matmul.hpp"
 
@@ -95,20 +96,26 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
 inline constexpr Index kKronPair16Dim = 32;
 inline constexpr Index kKronPair16Tile = 32;
 inline constexpr Index kKronPair16TileFeatures = kKronPair16Dim * kKronPair16Dim * kKronPair16Tile;
+// Its blocks' shared memory: two tiles and a staging tile of 16-bit values (192 KB: sm_90
+// only; elsewhere 16-bit plans take GEMM passes).
+inline constexpr std::size_t kKronPair16SharedBytes = 2 * 3 * std::size_t(kKronPair16TileFeatures);
 bool kron_pair16_fits(std::span<const KronShape> run, Index K_in);
 // Whether a cluster of two CTAs pairs neighbouring tiles (an even number of tiles per signal).
 bool kron_pair16_clustered(Index K_in);
 
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
 // passes and pair passes (kron_pair16_fits) and needs room for float and 16-bit copies of
-// the GEMM passes' factors).
+// the GEMM passes' factors). `shared_per_block`: the device's shared memory per block
+// (shared_memory_for_plans), which decides whether the pair kernel runs there.
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
-                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false);
+                   KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false,
+                   std::size_t shared_per_block = kSm90SharedMemoryPerBlock);
 
 // Auto's passes (also the 16-bit path's: GEMMs and pairs of 32 x 32 factors): the cheapest by a
 // time model.
 std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
                                        Layout layout, std::size_t element_bytes,
-                                       bool complex_values);
+                                       bool complex_values,
+                                       std::size_t shared_per_block = kSm90SharedMemoryPerBlock);
 
 }  // namespace strop::detail

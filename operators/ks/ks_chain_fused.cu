@@ -25,8 +25,8 @@ namespace {
 template <int MaxRadix>
 constexpr int kThreads = MaxRadix <= 4 ? 512 : 256;
 constexpr int kMaxSignals = 32;
-// Shared memory a tile may take: two thread blocks per multiprocessor, so that one block's
-// load or store overlaps the other's factors.
+// Shared memory a tile may take: two thread blocks per multiprocessor of an H100, so that one
+// block's load or store overlaps the other's factors (less on a device whose blocks have less).
 constexpr std::size_t kTileBytes = 110 * 1024;
 
 struct Step {
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kThreads<MaxRadix>)
 // (0: not even one fits).
 int tile_signals(Index n, std::size_t bytes) {
   const std::size_t per_signal = static_cast<std::size_t>(n) * bytes;
-  const std::size_t fit = kTileBytes / per_signal;
+  const std::size_t fit = std::min(kTileBytes, shared_memory_per_block()) / per_signal;
   return int(std::min<std::size_t>(kMaxSignals, fit > 0 ? fit - 1 : 0));
 }
 int odd_stride(int signals) {

@@ -79,7 +79,8 @@ KSAlgorithm sixteen_bit_choice(const KSPattern& p, Op op, ConstView<T> X, ConstV
   // The pipelined kernel where its heuristic takes it (whole weight vectors needed), except
   // for the few-group products above that Dense wins.
   const Index out = op == Op::NoTrans ? p.b : p.c, in = op == Op::NoTrans ? p.c : p.b;
-  const detail::KSMmaTile tile = detail::ks_mma_heuristic_tile(out, p.d, X.cols, !batch_first);
+  const detail::KSMmaTile tile = detail::ks_mma_heuristic_tile(out, p.d, X.cols, !batch_first,
+                                                               detail::shared_memory_for_plans());
   const bool dense_wins = tile.tj == 2 ? p.a * p.d < 6 || in < 384 || out < 256 : p.a * p.d <= 4;
   const bool pipelined = in % 8 == 0 && tile.pipelined && !dense_wins;
   if (choice == KSAlgorithm::Fused && batch_first && few_groups && !pipelined)

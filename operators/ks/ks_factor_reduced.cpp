@@ -72,8 +72,9 @@ ReducedChoice tuned_reduced_choice(const KSFactor<float>& factor, Op op, ConstVi
   const auto add_fused = [&] {
     if (detail::ks_small_blocks(p)) return add({KSAlgorithm::Fused, std::nullopt});
     const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
-    for (const detail::KSMmaTile& t : detail::ks_mma_tile_candidates(op == Op::NoTrans ? p.b : p.c,
-                                                                     p.d, X.cols, batch_contiguous))
+    for (const detail::KSMmaTile& t :
+         detail::ks_mma_tile_candidates(op == Op::NoTrans ? p.b : p.c, p.d, X.cols,
+                                        batch_contiguous, detail::shared_memory_for_plans()))
       add({KSAlgorithm::Fused, t});
   };
   // Fused stands for its tiles (the heuristic's first): never a second, tile-less entry.

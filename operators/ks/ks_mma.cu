@@ -340,12 +340,15 @@ void ks_mma_apply(const KSPattern& p, const Storage* w_op, Op op, ConstView<Stor
   using S = DeviceScalar<Storage>;
   const bool transposed = op != Op::NoTrans;
   const bool batch_contiguous = X.col_stride == 1 || X.cols == 1;
+  const Index out = transposed ? p.c : p.b;
+  const std::size_t shared_per_block = shared_memory_per_block();
   KSMmaTile t =
-      tile.value_or(ks_mma_heuristic_tile(transposed ? p.c : p.b, p.d, X.cols, batch_contiguous));
+      tile.value_or(ks_mma_heuristic_tile(out, p.d, X.cols, batch_contiguous, shared_per_block));
   require<DeviceError>(ks_mma_tile_supported(t), "ks mma kernel: unsupported tile ", to_string(t));
   if (t.pipelined) {
     if (ks_mma_pipelined_apply(p, w_op, op, X, Y, alpha, beta, t, ctx)) return;
-    t.pipelined = false;  // its requirements do not hold: this kernel, same geometry
+    // Its requirements do not hold: this kernel, same geometry where it fits.
+    t = ks_mma_fitting_tile(t, out, X.cols, shared_per_block);
   }
   MmaKSArgs args{};
   args.x = X.data;

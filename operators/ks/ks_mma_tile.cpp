@@ -11,9 +11,6 @@ namespace strop::detail {
 namespace {
 thread_local std::optional<KSMmaTile> forced_tile;
 
-// The most dynamic shared memory a block of sm_90 may opt into.
-constexpr std::size_t kMostShared = 227 * 1024;
-
 struct WarpShape {
   int mf, nf;
 };
@@ -89,38 +86,54 @@ bool ks_mma_tile_supported(const KSMmaTile& t) {
                                  [&](WarpShape s) { return s.mf == t.mf && s.nf == t.nf; });
   const auto power_of_two = [](int v) { return v > 0 && std::has_single_bit(unsigned(v)); };
   return shape && power_of_two(t.tj) && power_of_two(t.warps_k) && power_of_two(t.warps_n) &&
-         t.tj * t.warps_k * t.warps_n == kMmaWarps && t.shared_bytes() <= kMostShared;
+         t.tj * t.warps_k * t.warps_n == kMmaWarps && t.shared_bytes() <= kSm90SharedMemoryPerBlock;
 }
 
-KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous) {
+KSMmaTile ks_mma_fitting_tile(KSMmaTile tile, Index out, Index batch,
+                              std::size_t shared_per_block) {
+  tile.pipelined = false;
+  if (tile.shared_bytes() <= shared_per_block) return tile;
+  // Smaller warp tiles, largest first (kWarpShapes grows).
+  for (auto shape = std::rbegin(kWarpShapes); shape != std::rend(kWarpShapes); ++shape) {
+    const KSMmaTile t = with_warps(tile.tj, *shape, out, batch);
+    if (t.shared_bytes() <= shared_per_block) return t;
+  }
+  return with_warps(tile.tj, kWarpShapes[0], out, batch);  // 40 KB at most
+}
+
+KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous,
+                                std::size_t shared_per_block) {
   // Above a d = 48 every X unit of the pipelined kernel's copies sits in its own 128-byte
   // line, and it measured 1.1-2.3x slower than ks_mma.cu there on an H100 (bench/NOTES-ks.md).
   // Its tj = 2 tiles (128 outputs) were measured at d = 2 and 6 only, where ks_mma.cu was
   // 2-6x slower.
   const bool measured = d % 4 == 0 ? d <= 48 : d <= 6 && out > 64;
   if (!batch_contiguous && measured && out > 32 && batch > 32) {
-    const std::vector<KSMmaTile> pipelined = pipelined_tiles(out, d);
-    if (!pipelined.empty()) return pipelined.front();
+    for (const KSMmaTile& t : pipelined_tiles(out, d))
+      if (t.shared_bytes() <= shared_per_block) return t;
   }
   const int tj = groups_side_by_side(d, batch_contiguous);
   const WarpShape shape = tj >= 4 && out > 32 && batch > 32 ? WarpShape{4, 8}
                           : out <= 16                       ? WarpShape{1, 4}
                                                             : WarpShape{2, 4};
-  return with_warps(tj, shape, out, batch);
+  return ks_mma_fitting_tile(with_warps(tj, shape, out, batch), out, batch, shared_per_block);
 }
 
 std::vector<KSMmaTile> ks_mma_tile_candidates(Index out, Index d, Index batch,
-                                              bool batch_contiguous) {
-  std::vector<KSMmaTile> tiles = {ks_mma_heuristic_tile(out, d, batch, batch_contiguous)};
-  const int tj = groups_side_by_side(d, batch_contiguous);
-  for (const WarpShape shape : kWarpShapes) {
-    const KSMmaTile t = with_warps(tj, shape, out, batch);
-    if (ks_mma_tile_supported(t) && std::find(tiles.begin(), tiles.end(), t) == tiles.end())
+                                              bool batch_contiguous, std::size_t shared_per_block) {
+  std::vector<KSMmaTile> tiles = {
+      ks_mma_heuristic_tile(out, d, batch, batch_contiguous, shared_per_block)};
+  auto add = [&](const KSMmaTile& t) {
+    if (ks_mma_tile_supported(t) && t.shared_bytes() <= shared_per_block &&
+        std::find(tiles.begin(), tiles.end(), t) == tiles.end())
       tiles.push_back(t);
-  }
+  };
+  const int tj = groups_side_by_side(d, batch_contiguous);
+  for (const WarpShape shape : kWarpShapes)
+    add(with_warps(tj, shape, out, batch));
   if (!batch_contiguous)
     for (const KSMmaTile& t : pipelined_tiles(out, d))
-      if (std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
+      add(t);
   return tiles;
 }
 

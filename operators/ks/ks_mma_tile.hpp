@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/shared_memory.hpp"
 #include "strop/core/view.hpp"
 
 namespace strop::detail {
@@ -52,6 +53,15 @@ std::optional<KSMmaTile> parse_ks_mma_tile(const std::string& name);
 // pipelined one (64x64 warps, tj 8 with one warp per group, tj 4 with two, tj 2 with 2 x 2).
 bool ks_mma_tile_supported(const KSMmaTile& tile);
 
+// `shared_per_block` below: the device's shared memory per block (shared_memory_for_plans).
+// The pipelined tiles take 144-224 KB and ks_mma.cu's 64 x 64 warp tiles 128-130 KB: devices
+// with less (sm_80: 163 KB, sm_86/89: 99 KB) get the next tile in the heuristic's order.
+
+// ks_mma.cu's tile in place of `tile` (a pipelined one whose kernel does not take the views,
+// or one the device cannot hold): the same geometry where it fits, otherwise the largest warp
+// shape of its groups that fits.
+KSMmaTile ks_mma_fitting_tile(KSMmaTile tile, Index out, Index batch, std::size_t shared_per_block);
+
 // The heuristic's tile for `out` outputs per group, d groups per i and `batch` signals in the
 // given memory order: for batch-first signals with more than 32 outputs and signals and
 // d % 4 == 0 up to 48, or d = 2, 6 with more than 64 outputs, the pipelined kernel (tj = 8,
@@ -59,12 +69,14 @@ bool ks_mma_tile_supported(const KSMmaTile& tile);
 // side where batch-first signals need them for contiguous runs of features, and with few
 // warps per group (tj >= 4) 64 x 64 warp tiles so that X and W are re-read from L2 half as
 // often.
-KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous);
+KSMmaTile ks_mma_heuristic_tile(Index out, Index d, Index batch, bool batch_contiguous,
+                                std::size_t shared_per_block = kSm90SharedMemoryPerBlock);
 
 // What tuning measures: the heuristic's tile first, then ks_mma.cu's warp shapes and, for
-// batch-first signals with an even d, the pipelined tiles (distinct).
-std::vector<KSMmaTile> ks_mma_tile_candidates(Index out, Index d, Index batch,
-                                              bool batch_contiguous);
+// batch-first signals with an even d, the pipelined tiles (distinct, all fitting).
+std::vector<KSMmaTile> ks_mma_tile_candidates(
+    Index out, Index d, Index batch, bool batch_contiguous,
+    std::size_t shared_per_block = kSm90SharedMemoryPerBlock);
 
 // A tile forced on this thread's tensor-core KS applications (tuning, benchmarks).
 std::optional<KSMmaTile> forced_ks_mma_tile();

@@ -9,11 +9,12 @@
 
 namespace strop::detail {
 
-// The largest n the kernel takes: a signal split over the shared memory of a cluster of
-// blocks.
+// The largest n the kernel takes: a signal split over two blocks of 2^14 values.
 inline constexpr Index kFftDeviceMaxSize = 32768;
 
-// Whether the kernel takes size n: n = 2^k with 16 <= n <= kFftDeviceMaxSize (any strides).
+// Whether the kernel takes size n: n = 2^k with 16 <= n <= kFftDeviceMaxSize (any strides)
+// whose blocks fit the device's shared memory (2^14 values take 132 KiB: n >= 16384 needs
+// more than sm_86/89 have; other paths take those transforms there).
 bool fft_device_supported(Index n);
 
 // The kernel's table of stage twiddles for size n (host values, to be copied to the device

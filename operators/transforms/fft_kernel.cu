@@ -310,6 +310,17 @@ FftPlan fft_plan(Index n) {
   return p;
 }
 
+// Signals per block (a split signal's block holds one piece), and the block's shared memory:
+// the real and imaginary parts of its signals, padded.
+int signals_per_block(const FftPlan& p) {
+  const int threads = 1 << (p.log_n - kLogValuesPerThread);  // per signal
+  return p.split_log > 0 ? 1 : std::max(1, kMinBlockThreads / threads);
+}
+std::size_t shared_bytes(const FftPlan& p) {
+  const std::size_t n2 = std::size_t(1) << p.log_n;
+  return sizeof(float) * 2 * std::size_t(signals_per_block(p)) * (n2 + (n2 >> kPadBits));
+}
+
 }  // namespace
 
 Index fft_device_twiddle_count(Index n) {
@@ -342,7 +353,8 @@ std::vector<std::complex<float>> fft_device_twiddles(Index n) {
 }
 
 bool fft_device_supported(Index n) {
-  return n >= kValuesPerThread && n <= kFftDeviceMaxSize && log2_exact(n) >= 0;
+  return n >= kValuesPerThread && n <= kFftDeviceMaxSize && log2_exact(n) >= 0 &&
+         shared_bytes(fft_plan(n)) <= shared_memory_per_block();
 }
 
 void fft_device_apply(Index n, bool inverse, const std::complex<float>* twiddles,
@@ -370,9 +382,8 @@ void fft_device_apply(Index n, bool inverse, const std::complex<float>* twiddles
   const int split = 1 << plan.split_log;
   const Index n2 = Index(1) << plan.log_n;
   const int threads = int(n2 / kValuesPerThread);  // per signal (per block of a split one)
-  a.signals_per_block = split > 1 ? 1 : std::max(1, kMinBlockThreads / threads);
-  const std::size_t smem =
-      sizeof(float) * 2 * std::size_t(a.signals_per_block) * std::size_t(n2 + (n2 >> kPadBits));
+  a.signals_per_block = signals_per_block(plan);
+  const std::size_t smem = shared_bytes(plan);
   const unsigned blocks =
       unsigned((X.cols + a.signals_per_block - 1) / a.signals_per_block * split);
   const unsigned block_threads = unsigned(threads * a.signals_per_block);

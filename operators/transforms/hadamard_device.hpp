@@ -12,9 +12,9 @@ namespace strop::detail {
 
 // Whether the kernel takes a transform of this form on signals stored with these strides and
 // scalar size: one stride must be 1 (either layout), and with contiguous signals (row stride
-// 1) a whole signal must fit in shared memory (n <= 32768 for n = 2^k; 12 x 2^12 and the
-// like fit too). Batch-contiguous signals of any supported size are transformed in one or
-// more passes over memory, each on a digit of the index.
+// 1) a whole signal must fit in the device's shared memory (on sm_90 n <= 32768 for n = 2^k;
+// 12 x 2^12 and the like fit too; less on devices with less). Batch-contiguous signals of any
+// supported size are transformed in one or more passes over memory, each on a digit of the index.
 bool hadamard_device_supported(const HadamardForm& form, Index row_stride, Index col_stride);
 
 // Whether hadamard_device_apply takes these views: the CUDA-core kernel's cases above, and

@@ -56,7 +56,7 @@ constexpr int kSignalFirstTileValues = 8192;
 // Contiguous signals of at most this many values are each transformed by one warp.
 constexpr int kWarpTeamValues = 2048;
 // The most shared memory a tile of contiguous signals may take (one signal of 2^15 floats
-// takes 132 KiB; 12 x 2^12 takes 198 KiB).
+// takes 132 KiB; 12 x 2^12 takes 198 KiB), less where the device has less (most_tile_bytes).
 constexpr std::size_t kMaxTileBytes = 200 * 1024;
 // Batch-contiguous tiles: 32 adjacent signals (a warp reads one row of the tile: 128 bytes of
 // float, 64 of 16-bit values) of at most kBatchLastDigit values each (64 KiB of floats).
@@ -369,6 +369,10 @@ std::size_t tile_bytes(const HadamardArgs& a) {
   return sizeof(float) * (values + padding);
 }
 
+std::size_t most_tile_bytes() {
+  return std::min(kMaxTileBytes, shared_memory_per_block());
+}
+
 // The plan of a launch over contiguous signals of n = m 2^k values, batch B: values per
 // thread (fewer when the batch is small, for enough threads), signals per tile (fewer when
 // that makes too few blocks), passes.
@@ -395,7 +399,7 @@ HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
   for (;; ++register_bits) {
     a.passes = plan_passes(form.m, form.log2_pow2, register_bits, a.pass);
     a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
-    if (register_bits >= kMaxRegisterBits || tile_bytes(a) <= kMaxTileBytes) break;
+    if (register_bits >= kMaxRegisterBits || tile_bytes(a) <= most_tile_bytes()) break;
   }
   // Signals of up to kWarpTeamValues belong to one warp each (several when a pass has fewer
   // than 32 units per signal): warps then go through their passes independently, and the
@@ -481,7 +485,7 @@ bool hadamard_device_supported(const HadamardForm& form, Index row_stride, Index
     a.vectors = 1;
     a.passes = plan_passes(form.m, form.log2_pow2, kMaxRegisterBits, a.pass);  // least padding
     a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
-    return tile_bytes(a) <= kMaxTileBytes;
+    return tile_bytes(a) <= most_tile_bytes();
   }
   return col_stride == 1;  // any size, in enough launches
 }

@@ -12,7 +12,8 @@ namespace strop::detail {
 // Whether the tensor-core kernel takes this transform on these half or bfloat16 views: contiguous
 // signals (row stride 1) starting on 16-byte boundaries (aligned data, column strides a
 // multiple of 8 values), and n = 2^k with 256 <= n <= 32768 or n = m 2^k with m in
-// {12, 20, 28} and 128 <= 2^k <= 2048.
+// {12, 20, 28} and 128 <= 2^k <= 2048, where a block's shared memory holds one signal (n >
+// 2048 or m > 1; 28 x 2^11 takes 112 KB, more than sm_86/89 have).
 template <class Storage>
 bool hadamard_mma_takes(const HadamardForm& form, ConstView<Storage> X, MatrixView<Storage> Y);
 

@@ -380,6 +380,12 @@ void launch(const MmaArgs& a, Index m, int k, cudaStream_t stream) {
   }
 }
 
+// Shared memory of the launch: a whole signal of 16-bit values per block, except for the
+// pieces kernel (m = 1, n <= 2^kPieceBits), which keeps its chunks in registers.
+std::size_t shared_bytes(const HadamardForm& form) {
+  return form.m == 1 && form.log2_pow2 <= kPieceBits ? 0 : 2 * std::size_t(form.size());
+}
+
 bool sixteen_byte_runs(const void* data, Index col_stride, Index cols) {
   return (reinterpret_cast<std::uintptr_t>(data) & 15) == 0 && (cols == 1 || col_stride % 8 == 0);
 }
@@ -392,8 +398,8 @@ bool hadamard_mma_takes(const HadamardForm& form, ConstView<Storage> X, MatrixVi
   const bool size_taken = form.m == 1 ? k >= kChunkBits && k <= 15
                                       : (form.m == 12 || form.m == 20 || form.m == 28) &&
                                             k >= kChunkBits - 1 && k <= kPieceBits;
-  return size_taken && X.row_stride == 1 && Y.row_stride == 1 &&
-         sixteen_byte_runs(X.data, X.col_stride, X.cols) &&
+  return size_taken && shared_bytes(form) <= shared_memory_per_block() && X.row_stride == 1 &&
+         Y.row_stride == 1 && sixteen_byte_runs(X.data, X.col_stride, X.cols) &&
          sixteen_byte_runs(Y.data, Y.col_stride, Y.cols);
 }
 

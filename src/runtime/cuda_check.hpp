@@ -116,6 +116,12 @@ long long resident_blocks(int threads) {
   return (long long)blocks * multiprocessors();
 }
 
+// The dynamic shared memory one block of the current device may opt in to (227 KB on
+// sm_90, 163 KB on sm_80, 99 KB on sm_86 and sm_89), asked once per device. Kernels whose
+// tiles are sized for sm_90 take smaller tiles or leave the work to another path where a
+// device has less (cuda_check.cpp). Lowered by SharedMemoryCapForTesting (shared_memory.hpp).
+std::size_t shared_memory_per_block();
+
 // Lets `kernel` launch on the current device with `bytes` of dynamic shared memory (above
 // 48 KB the kernel must opt in: cudaFuncAttributeMaxDynamicSharedMemorySize). That attribute
 // belongs to the kernel on one device and is shared by every host thread, so it only grows

@@ -32,6 +32,11 @@ struct HasTwoDevices {
   }
 };
 
+// Shared memory per block of devices smaller than an H100 (227 KB): an A100 (sm_80, 163 KB)
+// and sm_86/89 GPUs (99 KB), emulated on the test's device with
+// detail::SharedMemoryCapForTesting (runtime/cuda_check.hpp).
+inline constexpr std::size_t kSmallerSharedMemory[] = {163 * 1024, 99 * 1024};
+
 // BOOST_TEST(error <= tol), and where STROP_ERROR_LOG names a file, a line "test case, error,
 // tolerance" appended to it: the measured errors that the GPU tests' tolerances are set from.
 inline void check_error_within(double error, double tol) {

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "gpu_reference.hpp"
+#include "operators/kron/kron_plan.hpp"
+#include "runtime/shared_memory.hpp"
 
 #if STROP_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -346,6 +348,40 @@ BOOST_AUTO_TEST_CASE(pairs_of_32_factors_in_16_bits) {
 
 // Tuning on: the candidates are measured once (into scratch memory: Y keeps its beta
 // term), the choice is cached, and the result is the same product.
+// Devices whose blocks have less shared memory than an H100's, emulated on this one: the
+// in-place kernel for equal square factors (135-192 KB for these runs) leaves its passes to
+// the general fused kernel, the one-factor kernel stages fewer rows of P (about 100 KB in
+// complex<double> at P = 24 on an H100), and 16-bit plans take GEMM passes where the pair
+// kernel (192 KB) does not fit. Every result still matches the CPU.
+BOOST_AUTO_TEST_CASE(plans_on_devices_with_less_shared_memory) {
+  const std::vector<detail::KronShape> pairs = {{32, 32}, {32, 32}, {32, 32}};
+  for (const std::size_t cap : kSmallerSharedMemory) {
+    const detail::SharedMemoryCapForTesting capped(cap);
+    BOOST_TEST_CONTEXT(cap << " bytes per block") {
+      for (auto [P, n] : {std::pair<Index, int>{2, 14}, {32, 3}}) {
+        std::vector<AnyOperator<float>> floats;
+        std::vector<AnyOperator<double>> doubles;
+        for (int i = 0; i < n; ++i) {
+          floats.emplace_back(Dense<float>(random_matrix<float>(P, P)));
+          doubles.emplace_back(Dense<double>(random_matrix<double>(P, P)));
+        }
+        for (KronAlgorithm algorithm : {KronAlgorithm::Auto, KronAlgorithm::Fused}) {
+          KronAlgorithmGuard guard(algorithm);
+          BOOST_TEST_CONTEXT(to_string(algorithm) << " P " << P << " n " << n) {
+            check_gpu_against_cpu(Kron<float>(floats), 5);
+            check_gpu_against_cpu(Kron<double>(doubles), 5);
+          }
+        }
+      }
+      check_shapes<std::complex<double>>({{3, 24}, {2, 2}}, {5});
+      for (const detail::KronPass& pass :
+           detail::plan_auto_passes(pairs, 3, Layout::ColMajor, 2, false, cap))
+        BOOST_TEST((pass.kind == detail::KronPassKind::Gemm));
+      check_reduced_kron<half>({{32, 32}, {32, 32}, {32, 32}}, 3);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(tuned_choice_is_cached_and_correct) {
   const HostMatrix<float> f1 = random_matrix<float>(16, 16), f2 = random_matrix<float>(8, 8);
   const Kron<float> A = kron(Dense<float>(f1), Dense<float>(f2));

@@ -5,6 +5,7 @@
 #include "gpu_reference.hpp"
 #include "operators/ks/ks_device.hpp"
 #include "operators/ks/ks_mma_tile.hpp"
+#include "runtime/shared_memory.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -276,6 +277,47 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_tile_configurations, S, HalfTypes) {
           }
         }
       }
+  }
+}
+
+// Devices whose blocks have less shared memory than an H100's, emulated on this one: the
+// tensor-core kernel takes smaller tiles (the pipelined ones need 144-224 KB, ks_mma.cu's
+// 64 x 64 warp tiles 130 KB), the fused chain kernel fewer signals per tile. The heuristic's
+// tile, every tile tuning would measure and Auto's choice all fit and match the CPU.
+BOOST_AUTO_TEST_CASE_TEMPLATE(kernels_on_devices_with_less_shared_memory, S, HalfTypes) {
+  std::mt19937 gen(83);
+  for (const std::size_t cap : kSmallerSharedMemory) {
+    const detail::SharedMemoryCapForTesting capped(cap);
+    BOOST_TEST_CONTEXT(cap << " bytes per block") {
+      BOOST_TEST(detail::shared_memory_for_plans() == cap);
+      // Pipelined tiles of 8, 4 and 2 groups on an H100.
+      for (const KSPattern& p :
+           std::vector<KSPattern>{{1, 72, 136, 8}, {1, 136, 48, 4}, {3, 96, 96, 6}}) {
+        const auto [K, K_abs] = representable_factor<S>(p, gen);
+        for (Op op : {Op::NoTrans, Op::Trans}) {
+          const Index out = op == Op::NoTrans ? p.b : p.c, batch = 300;
+          BOOST_TEST_CONTEXT("pattern " << p) {
+            BOOST_TEST(detail::ks_mma_heuristic_tile(out, p.d, batch, false, cap).shared_bytes() <=
+                       cap);
+            check_sixteen_bit<S>(K, K_abs, op, Layout::ColMajor, Layout::ColMajor, batch);
+            const KSAlgorithmGuard fused(KSAlgorithm::Fused);
+            check_sixteen_bit<S>(K, K_abs, op, Layout::ColMajor, Layout::ColMajor, batch);
+            for (const detail::KSMmaTile& t :
+                 detail::ks_mma_tile_candidates(out, p.d, batch, false, cap)) {
+              BOOST_TEST(t.shared_bytes() <= cap);
+              const detail::KSMmaTileGuard tile(t);
+              check_sixteen_bit<S>(K, K_abs, op, Layout::ColMajor, Layout::ColMajor, batch);
+            }
+          }
+        }
+      }
+      // The largest butterfly the chain kernel fuses in single precision (16 KB a signal).
+      if constexpr (std::is_same_v<S, half>) {
+        const auto patterns = butterfly_patterns(4096);
+        BOOST_TEST(detail::ks_chain_fusable(patterns, sizeof(float)));
+        check_gpu_against_cpu(KSChain<float>::random(patterns, gen), 45, tolerance<float>(4096));
+      }
+    }
   }
 }
 

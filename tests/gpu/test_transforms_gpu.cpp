@@ -8,6 +8,7 @@
 #include "operators/transforms/fft_device.hpp"
 #include "operators/transforms/hadamard_device.hpp"
 #include "operators/transforms/hadamard_mma.hpp"
+#include "runtime/shared_memory.hpp"
 
 using namespace strop;
 using namespace strop::testing;
@@ -293,6 +294,42 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hadamard_tensor_core_kernel_matches_the_float_path
   BOOST_TEST(detail::hadamard_mma_takes(*h.hadamard_form(),
                                         xd.view().row_block(0, n).col_block(0, 1),
                                         yd.view().row_block(0, n).col_block(0, 1)));
+}
+
+// Devices whose blocks have less shared memory than an H100's, emulated on this one: signals
+// that no longer fit a block leave the FFT and Hadamard kernels for the KS chain paths, and
+// every transform still matches the CPU.
+BOOST_AUTO_TEST_CASE(transforms_on_devices_with_less_shared_memory) {
+  using C = std::complex<float>;
+  for (const std::size_t cap : kSmallerSharedMemory) {
+    const detail::SharedMemoryCapForTesting capped(cap);
+    BOOST_TEST_CONTEXT(cap << " bytes per block") {
+      // A block of the FFT holds 2^14 complex values, padded: 132 KiB; 2^15 runs as two.
+      for (Index n : {8192, 16384, 32768}) {
+        BOOST_TEST(detail::fft_device_supported(n) == (n <= 8192 || cap >= 132 * 1024));
+        check_gpu_against_cpu(dft<C>(n), 3, tolerance<C>(n));
+      }
+      // The CUDA-core Hadamard kernel holds a signal of 2^15 floats (128 KiB and padding).
+      const KSChain<float> h = hadamard<float>(32768);
+      BOOST_TEST(detail::hadamard_device_supported(*h.hadamard_form(), 1, 32768) ==
+                 (cap > 160 * 1024));
+      check_gpu_against_cpu(h, 3, tolerance<float>(32768));
+      // The tensor-core kernel holds a 16-bit signal: 28 x 2^11 takes 112 KiB.
+      const Index n = 28 * 2048, batch = 3;
+      const KSChain<float> h28 = hadamard<float>(n, {Normalization::Orthonormal});
+      const HostMatrix<half> xs = random_matrix<float>(n, batch).cast<half>();
+      HostMatrix<float> expected(n, batch);
+      h28.apply(Op::NoTrans, view(HostMatrix<float>(xs.cast<float>())), view(expected));
+      const DeviceMatrix<half> xd = to_device(xs);
+      DeviceMatrix<half> yd(n, batch);
+      BOOST_TEST(detail::hadamard_mma_takes(*h28.hadamard_form(), xd.view(), yd.view()) ==
+                 (cap >= 112 * 1024));
+      apply_reduced_precision(h28, Op::NoTrans, xd.view(), yd.view());
+      // Factor by factor where no kernel takes it: each intermediate rounded to 16 bits.
+      check_error_within(relative_error(HostMatrix<float>(yd.to_host().cast<float>()), expected),
+                         4 * double(h28.size()) * unit_roundoff_v<half>);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(half_signals_through_any_chain) {

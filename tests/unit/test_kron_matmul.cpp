@@ -232,6 +232,17 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
   BOOST_TEST(std::count_if(mixed.begin(), mixed.end(), [](const detail::KronPass& p) {
                return p.kind == detail::KronPassKind::Fused;
              }) == 1);
+  // A device whose blocks cannot hold the pair kernel's 192 KB (an A100's 163 KB): GEMMs only,
+  // with the work space their factors need.
+  for (const auto& p :
+       detail::plan_auto_passes(thirty_twos, 1024, Layout::ColMajor, 2, false, 163 * 1024))
+    BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
+  for (const auto& p : detail::plan_auto_passes(thirty_twos, 1024, Layout::ColMajor, 2, false,
+                                                detail::kKronPair16SharedBytes))
+    BOOST_TEST((p.kind == detail::KronPassKind::Fused));
+  BOOST_TEST(detail::plan_kron(thirty_twos, 1024, Layout::ColMajor, KronAlgorithm::Auto, 2, false,
+                               163 * 1024)
+                 .factor_elements > 0);
 }
 
 // The pair pass needs two 32 x 32 factors and whole tiles of 32 chunks of 1024 features.

@@ -432,6 +432,49 @@ BOOST_AUTO_TEST_CASE(heuristic_and_candidates) {
   BOOST_TEST(!detail::parse_ks_mma_tile("tj8.k32x1.n64x1.pipe").has_value());  // no such kernel
 }
 
+// Devices whose blocks have less shared memory than sm_90's 227 KB (sm_80: 163 KB, sm_86/89:
+// 99 KB): the heuristic and the tuning candidates keep to it, taking the next tile in the
+// heuristic's order (a pipelined tile that fits, then ks_mma.cu's largest warp shape that
+// fits); with room, the same tiles as on sm_90.
+BOOST_AUTO_TEST_CASE(tiles_within_the_device_shared_memory) {
+  using detail::KSMmaTile;
+  for (const std::size_t cap : {std::size_t(163 * 1024), std::size_t(99 * 1024)})
+    for (bool batch_contiguous : {true, false})
+      for (Index d : {1, 2, 4, 6, 8, 12, 64})
+        for (Index out : {16, 48, 96, 768})
+          for (Index batch : {7, 25088}) {
+            BOOST_TEST_CONTEXT("cap " << cap << " d " << d << " out " << out << " batch " << batch
+                                      << " contiguous " << batch_contiguous) {
+              const KSMmaTile sm90 = detail::ks_mma_heuristic_tile(out, d, batch, batch_contiguous);
+              const KSMmaTile h =
+                  detail::ks_mma_heuristic_tile(out, d, batch, batch_contiguous, cap);
+              BOOST_TEST(detail::ks_mma_tile_supported(h));
+              BOOST_TEST(h.shared_bytes() <= cap);
+              if (sm90.shared_bytes() <= cap) BOOST_TEST(to_string(h) == to_string(sm90));
+              if (!h.pipelined && !sm90.pipelined) BOOST_TEST(h.tj == sm90.tj);
+              const auto tiles =
+                  detail::ks_mma_tile_candidates(out, d, batch, batch_contiguous, cap);
+              BOOST_REQUIRE(!tiles.empty());
+              BOOST_TEST(to_string(tiles.front()) == to_string(h));
+              for (const KSMmaTile& t : tiles)
+                BOOST_TEST(t.shared_bytes() <= cap);
+            }
+          }
+  // d = 8 with large groups: tj8's pipelined tile (224 KB) on sm_90; ks_mma.cu's 64 x 64 warps
+  // (130 KB) on sm_80; 32 x 64 warps (80 KB) on sm_86/89. d = 6: tj2's pipelined tile
+  // (144 KB) fits sm_80.
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(384, 8, 25088, false, 163 * 1024)) ==
+             "tj8.k64x1.n64x1");
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(384, 8, 25088, false, 99 * 1024)) ==
+             "tj8.k32x1.n64x1");
+  BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(192, 6, 25088, false, 163 * 1024)) ==
+             "tj2.k64x2.n64x2.pipe");
+  // A pipelined tile whose kernel does not take the views: the same geometry where it fits.
+  const KSMmaTile pipelined = detail::ks_mma_heuristic_tile(384, 8, 25088, false);
+  BOOST_TEST(to_string(detail::ks_mma_fitting_tile(
+                 pipelined, 384, 25088, detail::kSm90SharedMemoryPerBlock)) == "tj8.k64x1.n64x1");
+}
+
 // The 16-bit Auto model on batch-first signals: the pipelined kernel where it applies, except
 // for a d <= 4 with large blocks (Dense), Dense for few groups otherwise, StridedGemm in place
 // for batch-last signals with large blocks.

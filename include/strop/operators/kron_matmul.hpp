@@ -77,7 +77,9 @@ struct KronFactorRef {
   static KronFactorRef identity(Index n) { return {nullptr, n, n, 0, 0, false}; }
 };
 
-// Bytes of device work space kron_matmul needs for these factors, this batch and layout.
+// Bytes of device work space kron_matmul needs for these factors, this batch and layout, on
+// the current device (plans depend on its shared memory per block; without a device, an
+// H100's).
 template <class T>
 std::size_t kron_matmul_workspace_bytes(std::span<const KronFactorRef<T>> factors, Index batch,
                                         Layout layout,
