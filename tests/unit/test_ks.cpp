@@ -469,6 +469,14 @@ BOOST_AUTO_TEST_CASE(tiles_within_the_device_shared_memory) {
              "tj8.k32x1.n64x1");
   BOOST_TEST(to_string(detail::ks_mma_heuristic_tile(192, 6, 25088, false, 163 * 1024)) ==
              "tj2.k64x2.n64x2.pipe");
+  // The limit the planners see: a device's, lowered by the testing cap (without a device,
+  // sm_90's).
+  const std::size_t uncapped = detail::shared_memory_for_plans();
+  {
+    const detail::SharedMemoryCapForTesting capped(64 * 1024);
+    BOOST_TEST(detail::shared_memory_for_plans() == std::min<std::size_t>(uncapped, 64 * 1024));
+  }
+  BOOST_TEST(detail::shared_memory_for_plans() == uncapped);
   // A pipelined tile whose kernel does not take the views: the same geometry where it fits.
   const KSMmaTile pipelined = detail::ks_mma_heuristic_tile(384, 8, 25088, false);
   BOOST_TEST(to_string(detail::ks_mma_fitting_tile(
