@@ -244,7 +244,9 @@ void launch(const SkinnyStage& g, cudaStream_t stream) {
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = attributes;
-  config.numAttrs = split > 1 ? 2 : 1;
+  // Programmatic dependent launch, like clusters, needs sm_90: on older devices the stages
+  // run in plain stream order (and split stays 1).
+  config.numAttrs = !device.clusters ? 0 : split > 1 ? 2 : 1;
   check_cuda(cudaLaunchKernelEx(&config, blr_skinny_kernel<DS, TOK, kRowsPerTurn>, g, vector),
              "blr skinny stage");
   check_launch("blr skinny stage");

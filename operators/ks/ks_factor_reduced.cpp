@@ -37,7 +37,8 @@ std::string name_of(const ReducedChoice& c) {
   if (c.tile) name.append(":").append(detail::to_string(*c.tile));
   return name;
 }
-// The choice a cached name stands for (none if it names no 16-bit path).
+// The choice a cached name stands for (none if it names no 16-bit path, or a tile larger than
+// the device's blocks hold: a cache file written with another limit is measured again).
 std::optional<ReducedChoice> parse_choice(const std::string& name) {
   const auto colon = name.find(':');
   const std::string algorithm = name.substr(0, colon);
@@ -46,7 +47,9 @@ std::optional<ReducedChoice> parse_choice(const std::string& name) {
     if (algorithm != to_string(a)) continue;
     if (colon == std::string::npos) return ReducedChoice{a, std::nullopt};
     const auto tile = detail::parse_ks_mma_tile(name.substr(colon + 1));
-    if (a == KSAlgorithm::Fused && tile) return ReducedChoice{a, tile};
+    if (a == KSAlgorithm::Fused && tile &&
+        tile->shared_bytes() <= detail::shared_memory_for_plans())
+      return ReducedChoice{a, tile};
   }
   return std::nullopt;
 }
