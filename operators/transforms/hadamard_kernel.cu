@@ -396,10 +396,11 @@ HadamardArgs signal_first_plan(const HadamardForm& form, Index batch) {
   while (a.vectors > 1 && (batch + a.vectors - 1) / a.vectors < 2 * sms)
     a.vectors /= 2;
   // Shorter runs pad shared memory more: lengthen them if the tile would not fit.
+  const std::size_t most = most_tile_bytes();
   for (;; ++register_bits) {
     a.passes = plan_passes(form.m, form.log2_pow2, register_bits, a.pass);
     a.pad_bits = a.pass[0].bits > 0 ? a.pass[0].bits : kMaxRegisterBits;
-    if (register_bits >= kMaxRegisterBits || tile_bytes(a) <= most_tile_bytes()) break;
+    if (register_bits >= kMaxRegisterBits || tile_bytes(a) <= most) break;
   }
   // Signals of up to kWarpTeamValues belong to one warp each (several when a pass has fewer
   // than 32 units per signal): warps then go through their passes independently, and the
