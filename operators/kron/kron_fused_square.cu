@@ -384,7 +384,6 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   const bool pair = tl * Index(sizeof(T)) < 32 && (a.chunks / tl) % 2 == 0 && device_has_clusters();
   a.log_cluster = pair ? 1 : 0;
   a.units_per_signal = a.chunks / tl >> a.log_cluster;
-  a.ld = padded<T>(int(chunk)) + 1;  // odd: the store reads a column of chunks
   a.alpha = alpha;
   a.beta = beta;
   a.scale = scale;
@@ -392,13 +391,13 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   constexpr Index n = Index(16 / sizeof(T));
   a.vector_store = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 &&
                    (in.cols == 1 || out.col_stride % n == 0);
-  // [factors | tile buffer | tile buffer], each piece rounded up to 16 bytes.
-  auto round16 = [&](Index v) { return int((v + n - 1) / n * n); };
-  a.buffer_offset = round16(count * P * P);
-  a.buffer_elements = round16(a.ld * tl);
-  const std::size_t shared = sizeof(T) * std::size_t(a.buffer_offset + 2 * a.buffer_elements);
+  const KronSquareLayout layout = kron_square_layout(P, count, tl, sizeof(T));
+  a.ld = layout.ld;
+  a.buffer_offset = layout.buffer_offset;
+  a.buffer_elements = layout.buffer_elements;
+  const std::size_t shared = layout.bytes;
   // 132-192 KB: a device with less (sm_86/89; sm_80 for a single 2 x 2 factor) leaves the pass
-  // to the general fused kernel.
+  // to the general fused kernel (the planner priced that one there).
   if (shared > shared_memory_per_block()) return false;
   const long long units = a.units_per_signal * a.B;
   // As many units in flight as the device holds clusters (CTAs: one per SM).

@@ -58,6 +58,21 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
   return K_in % (chunk * per_block) == 0 ? per_block : 0;
 }
 
+KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
+                                    std::size_t element_bytes) {
+  Index chunk = 1;
+  for (int i = 0; i < count; ++i)
+    chunk *= P;
+  const Index vector = Index(16 / element_bytes);
+  auto round16 = [&](Index v) { return int((v + vector - 1) / vector * vector); };
+  KronSquareLayout l;
+  l.ld = int(kron_padded(chunk, element_bytes) + 1);
+  l.buffer_offset = round16(Index(count) * P * P);
+  l.buffer_elements = round16(Index(l.ld) * chunks_per_block);
+  l.bytes = element_bytes * std::size_t(l.buffer_offset + 2 * l.buffer_elements);
+  return l;
+}
+
 bool kron_pair16_fits(std::span<const KronShape> run, Index K_in) {
   if (run.size() != 2) return false;
   for (const KronShape& s : run)
@@ -201,9 +216,14 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
       }
       const double kernel_macs = double(macs_chain) * double(batch);
       if (lo == hi) consider(cost.sliced(memory, kernel_macs), KronPassKind::Sliced);
-      if (layout == Layout::ColMajor &&
-          kron_square_chunks_per_block(run, K_in, element_bytes, complex_values) > 0)
-        consider(cost.square(memory, kernel_macs), KronPassKind::Fused);
+      // Where the square kernel's blocks do not fit the device, the launcher hands the run to
+      // the general fused kernel, priced below.
+      if (layout == Layout::ColMajor) {
+        const Index tl = kron_square_chunks_per_block(run, K_in, element_bytes, complex_values);
+        if (tl > 0 && kron_square_layout(run.front().P, int(run.size()), tl, element_bytes).bytes <=
+                          shared_per_block)
+          consider(cost.square(memory, kernel_macs), KronPassKind::Fused);
+      }
       if (lo < hi && layout == Layout::ColMajor && all_fusable &&
           kron_fused_shared_bytes(run, 1, element_bytes, rq) <= kKronFusedSharedBudget)
         consider(cost.fused(memory, kernel_macs), KronPassKind::Fused);

@@ -88,6 +88,19 @@ inline int kron_square_accumulators(std::size_t element_bytes) {
 }
 Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
                                    std::size_t element_bytes, bool complex_values);
+// Its block's shared memory, in elements: [factors | tile buffer | tile buffer], each piece
+// rounded up to 16 bytes; a buffer holds `chunks_per_block` chunks of P^count features, padded
+// (kron_padded) with an odd stride `ld` (the store reads a column of chunks). The planner
+// prices the kernel only where `bytes` fits the device (132-192 KB for most runs; an sm_86/89
+// device has 99 KB), the launcher sizes its buffers from the same numbers.
+struct KronSquareLayout {
+  int ld = 0;
+  int buffer_offset = 0;
+  int buffer_elements = 0;
+  std::size_t bytes = 0;
+};
+KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
+                                    std::size_t element_bytes);
 
 // The 16-bit path's fused pass (kron_fused_pair16.cu): two consecutive 32 x 32 factors on
 // packed batch-first data, tiles of kKronPair16Tile chunks of 32 x 32 features (a 64-byte

@@ -283,6 +283,51 @@ BOOST_AUTO_TEST_CASE(square_kernel_takes_equal_power_of_two_factors) {
   BOOST_TEST(tile(S(4, {16, 16}), 1 << 24, 4) == 0);        // chunk 65536 > 4096
 }
 
+// The square kernel's blocks: 16^3 in float, 4 chunks of 4096 features padded to 4225 (one
+// element every 32, one more for an odd stride), after the three 16 x 16 factors: 135 KB, more
+// than an sm_86/89 block holds. On such a device every fused pass of a plan is one a kernel
+// can run there: the square kernel where its blocks fit, else the general fused kernel (which
+// the planner gives runs of two or more factors within kKronFusedSharedBudget).
+BOOST_AUTO_TEST_CASE(fused_passes_fit_the_device_shared_memory) {
+  using S = std::vector<detail::KronShape>;
+  const auto l = detail::kron_square_layout(16, 3, 4, 4);
+  BOOST_TEST(l.ld == 4225);
+  BOOST_TEST(l.buffer_offset == 3 * 256);
+  BOOST_TEST(l.buffer_elements == 4 * 4225);
+  BOOST_TEST(l.bytes == 4u * (768 + 2 * 16900));
+  BOOST_TEST(detail::kron_square_layout(16, 3, 2, 8).bytes ==
+             8u * (768 + 2 * 2 * 4353));  // double: padded every 16
+  for (const std::size_t shared : {std::size_t(99 * 1024), std::size_t(163 * 1024)}) {
+    for (const S& shapes :
+         {S(3, {16, 16}), S(3, {32, 32}), S(6, {8, 8}), S(14, {2, 2}), S(7, {4, 4}), S(5, {16, 16}),
+          // a lone 32 x 32 pass: the square kernel or another one-factor pass
+          S{{32, 32}, {512, 512}}}) {
+      for (const std::size_t bytes : {std::size_t(4), std::size_t(8)}) {
+        Index K = 1;
+        for (const auto& s : shapes)
+          K *= s.P;
+        for (const auto& p :
+             detail::plan_auto_passes(shapes, 64, Layout::ColMajor, bytes, false, shared)) {
+          if (p.kind != detail::KronPassKind::Fused) continue;
+          const std::span<const detail::KronShape> run(shapes.data() + p.lo, p.hi - p.lo + 1);
+          // Square factors: every pass sees K features.
+          const Index tl = detail::kron_square_chunks_per_block(run, K, bytes, false);
+          const bool square_fits =
+              tl > 0 &&
+              detail::kron_square_layout(run.front().P, int(run.size()), tl, bytes).bytes <= shared;
+          const bool general_fits =
+              p.hi > p.lo &&
+              detail::kron_fused_shared_bytes(run, 1, bytes, detail::kron_fused_rq(bytes)) <=
+                  std::min(shared, detail::kKronFusedSharedBudget);
+          BOOST_TEST((square_fits || general_fits),
+                     shapes.size() << " factors of " << shapes[0].P << ", " << bytes << " bytes, "
+                                   << shared << " B: pass " << p.lo << ".." << p.hi);
+        }
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(bad_factors_and_host_views_are_rejected) {
   std::vector<KronFactorRef<float>> none;
   BOOST_CHECK_THROW(kron_matmul_workspace_bytes<float>(none, 4, Layout::ColMajor), ShapeError);
