@@ -128,6 +128,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_fused_in_place, T, RealTypes)
   }
 }
 
+// One or two signals: the in-place kernel's persistent grid then has more clusters than units
+// of work (the idle ones must still pass every cluster barrier), and a case small enough for
+// compute-sanitizer's racecheck to finish (scripts/gpu-sanitize.sh OUT racecheck
+// gpu_kron/equal_square_factors_on_one_or_two_signals*).
+BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_on_one_or_two_signals, T, RealTypes) {
+  const std::pair<Index, int> cases[] = {{2, 14}, {4, 7}, {8, 5}, {16, 4}, {32, 3}};
+  for (auto [P, n] : cases) {
+    std::vector<AnyOperator<T>> factors;
+    for (int i = 0; i < n; ++i)
+      factors.emplace_back(Dense<T>(random_matrix<T>(P, P)));
+    const Kron<T> A(factors);
+    KronAlgorithmGuard guard(KronAlgorithm::Fused);
+    for (Index batch : {1, 2})
+      BOOST_TEST_CONTEXT("P " << P << " n " << n << " batch " << batch) {
+        check_gpu_against_cpu(A, batch);
+      }
+  }
+}
+
 // Factors behind transpose/adjoint nodes and identities reach the engine too.
 BOOST_AUTO_TEST_CASE_TEMPLATE(transposed_and_identity_factors, T, ScalarTypes) {
   const HostMatrix<T> a = random_matrix<T>(4, 3), b = random_matrix<T>(5, 2);
