@@ -4,7 +4,10 @@
 #     issue benchmarks in build-final, then runs every GPU suite (session37-gpu.sh) with each
 #     checked error and its tolerance in OUT/errors-<device>.tsv;
 #   PART=bench bash bench/probes/session47-run.sh OUT   (machine still warm) runs kron_bench
-#     (Tables 1 and 3 and 16 bits), blr_bench per call at B = 1 and 1024, and stl_bench.
+#     (Tables 1 and 3 and 16 bits), blr_bench per call at B = 1 and 1024, and stl_bench;
+#   PART=blr bash bench/probes/session47-run.sh OUT   (after the vector strided copy) builds
+#     strop_gpu_tests and blr_bench, runs gpu_blr, every kernel of the Llama-7B qkvo calls at
+#     B = 1024 under ncu (OUT/stages-*.txt), then blr_bench per call at B = 1, 1024.
 # Everything is also packed into OUT/session47-<part>.tar.gz (few files come back from OUT).
 set -uo pipefail
 out=${1:?OUT}
@@ -24,6 +27,34 @@ if [ "$part" = tests ]; then
 gpu_random_expressions gpu_kron_distributed gpu_kron gpu_ks gpu_blr gpu_transforms gpu_dense \
 gpu_views gpu_stl gpu_stl_kernels gpu_gemm_tuning gpu_factorize" \
     bash bench/probes/session37-gpu.sh "$out"
+elif [ "$part" = blr ]; then
+  cmake -S . -B build-final -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DSTROP_CHECK_SM80=OFF -DSTROP_BUILD_BENCH=ON -DSTROP_BUILD_EXAMPLES=OFF \
+    -DSTROP_BUILD_GPU_TESTS=ON >"$out/build-$dev.log" 2>&1
+  cmake --build build-final -j 16 --target strop_gpu_tests blr_bench \
+    >>"$out/build-$dev.log" 2>&1 || { echo "build failed"; tail -30 "$out/build-$dev.log"; exit 1; }
+  echo "built in $(($(date +%s) - start)) s"
+  ./build-final/tests/strop_gpu_tests --run_test=gpu_blr --report_level=short --log_level=error \
+    >"$out/gpu-blr-session47-$dev.log" 2>&1
+  echo "gpu_blr exit $? ($(($(date +%s) - start)) s)"; tail -4 "$out/gpu-blr-session47-$dev.log"
+  timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+    ./build-final/bench/blr_bench --reps 1 --batches 1024 --layer Llama-7B/qkvo \
+    --csv /dev/null --csv16 /dev/null --json /dev/null >"$out/stages.csv" 2>/dev/null
+  python3 - "$out/stages.csv" >"$out/stages-llama7b-qkvo-b1024-$dev.txt" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+h = rows[0]
+ki, vi = h.index("Kernel Name"), h.index("Metric Value")
+for r in rows[1:]:
+    print(f"{float(r[vi].replace(',', '')) / 1000:9.1f} us  {r[ki][:90]}")
+PY
+  rm -f "$out/stages.csv"
+  echo "ncu done ($(($(date +%s) - start)) s)"
+  timeout 150 ./build-final/bench/blr_bench --batches 1,1024 --csv "$out/blr-bench-session47-v2-$dev.csv" \
+    --csv16 "$out/blr16-bench-session47-v2-$dev.csv" \
+    --json "$out/blr-summary-session47-v2-$dev.json" >"$out/blr-bench-session47-v2-$dev.log" 2>&1
+  echo "blr_bench exit $? ($(($(date +%s) - start)) s)"
+  cat "$out"/*summary*.json
 else
   b=./build-final/bench
   timeout 200 $b/kron_bench --no-table4 --csv "$out/kron-bench-session47-$dev.csv" \

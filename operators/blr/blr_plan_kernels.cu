@@ -1,9 +1,9 @@
 // The BLR GEMM plans' device kernels (blr_plan_kernels.hpp): the unfused baselines' strided
-// copies (16-bit values scaled in fp32): runs
-// along a dimension contiguous in dst, or 32 x 32 tiles through shared memory where the
-// dimension contiguous in src is another one (what PyTorch's permute().contiguous() does
-// too), so that both sides move whole memory segments; and batched products with small
-// inner and outer sizes, streamed row by row.
+// copies (16-bit values scaled in fp32): runs along a dimension contiguous in dst (in 16-byte
+// vectors where both sides allow), or 32 x 32 tiles through shared memory where the dimension
+// contiguous in src is another one (what PyTorch's permute().contiguous() does too), so that
+// both sides move whole memory segments; and batched products with small inner and outer
+// sizes, streamed row by row.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -76,6 +76,35 @@ __global__ void strided_runs_kernel(const StridedCopy c, const CopyAxes axes, In
   const Index begin = Index(blockIdx.y) * chunk, end = begin + chunk < n ? begin + chunk : n;
   for (Index i = begin + threadIdx.x; i < end; i += 32)
     store_copied(c, dst + i * ds, CopyCompute<S>(load_value(src + i * ss)));
+}
+
+// The same copies where the runs are contiguous on both sides in whole 16-byte vectors
+// (strided_copy checks the alignment): a thread moves a vector instead of a value, so a warp
+// has 8x (16-bit) the bytes in flight and 1/8 of the index arithmetic per byte, and
+// blockDim.x threads (fewer than 32 for short runs: 64 16-bit values are 8 vectors) share a
+// run, blockDim.y runs per block.
+template <class S>
+__global__ void strided_vector_runs_kernel(const StridedCopy c, const CopyAxes axes, Index rows,
+                                           Index chunk) {
+  constexpr int V = 16 / int(sizeof(S));
+  const Index row = Index(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (row >= rows) return;
+  Index s, d;
+  split_block<3>(c, row, axes, s, d);
+  const S* src = static_cast<const S*>(c.src) + s;
+  S* dst = static_cast<S*>(c.dst) + d;
+  const Index n = c.dims[axes.inner];
+  const Index begin = Index(blockIdx.y) * chunk, end = begin + chunk < n ? begin + chunk : n;
+  for (Index i = begin + Index(threadIdx.x) * V; i < end; i += Index(blockDim.x) * V) {
+    alignas(16) S in[V], out[V];
+    *reinterpret_cast<uint4*>(in) = *reinterpret_cast<const uint4*>(src + i);
+    if (c.scaled && c.beta != 0)
+      *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4*>(dst + i);
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      store_copied(c, out + k, CopyCompute<S>(load_value(in + k)));
+    *reinterpret_cast<uint4*>(dst + i) = *reinterpret_cast<const uint4*>(out);
+  }
 }
 
 // Copies that turn the dimension contiguous in src (axes.inner) into another one contiguous
@@ -302,15 +331,39 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
     axes.inner = dst_unit >= 0 ? dst_unit : (src_unit >= 0 ? src_unit : 3);
     set_outer(axes.inner, axes.inner);
     const Index rows = total / c.dims[axes.inner], n = c.dims[axes.inner];
-    const Index blocks = (rows + kRows - 1) / kRows;
+    // Whole 16-byte vectors on both sides: unit strides along the run, every run's start and
+    // both base addresses aligned.
+    constexpr Index V = Index(16 / sizeof(S));
+    bool vectors = src_unit == axes.inner && dst_unit == axes.inner && n % V == 0 &&
+                   reinterpret_cast<std::uintptr_t>(c.src) % 16 == 0 &&
+                   reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0;
+    for (int k = 0; k < 3; ++k) {
+      const int dim = axes.outer[k];
+      vectors = vectors &&
+                (c.dims[dim] == 1 || (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
+    }
+    // `lanes` threads per run (up to a warp, fewer where a run has fewer units), 256 per block;
+    // one unit (value or vector) per thread, unless the runs need more than the grid's 65535
+    // rows of chunks.
+    const Index unit = vectors ? V : 1;
+    int lanes = 32;
+    while (lanes > 1 && (lanes / 2) * unit >= n)
+      lanes /= 2;
+    if (!vectors) lanes = 32;  // the value kernel's blocks are 32 x kRows
+    const int runs_per_block = 256 / lanes;
+    const Index blocks = (rows + runs_per_block - 1) / runs_per_block;
     require<DeviceError>(blocks < (Index(1) << 31), "strided copy: too many rows");
-    // One value per thread per run, unless the runs need more than the grid's 65535 rows.
     constexpr Index kMaxChunks = 65535;
-    const Index chunk = std::max<Index>(32, (n + 32 * kMaxChunks - 1) / (32 * kMaxChunks) * 32);
-    const Index chunks = (n + chunk - 1) / chunk;
-    strided_runs_kernel<S>
-        <<<dim3(unsigned(blocks), unsigned(chunks)), dim3(32, kRows), 0, stream>>>(c, axes, rows,
-                                                                                   chunk);
+    const Index step = lanes * unit;  // values a block's threads of one run take at a time
+    const Index chunk =
+        std::max<Index>(step, (n + step * kMaxChunks - 1) / (step * kMaxChunks) * step);
+    const dim3 grid(unsigned(blocks), unsigned((n + chunk - 1) / chunk));
+    if (vectors) {
+      strided_vector_runs_kernel<S>
+          <<<grid, dim3(lanes, runs_per_block), 0, stream>>>(c, axes, rows, chunk);
+    } else {
+      strided_runs_kernel<S><<<grid, dim3(32, kRows), 0, stream>>>(c, axes, rows, chunk);
+    }
   }
   check_launch("strided_copy");
 }

@@ -653,12 +653,20 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
   struct Case {
     std::array<Index, 4> dims;
     std::array<int, 4> src_order, dst_order;  // dimensions from slowest to fastest
+    Index src_offset = 0;                     // values before src's first (alignment)
   };
   const std::vector<Case> cases = {
       {{3, 5, 7, 70}, {0, 1, 2, 3}, {2, 0, 1, 3}},    // runs of 70
       {{1, 16, 70, 45}, {0, 1, 2, 3}, {0, 3, 2, 1}},  // (L, B, r) -> (r, B, L)
       {{2, 33, 40, 9}, {0, 1, 2, 3}, {1, 0, 3, 2}},   // swap the two fastest, 33 x 9 tails
       {{4, 1, 65, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}},    // reversed order
+      // Runs of whole 16-byte vectors in every type: short ones (a fraction of a warp per
+      // run), long ones over several blocks, and the Monarch baseline's (L, B, K, r) ->
+      // (K, B, L, r) at small sizes.
+      {{3, 5, 7, 64}, {0, 1, 2, 3}, {2, 0, 1, 3}},
+      {{1, 1, 3, 4096}, {0, 1, 2, 3}, {0, 2, 1, 3}},
+      {{4, 6, 5, 16}, {0, 1, 2, 3}, {2, 1, 0, 3}},
+      {{3, 5, 7, 64}, {0, 1, 2, 3}, {2, 0, 1, 3}, 1},  // src one value off 16 bytes: values
   };
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
@@ -686,7 +694,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
   for (const Case& cs : cases)
     for (bool scaled : {false, true}) {
       const Index total = cs.dims[0] * cs.dims[1] * cs.dims[2] * cs.dims[3];
-      const HostMatrix<T> src = random_matrix<float>(total, 1).cast<T>();
+      const Index src_values = total + cs.src_offset;
+      const HostMatrix<T> src = random_matrix<float>(src_values, 1).cast<T>();
       const HostMatrix<T> old = random_matrix<float>(total, 1).cast<T>();
       const auto ss = strides_of(cs.dims, cs.src_order), ds = strides_of(cs.dims, cs.dst_order);
       HostMatrix<double> expected(total, 1);
@@ -696,13 +705,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
             for (Index d = 0; d < cs.dims[3]; ++d) {
               const Index from = a * ss[0] + b * ss[1] + c * ss[2] + d * ss[3];
               const Index to = a * ds[0] + b * ds[1] + c * ds[2] + d * ds[3];
-              const double v = as_double(src(from, 0));
+              const double v = as_double(src(cs.src_offset + from, 0));
               expected(to, 0) = scaled ? 0.5 * v - 2.0 * as_double(old(to, 0)) : v;
             }
       const DeviceMatrix<T> src_d = to_device(src);
       DeviceMatrix<T> dst_d = to_device(old);
       detail::StridedCopy copy{};
-      copy.src = src_d.view().data;
+      copy.src = src_d.view().data + cs.src_offset;
       copy.dst = dst_d.view().data;
       for (int k = 0; k < 4; ++k) {
         copy.dims[k] = cs.dims[k];
