@@ -50,9 +50,9 @@ for r in rows[1:]:
 PY
   rm -f "$out/stages.csv"
   echo "ncu done ($(($(date +%s) - start)) s)"
-  timeout 150 ./build-final/bench/blr_bench --batches 1,1024 --csv "$out/blr-bench-session47-v2-$dev.csv" \
-    --csv16 "$out/blr16-bench-session47-v2-$dev.csv" \
-    --json "$out/blr-summary-session47-v2-$dev.json" >"$out/blr-bench-session47-v2-$dev.log" 2>&1
+  timeout 150 ./build-final/bench/blr_bench --batches 1,1024 --csv "$out/blr-bench-session47-v3-$dev.csv" \
+    --csv16 "$out/blr16-bench-session47-v3-$dev.csv" \
+    --json "$out/blr-summary-session47-v3-$dev.json" >"$out/blr-bench-session47-v3-$dev.log" 2>&1
   echo "blr_bench exit $? ($(($(date +%s) - start)) s)"
   cat "$out"/*summary*.json
 else

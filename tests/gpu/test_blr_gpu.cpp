@@ -648,8 +648,9 @@ using CopyTypes = boost::mpl::list<float, double, half, bfloat16>;
 BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
   // The unfused baselines' 4-D strided copy (blr_plan_kernels.cu) against a host loop: runs
   // (one dimension contiguous on both sides), transposes (the dimension contiguous in src is
-  // another one in dst: 32 x 32 tiles, here with partial tiles), dimensions of one value,
-  // plain and scaled (alpha = 0.5, beta = -2 over Y's old values).
+  // another one in dst: 32 x 32 tiles, here with partial tiles, and an outer dimension larger
+  // than the grid's 65535 rows), dimensions of one value, plain and scaled (alpha = 0.5,
+  // beta = -2 over Y's old values).
   struct Case {
     std::array<Index, 4> dims;
     std::array<int, 4> src_order, dst_order;  // dimensions from slowest to fastest
@@ -667,6 +668,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       {{1, 1, 3, 4096}, {0, 1, 2, 3}, {0, 2, 1, 3}},
       {{4, 6, 5, 16}, {0, 1, 2, 3}, {2, 1, 0, 3}},
       {{3, 5, 7, 64}, {0, 1, 2, 3}, {2, 0, 1, 3}, 1},  // src one value off 16 bytes: values
+      {{1, 70000, 2, 3}, {0, 1, 2, 3}, {0, 1, 3, 2}},  // tiles over more than 65535 grid rows
+      {{1, 512, 64, 16}, {0, 1, 2, 3}, {0, 1, 3, 2}},  // Monarch's r <-> K swap, small
   };
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
