@@ -7,7 +7,9 @@
 #     (Tables 1 and 3 and 16 bits), blr_bench per call at B = 1 and 1024, and stl_bench;
 #   PART=blr bash bench/probes/session47-run.sh OUT   (after the vector strided copy) builds
 #     strop_gpu_tests and blr_bench, runs gpu_blr, every kernel of the Llama-7B qkvo calls at
-#     B = 1024 under ncu (OUT/stages-*.txt), then blr_bench per call at B = 1, 1024.
+#     B = 1024 under ncu (OUT/stages-*.txt), then blr_bench per call at B = 1, 1024 (files
+#     tagged v3; the v2 run, the vector runs alone, wrote the same files tagged v2; v3 added the
+#     grid-indexed transpose of bench/probes/blr-transpose-grid-tried.patch, since reverted).
 # Everything is also packed into OUT/session47-<part>.tar.gz (few files come back from OUT).
 set -uo pipefail
 out=${1:?OUT}

@@ -109,36 +109,34 @@ __global__ void strided_vector_runs_kernel(const StridedCopy c, const CopyAxes a
 
 // Copies that turn the dimension contiguous in src (axes.inner) into another one contiguous
 // in dst (axes.across): 32 x 32 tiles through shared memory (padded against bank
-// conflicts), read along inner and written along across. blockIdx.x is the tile; blockIdx.z
-// and blockIdx.y walk the two other dimensions (outer[0], outer[1]; grid-stride where one has
-// more than the grid's 65535), so that no thread divides 64-bit indices: with a small inner or
-// across dimension (16 blocks of a Monarch or BLAST grid) the tiles are small, and the block
-// index's divisions cost more than the copy (114 us for 64 MB at B = 1024, session 47).
+// conflicts), read along inner and written along across.
 template <class S>
 __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axes) {
   using Compute = CopyCompute<S>;
   __shared__ Compute tile[32][33];
   const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
-  const unsigned tiles_in = unsigned((n_in + 31) / 32);
-  const Index in0 = Index(blockIdx.x % tiles_in) * 32, across0 = Index(blockIdx.x / tiles_in) * 32;
-  const int o0 = axes.outer[0], o1 = axes.outer[1];
-  for (Index i0 = blockIdx.z; i0 < c.dims[o0]; i0 += gridDim.z)
-    for (Index i1 = blockIdx.y; i1 < c.dims[o1]; i1 += gridDim.y) {
-      const S* src = static_cast<const S*>(c.src) + i0 * c.src_strides[o0] + i1 * c.src_strides[o1];
-      S* dst = static_cast<S*>(c.dst) + i0 * c.dst_strides[o0] + i1 * c.dst_strides[o1];
-      for (int y = int(threadIdx.y); y < 32; y += kRows) {
-        const Index i = in0 + threadIdx.x, a = across0 + y;
-        if (i < n_in && a < n_across)
-          tile[y][threadIdx.x] = Compute(load_value(src + i + a * c.src_strides[axes.across]));
-      }
-      __syncthreads();
-      for (int y = int(threadIdx.y); y < 32; y += kRows) {
-        const Index a = across0 + threadIdx.x, i = in0 + y;
-        if (i < n_in && a < n_across)
-          store_copied(c, dst + a + i * c.dst_strides[axes.inner], tile[threadIdx.x][y]);
-      }
-      __syncthreads();  // the tile is read before the next one is loaded
-    }
+  const Index tiles_in = (n_in + 31) / 32, tiles_across = (n_across + 31) / 32;
+  Index block = blockIdx.x;
+  const Index t_in = block % tiles_in;
+  block /= tiles_in;
+  const Index t_across = block % tiles_across;
+  block /= tiles_across;
+  Index s, d;
+  split_block<2>(c, block, axes, s, d);
+  const S* src = static_cast<const S*>(c.src) + s;
+  S* dst = static_cast<S*>(c.dst) + d;
+  const Index in0 = t_in * 32, across0 = t_across * 32;
+  for (int y = int(threadIdx.y); y < 32; y += kRows) {
+    const Index i = in0 + threadIdx.x, a = across0 + y;
+    if (i < n_in && a < n_across)
+      tile[y][threadIdx.x] = Compute(load_value(src + i + a * c.src_strides[axes.across]));
+  }
+  __syncthreads();
+  for (int y = int(threadIdx.y); y < 32; y += kRows) {
+    const Index a = across0 + threadIdx.x, i = in0 + y;
+    if (i < n_in && a < n_across)
+      store_copied(c, dst + a + i * c.dst_strides[axes.inner], tile[threadIdx.x][y]);
+  }
 }
 
 // Two consecutive values at an address aligned to both (rows 2i and 2i + 1 of a column), as
@@ -325,12 +323,10 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
   if (src_unit >= 0 && dst_unit >= 0 && src_unit != dst_unit) {
     axes.inner = src_unit, axes.across = dst_unit;
     set_outer(src_unit, dst_unit);
-    const Index tiles = ((c.dims[src_unit] + 31) / 32) * ((c.dims[dst_unit] + 31) / 32);
-    require<DeviceError>(tiles < (Index(1) << 31), "strided copy: too many tiles");
-    constexpr Index kMaxGrid = 65535;  // gridDim.y and gridDim.z
-    const dim3 grid(unsigned(tiles), unsigned(std::min(c.dims[axes.outer[1]], kMaxGrid)),
-                    unsigned(std::min(c.dims[axes.outer[0]], kMaxGrid)));
-    strided_transpose_kernel<S><<<grid, dim3(32, kRows), 0, stream>>>(c, axes);
+    const Index outer = c.dims[axes.outer[0]] * c.dims[axes.outer[1]];
+    const Index blocks = ((c.dims[src_unit] + 31) / 32) * ((c.dims[dst_unit] + 31) / 32) * outer;
+    require<DeviceError>(blocks < (Index(1) << 31), "strided copy: too many tiles");
+    strided_transpose_kernel<S><<<unsigned(blocks), dim3(32, kRows), 0, stream>>>(c, axes);
   } else {
     axes.inner = dst_unit >= 0 ? dst_unit : (src_unit >= 0 ? src_unit : 3);
     set_outer(axes.inner, axes.inner);
