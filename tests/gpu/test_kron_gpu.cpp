@@ -96,6 +96,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(larger_batches, T, RealTypes) {
   check_shapes<T>({{32, 32}, {32, 32}}, {130});
 }
 
+// n random P x P factors, and the (P, n) the square kernel's tests take: every P it
+// specialises, up to 12 steps in one pass.
+constexpr std::pair<Index, int> kSquareKernelCases[] = {{2, 14}, {4, 7}, {8, 5}, {16, 4}, {32, 3}};
+template <class T>
+Kron<T> random_equal_square_kron(Index P, int n) {
+  std::vector<AnyOperator<T>> factors;
+  for (int i = 0; i < n; ++i)
+    factors.emplace_back(Dense<T>(random_matrix<T>(P, P)));
+  return Kron<T>(factors);
+}
+
 // The in-place kernel for equal square factors (kron_fused_square.cu): every P it
 // specialises, up to 12 steps in one pass, float and double, against the CPU application
 // (the products are too large for a dense reference). check_gpu_against_cpu covers the
@@ -103,12 +114,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(larger_batches, T, RealTypes) {
 // strided views below have columns 3 elements longer (scalar stores), start one row in, and
 // hold more tiles than the grid has blocks (each block runs several, double-buffered).
 BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_fused_in_place, T, RealTypes) {
-  const std::pair<Index, int> cases[] = {{2, 14}, {4, 7}, {8, 5}, {16, 4}, {32, 3}};
-  for (auto [P, n] : cases) {
-    std::vector<AnyOperator<T>> factors;
-    for (int i = 0; i < n; ++i)
-      factors.emplace_back(Dense<T>(random_matrix<T>(P, P)));
-    const Kron<T> A(factors);
+  for (auto [P, n] : kSquareKernelCases) {
+    const Kron<T> A = random_equal_square_kron<T>(P, n);
     const Index K = A.rows(), batch = 5;
     for (KronAlgorithm algorithm : {KronAlgorithm::Auto, KronAlgorithm::Fused}) {
       KronAlgorithmGuard guard(algorithm);
@@ -133,12 +140,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_fused_in_place, T, RealTypes)
 // compute-sanitizer's racecheck to finish (scripts/gpu-sanitize.sh OUT racecheck
 // gpu_kron/equal_square_factors_on_one_or_two_signals*).
 BOOST_AUTO_TEST_CASE_TEMPLATE(equal_square_factors_on_one_or_two_signals, T, RealTypes) {
-  const std::pair<Index, int> cases[] = {{2, 14}, {4, 7}, {8, 5}, {16, 4}, {32, 3}};
-  for (auto [P, n] : cases) {
-    std::vector<AnyOperator<T>> factors;
-    for (int i = 0; i < n; ++i)
-      factors.emplace_back(Dense<T>(random_matrix<T>(P, P)));
-    const Kron<T> A(factors);
+  for (auto [P, n] : kSquareKernelCases) {
+    const Kron<T> A = random_equal_square_kron<T>(P, n);
     KronAlgorithmGuard guard(KronAlgorithm::Fused);
     for (Index batch : {1, 2})
       BOOST_TEST_CONTEXT("P " << P << " n " << n << " batch " << batch) {
