@@ -16,26 +16,25 @@ out=${1:?OUT}
 part=${PART:-tests}
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
 start=$(date +%s)
-if [ "$part" = tests ]; then
-  nvidia-smi -L >"$out/devices.txt"
+# Builds the given targets in build-final (sm_90, benchmarks and GPU tests on).
+build() {
   cmake -S . -B build-final -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DSTROP_CHECK_SM80=OFF -DSTROP_BUILD_BENCH=ON -DSTROP_BUILD_EXAMPLES=OFF \
     -DSTROP_BUILD_GPU_TESTS=ON >"$out/build-$dev.log" 2>&1
-  cmake --build build-final -j 16 --target strop_gpu_tests kron_bench blr_bench stl_bench \
-    >>"$out/build-$dev.log" 2>&1 || { echo "build failed"; tail -30 "$out/build-$dev.log"; exit 1; }
+  cmake --build build-final -j 16 --target "$@" >>"$out/build-$dev.log" 2>&1 ||
+    { echo "build failed"; tail -30 "$out/build-$dev.log"; exit 1; }
   echo "built in $(($(date +%s) - start)) s"
+}
+if [ "$part" = tests ]; then
+  nvidia-smi -L >"$out/devices.txt"
+  build strop_gpu_tests kron_bench blr_bench stl_bench
   export STROP_ERROR_LOG="$out/errors-$dev.tsv" REBUILD=0
   DEADLINE=${DEADLINE:-560} TAG=session47 SUITES="gpu_devices gpu_concurrency \
 gpu_random_expressions gpu_kron_distributed gpu_kron gpu_ks gpu_blr gpu_transforms gpu_dense \
 gpu_views gpu_stl gpu_stl_kernels gpu_gemm_tuning gpu_factorize" \
     bash bench/probes/session37-gpu.sh "$out"
 elif [ "$part" = blr ]; then
-  cmake -S . -B build-final -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DSTROP_CHECK_SM80=OFF -DSTROP_BUILD_BENCH=ON -DSTROP_BUILD_EXAMPLES=OFF \
-    -DSTROP_BUILD_GPU_TESTS=ON >"$out/build-$dev.log" 2>&1
-  cmake --build build-final -j 16 --target strop_gpu_tests blr_bench \
-    >>"$out/build-$dev.log" 2>&1 || { echo "build failed"; tail -30 "$out/build-$dev.log"; exit 1; }
-  echo "built in $(($(date +%s) - start)) s"
+  build strop_gpu_tests blr_bench
   ./build-final/tests/strop_gpu_tests --run_test=gpu_blr --report_level=short --log_level=error \
     >"$out/gpu-blr-session47-$dev.log" 2>&1
   echo "gpu_blr exit $? ($(($(date +%s) - start)) s)"; tail -4 "$out/gpu-blr-session47-$dev.log"

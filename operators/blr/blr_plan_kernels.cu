@@ -345,11 +345,11 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
     // `lanes` threads per run (up to a warp, fewer where a run has fewer units), 256 per block;
     // one unit (value or vector) per thread, unless the runs need more than the grid's 65535
     // rows of chunks.
+    // (The value kernel's blocks are 32 x kRows.)
     const Index unit = vectors ? V : 1;
     int lanes = 32;
-    while (lanes > 1 && (lanes / 2) * unit >= n)
+    while (vectors && lanes > 1 && (lanes / 2) * unit >= n)
       lanes /= 2;
-    if (!vectors) lanes = 32;  // the value kernel's blocks are 32 x kRows
     const int runs_per_block = 256 / lanes;
     const Index blocks = (rows + runs_per_block - 1) / runs_per_block;
     require<DeviceError>(blocks < (Index(1) << 31), "strided copy: too many rows");
