@@ -1,7 +1,8 @@
 // The BLR GEMM plans' device kernels (blr_plan_kernels.hpp): the unfused baselines' strided
 // copies (16-bit values scaled in fp32): runs along a dimension contiguous in dst (in 16-byte
-// vectors where both sides allow), or 32 x 32 tiles through shared memory where the dimension
-// contiguous in src is another one (what PyTorch's permute().contiguous() does too), so that
+// vectors where both sides allow), or tiles through shared memory where the dimension
+// contiguous in src is another one (what PyTorch's permute().contiguous() does too): of
+// 16-byte vectors where both contiguous dimensions allow, else 32 x 32 single values, so that
 // both sides move whole memory segments; and batched products with small inner and outer
 // sizes, streamed row by row.
 #include <algorithm>
@@ -137,6 +138,88 @@ __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axe
     if (i < n_in && a < n_across)
       store_copied(c, dst + a + i * c.dst_strides[axes.inner], tile[threadIdx.x][y]);
   }
+}
+
+// Transposes whose two contiguous dimensions both come in whole 16-byte vectors (Monarch's
+// r <-> K swap, BLAST's (L, B, r) <-> (r, B, L)): a warp moves a tile of `across` x `in`
+// values through its own shared buffer, reading src in 16-byte vectors along inner and
+// writing dst in 16-byte vectors along across (rows padded to an odd number of 32-bit words
+// against bank conflicts). The 32 x 32 tiles of single values took 114-122 us for 64 MB of
+// bf16 on an H100 (1 KB per block and barrier; session 47), this kernel 20 us on an H200.
+constexpr int kVectorTransposeBufferBytes = 4608;  // per warp; 8 warps: 36 KB per block
+template <class S>
+__host__ __device__ constexpr int vector_transpose_pad() {  // values after each buffer row
+  return sizeof(S) >= 4 ? 1 : int(4 / sizeof(S));
+}
+struct VectorTile {
+  int in = 0, across = 0;  // values of a warp's tile along each dimension (0: no tile)
+};
+template <class S>
+__global__ void __launch_bounds__(256)
+    vector_transpose_kernel(const StridedCopy c, const CopyAxes axes, VectorTile t, Index tiles) {
+  constexpr int V = 16 / int(sizeof(S));
+  __shared__ __align__(16) unsigned char buffers[8][kVectorTransposeBufferBytes];
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  S* buf = reinterpret_cast<S*>(buffers[warp]);
+  const int ld = t.in + vector_transpose_pad<S>(), m = t.in * t.across;
+  const Index tiles_in = c.dims[axes.inner] / t.in, tiles_across = c.dims[axes.across] / t.across;
+  const Index src_row = c.src_strides[axes.across], dst_row = c.dst_strides[axes.inner];
+  for (Index j = Index(blockIdx.x) * 8 + warp; j < tiles; j += Index(gridDim.x) * 8) {
+    Index rest = j;
+    const Index i0 = rest % tiles_in * t.in;
+    rest /= tiles_in;
+    const Index a0 = rest % tiles_across * t.across;
+    rest /= tiles_across;
+    Index s, d;
+    split_block<2>(c, rest, axes, s, d);
+    const S* src = static_cast<const S*>(c.src) + s + i0 + a0 * src_row;
+    S* dst = static_cast<S*>(c.dst) + d + a0 + i0 * dst_row;
+#pragma unroll 4
+    for (int v = lane * V; v < m; v += 32 * V) {  // row a of src's tile, from column i
+      const int a = v / t.in, i = v % t.in;
+      const uint4 x = *reinterpret_cast<const uint4*>(src + a * src_row + i);
+      uint32_t* to = reinterpret_cast<uint32_t*>(buf + a * ld + i);
+      to[0] = x.x, to[1] = x.y, to[2] = x.z, to[3] = x.w;
+    }
+    __syncwarp();
+    for (int e = lane * V; e < m; e += 32 * V) {  // row i of dst's tile, from column a
+      const int i = e / t.across, a = e % t.across;
+      S* to = dst + i * dst_row + a;
+      alignas(16) S out[V];
+      if (c.scaled && c.beta != 0) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4*>(to);
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        store_copied(c, out + k, CopyCompute<S>(load_value(buf + (a + k) * ld + i)));
+      *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(out);
+    }
+    __syncwarp();  // the buffer is read before the next tile is loaded
+  }
+}
+
+// vector_transpose_kernel's tile for a transpose: whole rows of both sides where they fit the
+// warp's buffer, else the larger side halved until they do (so that every tile is whole:
+// the halves of a divisor of n still divide n). None where a side is not whole vectors or
+// no tile fits.
+template <class S>
+VectorTile vector_tile(Index n_in, Index n_across) {
+  constexpr Index V = 16 / Index(sizeof(S));
+  if (n_in % V != 0 || n_across % V != 0) return {};
+  Index in = n_in, across = n_across;
+  auto fits = [&] {
+    return (in + vector_transpose_pad<S>()) * across * Index(sizeof(S)) <=
+           kVectorTransposeBufferBytes;
+  };
+  while (!fits()) {
+    const bool halve_in = in % (2 * V) == 0 && (in >= across || across % (2 * V) != 0);
+    if (halve_in) {
+      in /= 2;
+    } else if (across % (2 * V) == 0) {
+      across /= 2;
+    } else {
+      return {};
+    }
+  }
+  return {int(in), int(across)};
 }
 
 // Two consecutive values at an address aligned to both (rows 2i and 2i + 1 of a column), as
@@ -324,6 +407,26 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
     axes.inner = src_unit, axes.across = dst_unit;
     set_outer(src_unit, dst_unit);
     const Index outer = c.dims[axes.outer[0]] * c.dims[axes.outer[1]];
+    // Both contiguous dimensions in whole 16-byte vectors, every row and base aligned: a warp
+    // per tile of vectors.
+    constexpr Index V = Index(16 / sizeof(S));
+    const VectorTile tile = vector_tile<S>(c.dims[src_unit], c.dims[dst_unit]);
+    bool vectors = tile.in > 0 && c.src_strides[dst_unit] % V == 0 &&
+                   c.dst_strides[src_unit] % V == 0 &&
+                   reinterpret_cast<std::uintptr_t>(c.src) % 16 == 0 &&
+                   reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0;
+    for (int k = 0; k < 2; ++k) {
+      const int dim = axes.outer[k];
+      vectors = vectors && (c.dims[dim] == 1 ||
+                            (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
+    }
+    if (vectors) {
+      const Index tiles = c.dims[src_unit] / tile.in * (c.dims[dst_unit] / tile.across) * outer;
+      const Index blocks = std::min<Index>((tiles + 7) / 8, Index(1) << 30);
+      vector_transpose_kernel<S><<<unsigned(blocks), 256, 0, stream>>>(c, axes, tile, tiles);
+      check_launch("strided_copy");
+      return;
+    }
     const Index blocks = ((c.dims[src_unit] + 31) / 32) * ((c.dims[dst_unit] + 31) / 32) * outer;
     require<DeviceError>(blocks < (Index(1) << 31), "strided copy: too many tiles");
     strided_transpose_kernel<S><<<unsigned(blocks), dim3(32, kRows), 0, stream>>>(c, axes);

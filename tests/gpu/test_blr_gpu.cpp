@@ -649,8 +649,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
   // The unfused baselines' 4-D strided copy (blr_plan_kernels.cu) against a host loop: runs
   // (one dimension contiguous on both sides), transposes (the dimension contiguous in src is
   // another one in dst: 32 x 32 tiles, here with partial tiles, and an outer dimension larger
-  // than the grid's 65535 rows), dimensions of one value, plain and scaled (alpha = 0.5,
-  // beta = -2 over Y's old values).
+  // than the grid's 65535 rows; tiles of 16-byte vectors, a warp each), dimensions of one
+  // value, plain and scaled (alpha = 0.5, beta = -2 over Y's old values).
   struct Case {
     std::array<Index, 4> dims;
     std::array<int, 4> src_order, dst_order;  // dimensions from slowest to fastest
@@ -670,6 +670,16 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       {{3, 5, 7, 64}, {0, 1, 2, 3}, {2, 0, 1, 3}, 1},  // src one value off 16 bytes: values
       {{1, 70000, 2, 3}, {0, 1, 2, 3}, {0, 1, 3, 2}},  // tiles over more than 65535 grid rows
       {{1, 512, 64, 16}, {0, 1, 2, 3}, {0, 1, 3, 2}},  // Monarch's r <-> K swap, small
+      // Transposes in tiles of 16-byte vectors (a warp per tile): small matrices dense on
+      // both sides with the outer dimensions kept or swapped; BLAST's (L, B, r) -> (r, B, L)
+      // and (r, B, K) -> (K, B, r), whose long side is cut into tiles; a square one cut on
+      // both sides in 64-bit types; and one a value off 16 bytes (single values instead).
+      {{3, 7, 32, 8}, {0, 1, 2, 3}, {0, 1, 3, 2}},
+      {{3, 7, 32, 8}, {0, 1, 2, 3}, {1, 0, 3, 2}},
+      {{1, 16, 5, 256}, {0, 1, 2, 3}, {0, 3, 2, 1}},
+      {{1, 256, 5, 16}, {0, 1, 2, 3}, {0, 3, 2, 1}},
+      {{2, 3, 64, 64}, {0, 1, 2, 3}, {0, 1, 3, 2}},
+      {{3, 7, 32, 8}, {0, 1, 2, 3}, {0, 1, 3, 2}, 1},
   };
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
