@@ -6,7 +6,7 @@
 # case (RACECHECK=kron, the first run) or memcheck and racecheck on the strided-copy case
 # (RACECHECK=copies, the default), every kernel of the Llama-7B qkvo calls at B = 1024 under ncu
 # (OUT/blr-stages-*.txt), then blr_bench per call at B = 1 and 1024 and, with GRAPH=1, replayed
-# from a CUDA graph at B = 1024. TAG names the files.
+# from a CUDA graph at B = 1024. TAG names the files; BLR_TESTS (default gpu_blr) the cases run.
 # Few files come back from OUT: the build log, the fp32 CSVs and the benchmarks' logs go into
 # OUT/TAG-extra.tar.gz.
 set -uo pipefail
@@ -25,7 +25,7 @@ cmake --build build-final -j 16 --target strop_gpu_tests blr_bench >>"$x/build-$
   { echo "build failed"; tail -30 "$x/build-$dev.log"; exit 1; }
 echo "built in $(since)"
 tests=./build-final/tests/strop_gpu_tests
-$tests --run_test=gpu_blr --report_level=short --log_level=error >"$out/gpu-blr-$tag-$dev.log" 2>&1
+$tests --run_test="${BLR_TESTS:-gpu_blr}" --report_level=short --log_level=error >"$out/gpu-blr-$tag-$dev.log" 2>&1
 echo "gpu_blr exit $? ($(since))"; tail -4 "$out/gpu-blr-$tag-$dev.log"
 sanitize() {  # TOOL NAME CASE
   timeout "$(left 120)" compute-sanitizer --tool "$1" --error-exitcode 86 --print-limit 40 \
