@@ -161,10 +161,8 @@ __global__ void __launch_bounds__(256)
   __shared__ __align__(16) unsigned char buffers[8][kVectorTransposeBufferBytes];
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   S* buf = reinterpret_cast<S*>(buffers[warp]);
-  const int ld = t.in + vector_transpose_pad<S>();
-  const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
-  const Index tiles_in = (n_in + t.in - 1) / t.in,
-              tiles_across = (n_across + t.across - 1) / t.across;
+  const int ld = t.in + vector_transpose_pad<S>(), m = t.in * t.across;
+  const Index tiles_in = c.dims[axes.inner] / t.in, tiles_across = c.dims[axes.across] / t.across;
   const Index src_row = c.src_strides[axes.across], dst_row = c.dst_strides[axes.inner];
   for (Index j = Index(blockIdx.x) * 8 + warp; j < tiles; j += Index(gridDim.x) * 8) {
     Index rest = j;
@@ -176,20 +174,16 @@ __global__ void __launch_bounds__(256)
     split_block<2>(c, rest, axes, s, d);
     const S* src = static_cast<const S*>(c.src) + s + i0 + a0 * src_row;
     S* dst = static_cast<S*>(c.dst) + d + a0 + i0 * dst_row;
-    // The last tile of a side may be shorter (whole vectors still: both n are multiples of V).
-    const int in = int(n_in - i0 < t.in ? n_in - i0 : t.in);
-    const int across = int(n_across - a0 < t.across ? n_across - a0 : t.across);
-    const int m = in * across;
 #pragma unroll 4
     for (int v = lane * V; v < m; v += 32 * V) {  // row a of src's tile, from column i
-      const int a = v / in, i = v % in;
+      const int a = v / t.in, i = v % t.in;
       const uint4 x = *reinterpret_cast<const uint4*>(src + a * src_row + i);
       uint32_t* to = reinterpret_cast<uint32_t*>(buf + a * ld + i);
       to[0] = x.x, to[1] = x.y, to[2] = x.z, to[3] = x.w;
     }
     __syncwarp();
     for (int e = lane * V; e < m; e += 32 * V) {  // row i of dst's tile, from column a
-      const int i = e / across, a = e % across;
+      const int i = e / t.across, a = e % t.across;
       S* to = dst + i * dst_row + a;
       alignas(16) S out[V];
       if (c.scaled && c.beta != 0) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4*>(to);
@@ -203,20 +197,24 @@ __global__ void __launch_bounds__(256)
 }
 
 // vector_transpose_kernel's tile for a transpose: whole rows of both sides where they fit the
-// warp's buffer, else the longer side halved (rounded up to whole vectors) until they do; the
-// last tile of a side takes what is left. None unless both sides are whole vectors.
+// warp's buffer, else the larger side halved until they do (so that every tile is whole:
+// the halves of a divisor of n still divide n). None where a side is not whole vectors or
+// no tile fits.
 template <class S>
 VectorTile vector_tile(Index n_in, Index n_across) {
   constexpr Index V = 16 / Index(sizeof(S));
   if (n_in % V != 0 || n_across % V != 0) return {};
   Index in = n_in, across = n_across;
-  auto halved = [](Index n) { return ((n + 1) / 2 + V - 1) / V * V; };
-  while ((in + vector_transpose_pad<S>()) * across * Index(sizeof(S)) >
-         kVectorTransposeBufferBytes) {
-    if (in >= across && in > V) {
-      in = halved(in);
-    } else if (across > V) {
-      across = halved(across);
+  auto fits = [&] {
+    return (in + vector_transpose_pad<S>()) * across * Index(sizeof(S)) <=
+           kVectorTransposeBufferBytes;
+  };
+  while (!fits()) {
+    const bool halve_in = in % (2 * V) == 0 && (in >= across || across % (2 * V) != 0);
+    if (halve_in) {
+      in /= 2;
+    } else if (across % (2 * V) == 0) {
+      across /= 2;
     } else {
       return {};
     }
@@ -419,12 +417,11 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
                    reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0;
     for (int k = 0; k < 2; ++k) {
       const int dim = axes.outer[k];
-      vectors = vectors &&
-                (c.dims[dim] == 1 || (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
+      vectors = vectors && (c.dims[dim] == 1 ||
+                            (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
     }
     if (vectors) {
-      const Index tiles = (c.dims[src_unit] + tile.in - 1) / tile.in *
-                          ((c.dims[dst_unit] + tile.across - 1) / tile.across) * outer;
+      const Index tiles = c.dims[src_unit] / tile.in * (c.dims[dst_unit] / tile.across) * outer;
       const Index blocks = std::min<Index>((tiles + 7) / 8, Index(1) << 30);
       vector_transpose_kernel<S><<<unsigned(blocks), 256, 0, stream>>>(c, axes, tile, tiles);
       check_launch("strided_copy");
