@@ -100,12 +100,12 @@ ROWS = {
         ("b1_max_time_over_bound", "Monarch/BLAST bf16, B = 1: worst time / reading the weights once", "x"),
         ("b1_decode_over_cublas_plan_median", "BLR bf16, B = 1: one-launch decode kernel vs the cuBLAS plan (median speedup, Table 3 layers)", "x"),
     ],
-    # Session 27's run timed as CUDA-graph replays (blr_bench --graph: the GPU's time, without
-    # the host's enqueue; session 17), against the unfused baseline before session 47 made its
-    # permutations faster (not measured replayed since).
+    # Timed as CUDA-graph replays (blr_bench --graph: the GPU's time, without the host's
+    # enqueue; session 17), session 48's run at B = 1024 against the baselines with vector
+    # transposes.
     "blr-summary-graph.json": [
-        ("monarch_fused_over_unfused_median", "Monarch (bf16 GEMM plan) vs our unfused baseline before session 47 (slower copies), Table 3 layers, B = 1024 (median), CUDA-graph replay", "x"),
-        ("blast_fused_over_unfused_median", "BLAST (bf16 GEMM plan) vs our unfused baseline before session 47 (slower copies), Table 3 layers, B = 1024 (median), CUDA-graph replay", "x"),
+        ("monarch_fused_over_unfused_median", "Monarch (bf16 GEMM plan) vs our unfused bmm + permute baseline, Table 3 layers, B = 1024 (median), CUDA-graph replay", "x"),
+        ("blast_fused_over_unfused_median", "BLAST (bf16 GEMM plan) vs our unfused bmm + permute baseline, Table 3 layers, B = 1024 (median), CUDA-graph replay", "x"),
         ("llama7b_b1024_min_speedup_over_dense", "Monarch/BLAST bf16 on Llama-7B layers, B = 1024: worst speedup over dense cuBLAS, CUDA-graph replay", "x"),
     ],
     "factorize-summary.json": [
