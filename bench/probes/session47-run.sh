@@ -41,14 +41,7 @@ elif [ "$part" = blr ]; then
   timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
     ./build-final/bench/blr_bench --reps 1 --batches 1024 --layer Llama-7B/qkvo \
     --csv /dev/null --csv16 /dev/null --json /dev/null >"$out/stages.csv" 2>/dev/null
-  python3 - "$out/stages.csv" >"$out/stages-llama7b-qkvo-b1024-$dev.txt" <<'PY'
-import csv, sys
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-h = rows[0]
-ki, vi = h.index("Kernel Name"), h.index("Metric Value")
-for r in rows[1:]:
-    print(f"{float(r[vi].replace(',', '')) / 1000:9.1f} us  {r[ki][:90]}")
-PY
+  python3 bench/probes/ncu_kernel_times.py "$out/stages.csv" >"$out/stages-llama7b-qkvo-b1024-$dev.txt"
   rm -f "$out/stages.csv"
   echo "ncu done ($(($(date +%s) - start)) s)"
   timeout 150 ./build-final/bench/blr_bench --batches 1,1024 --csv "$out/blr-bench-session47-v3-$dev.csv" \
