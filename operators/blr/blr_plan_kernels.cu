@@ -417,8 +417,8 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
                    reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0;
     for (int k = 0; k < 2; ++k) {
       const int dim = axes.outer[k];
-      vectors = vectors && (c.dims[dim] == 1 ||
-                            (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
+      vectors = vectors &&
+                (c.dims[dim] == 1 || (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
     }
     if (vectors) {
       const Index tiles = c.dims[src_unit] / tile.in * (c.dims[dst_unit] / tile.across) * outer;
