@@ -389,6 +389,23 @@ int unit_stride_dim(const StridedCopy& c, const Index (&strides)[4]) {
   return -1;
 }
 
+// Whether a copy's blocks can start on 16-byte vectors: both base addresses aligned, and each
+// of the `count` dimensions in `dims` (those the threads do not walk) steps whole vectors on
+// both sides.
+template <class S>
+bool steps_in_vectors(const StridedCopy& c, const int* dims, int count) {
+  constexpr Index V = Index(16 / sizeof(S));
+  if (reinterpret_cast<std::uintptr_t>(c.src) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(c.dst) % 16 != 0)
+    return false;
+  for (int k = 0; k < count; ++k) {
+    const int dim = dims[k];
+    if (c.dims[dim] != 1 && (c.src_strides[dim] % V != 0 || c.dst_strides[dim] % V != 0))
+      return false;
+  }
+  return true;
+}
+
 template <class Storage>
 void strided_copy(const StridedCopy& c, Context& ctx) {
   const Index total = c.dims[0] * c.dims[1] * c.dims[2] * c.dims[3];
@@ -411,15 +428,8 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
     // per tile of vectors.
     constexpr Index V = Index(16 / sizeof(S));
     const VectorTile tile = vector_tile<S>(c.dims[src_unit], c.dims[dst_unit]);
-    bool vectors = tile.in > 0 && c.src_strides[dst_unit] % V == 0 &&
-                   c.dst_strides[src_unit] % V == 0 &&
-                   reinterpret_cast<std::uintptr_t>(c.src) % 16 == 0 &&
-                   reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0;
-    for (int k = 0; k < 2; ++k) {
-      const int dim = axes.outer[k];
-      vectors = vectors &&
-                (c.dims[dim] == 1 || (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
-    }
+    const bool vectors = tile.in > 0 && c.src_strides[dst_unit] % V == 0 &&
+                         c.dst_strides[src_unit] % V == 0 && steps_in_vectors<S>(c, axes.outer, 2);
     if (vectors) {
       const Index tiles = c.dims[src_unit] / tile.in * (c.dims[dst_unit] / tile.across) * outer;
       const Index blocks = std::min<Index>((tiles + 7) / 8, Index(1) << 30);
@@ -437,14 +447,8 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
     // Whole 16-byte vectors on both sides: unit strides along the run, every run's start and
     // both base addresses aligned.
     constexpr Index V = Index(16 / sizeof(S));
-    bool vectors = src_unit == axes.inner && dst_unit == axes.inner && n % V == 0 &&
-                   reinterpret_cast<std::uintptr_t>(c.src) % 16 == 0 &&
-                   reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0;
-    for (int k = 0; k < 3; ++k) {
-      const int dim = axes.outer[k];
-      vectors = vectors &&
-                (c.dims[dim] == 1 || (c.src_strides[dim] % V == 0 && c.dst_strides[dim] % V == 0));
-    }
+    const bool vectors = src_unit == axes.inner && dst_unit == axes.inner && n % V == 0 &&
+                         steps_in_vectors<S>(c, axes.outer, 3);
     // `lanes` threads per run (up to a warp, fewer where a run has fewer units), 256 per block;
     // one unit (value or vector) per thread, unless the runs need more than the grid's 65535
     // rows of chunks.
