@@ -110,13 +110,22 @@ __global__ void strided_vector_runs_kernel(const StridedCopy c, const CopyAxes a
 
 // Copies that turn the dimension contiguous in src (axes.inner) into another one contiguous
 // in dst (axes.across): 32 x 32 tiles through shared memory (padded against bank
-// conflicts), read along inner and written along across.
+// conflicts), read along inner and written along across. A side of fewer than 32 values
+// takes in the outer dimension that continues it contiguously (`groups` of it; strided_copy
+// sets that dimension's size to 1 in `c`), so a tile still reads and writes runs of 32 values:
+// BLAST's (L, B, r) -> (r, B, L) at L = b = 3 writes runs of B x L values, not of 3.
+struct TransposeGroups {
+  Index in = 1, in_dst_stride = 0;          // inner's groups and their stride in dst
+  Index across = 1, across_src_stride = 0;  // across's groups and their stride in src
+};
 template <class S>
-__global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axes) {
+__global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axes,
+                                         const TransposeGroups groups) {
   using Compute = CopyCompute<S>;
   __shared__ Compute tile[32][33];
   const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
-  const Index tiles_in = (n_in + 31) / 32, tiles_across = (n_across + 31) / 32;
+  const Index all_in = n_in * groups.in, all_across = n_across * groups.across;
+  const Index tiles_in = (all_in + 31) / 32, tiles_across = (all_across + 31) / 32;
   Index block = blockIdx.x;
   const Index t_in = block % tiles_in;
   block /= tiles_in;
@@ -126,17 +135,23 @@ __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axe
   split_block<2>(c, block, axes, s, d);
   const S* src = static_cast<const S*>(c.src) + s;
   S* dst = static_cast<S*>(c.dst) + d;
+  // Position g of the inner side is value g of a contiguous run in src; position h of the
+  // across side is value h of one in dst.
   const Index in0 = t_in * 32, across0 = t_across * 32;
   for (int y = int(threadIdx.y); y < 32; y += kRows) {
-    const Index i = in0 + threadIdx.x, a = across0 + y;
-    if (i < n_in && a < n_across)
-      tile[y][threadIdx.x] = Compute(load_value(src + i + a * c.src_strides[axes.across]));
+    const Index g = in0 + threadIdx.x, h = across0 + y;
+    if (g < all_in && h < all_across)
+      tile[y][threadIdx.x] =
+          Compute(load_value(src + g + h % n_across * c.src_strides[axes.across] +
+                             h / n_across * groups.across_src_stride));
   }
   __syncthreads();
   for (int y = int(threadIdx.y); y < 32; y += kRows) {
-    const Index a = across0 + threadIdx.x, i = in0 + y;
-    if (i < n_in && a < n_across)
-      store_copied(c, dst + a + i * c.dst_strides[axes.inner], tile[threadIdx.x][y]);
+    const Index h = across0 + threadIdx.x, g = in0 + y;
+    if (g < all_in && h < all_across)
+      store_copied(c,
+                   dst + h + g % n_in * c.dst_strides[axes.inner] + g / n_in * groups.in_dst_stride,
+                   tile[threadIdx.x][y]);
   }
 }
 
@@ -161,8 +176,10 @@ __global__ void __launch_bounds__(256)
   __shared__ __align__(16) unsigned char buffers[8][kVectorTransposeBufferBytes];
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   S* buf = reinterpret_cast<S*>(buffers[warp]);
-  const int ld = t.in + vector_transpose_pad<S>(), m = t.in * t.across;
-  const Index tiles_in = c.dims[axes.inner] / t.in, tiles_across = c.dims[axes.across] / t.across;
+  const int ld = t.in + vector_transpose_pad<S>();
+  const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
+  const Index tiles_in = (n_in + t.in - 1) / t.in,
+              tiles_across = (n_across + t.across - 1) / t.across;
   const Index src_row = c.src_strides[axes.across], dst_row = c.dst_strides[axes.inner];
   for (Index j = Index(blockIdx.x) * 8 + warp; j < tiles; j += Index(gridDim.x) * 8) {
     Index rest = j;
@@ -174,16 +191,20 @@ __global__ void __launch_bounds__(256)
     split_block<2>(c, rest, axes, s, d);
     const S* src = static_cast<const S*>(c.src) + s + i0 + a0 * src_row;
     S* dst = static_cast<S*>(c.dst) + d + a0 + i0 * dst_row;
+    // The last tile of a side may be shorter (whole vectors still: both n are multiples of V).
+    const int in = int(n_in - i0 < t.in ? n_in - i0 : t.in);
+    const int across = int(n_across - a0 < t.across ? n_across - a0 : t.across);
+    const int m = in * across;
 #pragma unroll 4
     for (int v = lane * V; v < m; v += 32 * V) {  // row a of src's tile, from column i
-      const int a = v / t.in, i = v % t.in;
+      const int a = v / in, i = v % in;
       const uint4 x = *reinterpret_cast<const uint4*>(src + a * src_row + i);
       uint32_t* to = reinterpret_cast<uint32_t*>(buf + a * ld + i);
       to[0] = x.x, to[1] = x.y, to[2] = x.z, to[3] = x.w;
     }
     __syncwarp();
     for (int e = lane * V; e < m; e += 32 * V) {  // row i of dst's tile, from column a
-      const int i = e / t.across, a = e % t.across;
+      const int i = e / across, a = e % across;
       S* to = dst + i * dst_row + a;
       alignas(16) S out[V];
       if (c.scaled && c.beta != 0) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4*>(to);
@@ -197,24 +218,20 @@ __global__ void __launch_bounds__(256)
 }
 
 // vector_transpose_kernel's tile for a transpose: whole rows of both sides where they fit the
-// warp's buffer, else the larger side halved until they do (so that every tile is whole:
-// the halves of a divisor of n still divide n). None where a side is not whole vectors or
-// no tile fits.
+// warp's buffer, else the longer side halved (rounded up to whole vectors) until they do; the
+// last tile of a side takes what is left. None unless both sides are whole vectors.
 template <class S>
 VectorTile vector_tile(Index n_in, Index n_across) {
   constexpr Index V = 16 / Index(sizeof(S));
   if (n_in % V != 0 || n_across % V != 0) return {};
   Index in = n_in, across = n_across;
-  auto fits = [&] {
-    return (in + vector_transpose_pad<S>()) * across * Index(sizeof(S)) <=
-           kVectorTransposeBufferBytes;
-  };
-  while (!fits()) {
-    const bool halve_in = in % (2 * V) == 0 && (in >= across || across % (2 * V) != 0);
-    if (halve_in) {
-      in /= 2;
-    } else if (across % (2 * V) == 0) {
-      across /= 2;
+  auto halved = [](Index n) { return ((n + 1) / 2 + V - 1) / V * V; };
+  while ((in + vector_transpose_pad<S>()) * across * Index(sizeof(S)) >
+         kVectorTransposeBufferBytes) {
+    if (in >= across && in > V) {
+      in = halved(in);
+    } else if (across > V) {
+      across = halved(across);
     } else {
       return {};
     }
@@ -406,6 +423,25 @@ bool steps_in_vectors(const StridedCopy& c, const int* dims, int count) {
   return true;
 }
 
+// strided_transpose_kernel's groups for a transpose with axes.inner and axes.across set: a
+// side of fewer than 32 values takes the outer dimension that continues it contiguously (src
+// stride n_in after inner, dst stride n_across after across), whose size becomes 1 in `c`.
+TransposeGroups transpose_groups(StridedCopy& c, const CopyAxes& axes) {
+  TransposeGroups groups;
+  const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
+  for (const int dim : {axes.outer[0], axes.outer[1]}) {
+    if (c.dims[dim] == 1) continue;
+    if (n_in < 32 && groups.in == 1 && c.src_strides[dim] == n_in) {
+      groups.in = c.dims[dim], groups.in_dst_stride = c.dst_strides[dim];
+      c.dims[dim] = 1;
+    } else if (n_across < 32 && groups.across == 1 && c.dst_strides[dim] == n_across) {
+      groups.across = c.dims[dim], groups.across_src_stride = c.src_strides[dim];
+      c.dims[dim] = 1;
+    }
+  }
+  return groups;
+}
+
 template <class Storage>
 void strided_copy(const StridedCopy& c, Context& ctx) {
   const Index total = c.dims[0] * c.dims[1] * c.dims[2] * c.dims[3];
@@ -431,15 +467,23 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
     const bool vectors = tile.in > 0 && c.src_strides[dst_unit] % V == 0 &&
                          c.dst_strides[src_unit] % V == 0 && steps_in_vectors<S>(c, axes.outer, 2);
     if (vectors) {
-      const Index tiles = c.dims[src_unit] / tile.in * (c.dims[dst_unit] / tile.across) * outer;
+      const Index tiles = (c.dims[src_unit] + tile.in - 1) / tile.in *
+                          ((c.dims[dst_unit] + tile.across - 1) / tile.across) * outer;
       const Index blocks = std::min<Index>((tiles + 7) / 8, Index(1) << 30);
       vector_transpose_kernel<S><<<unsigned(blocks), 256, 0, stream>>>(c, axes, tile, tiles);
       check_launch("strided_copy");
       return;
     }
-    const Index blocks = ((c.dims[src_unit] + 31) / 32) * ((c.dims[dst_unit] + 31) / 32) * outer;
+    // A side of fewer than 32 values continued by an outer dimension (the first one found):
+    // that dimension joins the side (transpose_groups).
+    StridedCopy grouped = c;
+    const TransposeGroups groups = transpose_groups(grouped, axes);
+    const Index blocks = (c.dims[src_unit] * groups.in + 31) / 32 *
+                         ((c.dims[dst_unit] * groups.across + 31) / 32) *
+                         grouped.dims[axes.outer[0]] * grouped.dims[axes.outer[1]];
     require<DeviceError>(blocks < (Index(1) << 31), "strided copy: too many tiles");
-    strided_transpose_kernel<S><<<unsigned(blocks), dim3(32, kRows), 0, stream>>>(c, axes);
+    strided_transpose_kernel<S>
+        <<<unsigned(blocks), dim3(32, kRows), 0, stream>>>(grouped, axes, groups);
   } else {
     axes.inner = dst_unit >= 0 ? dst_unit : (src_unit >= 0 ? src_unit : 3);
     set_outer(axes.inner, axes.inner);

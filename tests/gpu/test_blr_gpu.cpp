@@ -672,14 +672,24 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       {{1, 512, 64, 16}, {0, 1, 2, 3}, {0, 1, 3, 2}},  // Monarch's r <-> K swap, small
       // Transposes in tiles of 16-byte vectors (a warp per tile): small matrices dense on
       // both sides with the outer dimensions kept or swapped; BLAST's (L, B, r) -> (r, B, L)
-      // and (r, B, K) -> (K, B, r), whose long side is cut into tiles; a square one cut on
-      // both sides in 64-bit types; and one a value off 16 bytes (single values instead).
+      // and (r, B, K) -> (K, B, r), whose long side is cut into tiles (r = 1488: a shorter
+      // last tile); a square one cut on both sides in 64-bit types, and one with shorter last
+      // tiles on both sides; and one a value off 16 bytes (single values instead).
       {{3, 7, 32, 8}, {0, 1, 2, 3}, {0, 1, 3, 2}},
       {{3, 7, 32, 8}, {0, 1, 2, 3}, {1, 0, 3, 2}},
       {{1, 16, 5, 256}, {0, 1, 2, 3}, {0, 3, 2, 1}},
       {{1, 256, 5, 16}, {0, 1, 2, 3}, {0, 3, 2, 1}},
+      {{1, 16, 3, 1488}, {0, 1, 2, 3}, {0, 3, 2, 1}},
+      {{1, 1488, 3, 16}, {0, 1, 2, 3}, {0, 3, 2, 1}},
       {{2, 3, 64, 64}, {0, 1, 2, 3}, {0, 1, 3, 2}},
+      {{2, 3, 200, 72}, {0, 1, 2, 3}, {0, 1, 3, 2}},
       {{3, 7, 32, 8}, {0, 1, 2, 3}, {0, 1, 3, 2}, 1},
+      // Sides of fewer than 32 values that an outer dimension continues (32 x 32 tiles over
+      // both): BLAST's (L, B, r) -> (r, B, L) and (r, B, K) -> (K, B, r) at b = 3, and both
+      // sides continued at once, with partial tiles.
+      {{1, 3, 50, 96}, {0, 1, 2, 3}, {0, 3, 2, 1}},
+      {{1, 96, 50, 3}, {0, 1, 2, 3}, {0, 3, 2, 1}},
+      {{13, 17, 3, 4}, {1, 2, 0, 3}, {3, 0, 1, 2}},
   };
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
