@@ -2,9 +2,9 @@
 // copies (16-bit values scaled in fp32): runs along a dimension contiguous in dst (in 16-byte
 // vectors where both sides allow), or tiles through shared memory where the dimension
 // contiguous in src is another one (what PyTorch's permute().contiguous() does too): of
-// 16-byte vectors where both contiguous dimensions allow, else 32 x 32 single values, so that
-// both sides move whole memory segments; and batched products with small inner and outer
-// sizes, streamed row by row.
+// 16-byte vectors where both contiguous sides allow, else 32 x 32 single values, a short side
+// grouped with the dimension that continues it, so that both sides move whole memory
+// segments; and batched products with small inner and outer sizes, streamed row by row.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -108,16 +108,29 @@ __global__ void strided_vector_runs_kernel(const StridedCopy c, const CopyAxes a
   }
 }
 
-// Copies that turn the dimension contiguous in src (axes.inner) into another one contiguous
-// in dst (axes.across): 32 x 32 tiles through shared memory (padded against bank
-// conflicts), read along inner and written along across. A side of fewer than 32 values
-// takes in the outer dimension that continues it contiguously (`groups` of it; strided_copy
-// sets that dimension's size to 1 in `c`), so a tile still reads and writes runs of 32 values:
-// BLAST's (L, B, r) -> (r, B, L) at L = b = 3 writes runs of B x L values, not of 3.
+// Transposes (both kernels below) turn the dimension contiguous in src (axes.inner) into
+// another one contiguous in dst (axes.across). A side of fewer than 32 values takes in the
+// outer dimension that continues it contiguously (transpose_groups: `in` groups of inner's
+// values, `across` groups of across's; that dimension's size is 1 in the kernels' copy), so
+// that a tile still reads and writes long runs: BLAST's (L, B, r) -> (r, B, L) at L = b = 3
+// writes runs of B x L values, not of 3. Position g of the inner side is then value g of a
+// contiguous run in src, position h of the across side value h of one in dst.
 struct TransposeGroups {
   Index in = 1, in_dst_stride = 0;          // inner's groups and their stride in dst
   Index across = 1, across_src_stride = 0;  // across's groups and their stride in src
 };
+// The offset of position p of a side of n values a group (stride `stride` within one group,
+// `group_stride` between groups) on the other side. 32-bit division: transpose_groups groups
+// only sides of fewer than 2^31 values.
+__device__ __forceinline__ Index grouped_offset(Index p, Index n, Index stride, Index groups,
+                                                Index group_stride) {
+  if (groups == 1) return p * stride;
+  const unsigned q = unsigned(p) / unsigned(n);
+  return (Index(unsigned(p) - q * unsigned(n))) * stride + Index(q) * group_stride;
+}
+
+// Transposes of single values: 32 x 32 tiles through shared memory (padded against bank
+// conflicts), read along inner and written along across.
 template <class S>
 __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axes,
                                          const TransposeGroups groups) {
@@ -135,31 +148,32 @@ __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axe
   split_block<2>(c, block, axes, s, d);
   const S* src = static_cast<const S*>(c.src) + s;
   S* dst = static_cast<S*>(c.dst) + d;
-  // Position g of the inner side is value g of a contiguous run in src; position h of the
-  // across side is value h of one in dst.
   const Index in0 = t_in * 32, across0 = t_across * 32;
   for (int y = int(threadIdx.y); y < 32; y += kRows) {
     const Index g = in0 + threadIdx.x, h = across0 + y;
     if (g < all_in && h < all_across)
       tile[y][threadIdx.x] =
-          Compute(load_value(src + g + h % n_across * c.src_strides[axes.across] +
-                             h / n_across * groups.across_src_stride));
+          Compute(load_value(src + g +
+                             grouped_offset(h, n_across, c.src_strides[axes.across], groups.across,
+                                            groups.across_src_stride)));
   }
   __syncthreads();
   for (int y = int(threadIdx.y); y < 32; y += kRows) {
     const Index h = across0 + threadIdx.x, g = in0 + y;
     if (g < all_in && h < all_across)
-      store_copied(c,
-                   dst + h + g % n_in * c.dst_strides[axes.inner] + g / n_in * groups.in_dst_stride,
-                   tile[threadIdx.x][y]);
+      store_copied(
+          c,
+          dst + h +
+              grouped_offset(g, n_in, c.dst_strides[axes.inner], groups.in, groups.in_dst_stride),
+          tile[threadIdx.x][y]);
   }
 }
 
-// Transposes whose two contiguous dimensions both come in whole 16-byte vectors (Monarch's
-// r <-> K swap, BLAST's (L, B, r) <-> (r, B, L)): a warp moves a tile of `across` x `in`
-// values through its own shared buffer, reading src in 16-byte vectors along inner and
-// writing dst in 16-byte vectors along across (rows padded to an odd number of 32-bit words
-// against bank conflicts). The 32 x 32 tiles of single values took 114-122 us for 64 MB of
+// Transposes whose two contiguous sides (grouped, above) both come in whole 16-byte vectors
+// (Monarch's r <-> K swap, BLAST's (L, B, r) <-> (r, B, L)): a warp moves a tile of
+// `across` x `in` values through its own shared buffer, reading src in 16-byte vectors along
+// inner and writing dst in 16-byte vectors along across (rows padded to an odd number of 32-bit
+// words against bank conflicts). The 32 x 32 tiles of single values took 114-122 us for 64 MB of
 // bf16 on an H100 (1 KB per block and barrier; session 47), this kernel 20 us on an H200.
 constexpr int kVectorTransposeBufferBytes = 4608;  // per warp; 8 warps: 36 KB per block
 template <class S>
@@ -171,15 +185,17 @@ struct VectorTile {
 };
 template <class S>
 __global__ void __launch_bounds__(256)
-    vector_transpose_kernel(const StridedCopy c, const CopyAxes axes, VectorTile t, Index tiles) {
+    vector_transpose_kernel(const StridedCopy c, const CopyAxes axes, const TransposeGroups groups,
+                            VectorTile t, Index tiles) {
   constexpr int V = 16 / int(sizeof(S));
   __shared__ __align__(16) unsigned char buffers[8][kVectorTransposeBufferBytes];
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   S* buf = reinterpret_cast<S*>(buffers[warp]);
   const int ld = t.in + vector_transpose_pad<S>();
   const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
-  const Index tiles_in = (n_in + t.in - 1) / t.in,
-              tiles_across = (n_across + t.across - 1) / t.across;
+  const Index all_in = n_in * groups.in, all_across = n_across * groups.across;
+  const Index tiles_in = (all_in + t.in - 1) / t.in,
+              tiles_across = (all_across + t.across - 1) / t.across;
   const Index src_row = c.src_strides[axes.across], dst_row = c.dst_strides[axes.inner];
   for (Index j = Index(blockIdx.x) * 8 + warp; j < tiles; j += Index(gridDim.x) * 8) {
     Index rest = j;
@@ -189,23 +205,26 @@ __global__ void __launch_bounds__(256)
     rest /= tiles_across;
     Index s, d;
     split_block<2>(c, rest, axes, s, d);
-    const S* src = static_cast<const S*>(c.src) + s + i0 + a0 * src_row;
-    S* dst = static_cast<S*>(c.dst) + d + a0 + i0 * dst_row;
-    // The last tile of a side may be shorter (whole vectors still: both n are multiples of V).
-    const int in = int(n_in - i0 < t.in ? n_in - i0 : t.in);
-    const int across = int(n_across - a0 < t.across ? n_across - a0 : t.across);
+    const S* src = static_cast<const S*>(c.src) + s + i0;
+    S* dst = static_cast<S*>(c.dst) + d + a0;
+    // The last tile of a side may be shorter (whole vectors still: both sides are multiples
+    // of V).
+    const int in = int(all_in - i0 < t.in ? all_in - i0 : t.in);
+    const int across = int(all_across - a0 < t.across ? all_across - a0 : t.across);
     const int m = in * across;
 #pragma unroll 4
     for (int v = lane * V; v < m; v += 32 * V) {  // row a of src's tile, from column i
       const int a = v / in, i = v % in;
-      const uint4 x = *reinterpret_cast<const uint4*>(src + a * src_row + i);
+      const Index row =
+          grouped_offset(a0 + a, n_across, src_row, groups.across, groups.across_src_stride);
+      const uint4 x = *reinterpret_cast<const uint4*>(src + row + i);
       uint32_t* to = reinterpret_cast<uint32_t*>(buf + a * ld + i);
       to[0] = x.x, to[1] = x.y, to[2] = x.z, to[3] = x.w;
     }
     __syncwarp();
     for (int e = lane * V; e < m; e += 32 * V) {  // row i of dst's tile, from column a
       const int i = e / across, a = e % across;
-      S* to = dst + i * dst_row + a;
+      S* to = dst + grouped_offset(i0 + i, n_in, dst_row, groups.in, groups.in_dst_stride) + a;
       alignas(16) S out[V];
       if (c.scaled && c.beta != 0) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4*>(to);
 #pragma unroll
@@ -423,14 +442,15 @@ bool steps_in_vectors(const StridedCopy& c, const int* dims, int count) {
   return true;
 }
 
-// strided_transpose_kernel's groups for a transpose with axes.inner and axes.across set: a
-// side of fewer than 32 values takes the outer dimension that continues it contiguously (src
+// The transpose kernels' groups for a transpose with axes.inner and axes.across set: a side
+// of fewer than 32 values takes the outer dimension that continues it contiguously (src
 // stride n_in after inner, dst stride n_across after across), whose size becomes 1 in `c`.
 TransposeGroups transpose_groups(StridedCopy& c, const CopyAxes& axes) {
   TransposeGroups groups;
   const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
+  constexpr Index kMaxGrouped = Index(1) << 31;  // (grouped_offset's 32-bit division)
   for (const int dim : {axes.outer[0], axes.outer[1]}) {
-    if (c.dims[dim] == 1) continue;
+    if (c.dims[dim] == 1 || c.dims[dim] * 32 >= kMaxGrouped) continue;
     if (n_in < 32 && groups.in == 1 && c.src_strides[dim] == n_in) {
       groups.in = c.dims[dim], groups.in_dst_stride = c.dst_strides[dim];
       c.dims[dim] = 1;
@@ -459,28 +479,31 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
   if (src_unit >= 0 && dst_unit >= 0 && src_unit != dst_unit) {
     axes.inner = src_unit, axes.across = dst_unit;
     set_outer(src_unit, dst_unit);
-    const Index outer = c.dims[axes.outer[0]] * c.dims[axes.outer[1]];
-    // Both contiguous dimensions in whole 16-byte vectors, every row and base aligned: a warp
+    // A side of fewer than 32 values continued by an outer dimension: that dimension joins
+    // the side (transpose_groups).
+    StridedCopy grouped = c;
+    const TransposeGroups groups = transpose_groups(grouped, axes);
+    const Index all_in = c.dims[src_unit] * groups.in,
+                all_across = c.dims[dst_unit] * groups.across;
+    const Index outer = grouped.dims[axes.outer[0]] * grouped.dims[axes.outer[1]];
+    // Both sides in whole 16-byte vectors, every row (of a group too) and base aligned: a warp
     // per tile of vectors.
     constexpr Index V = Index(16 / sizeof(S));
-    const VectorTile tile = vector_tile<S>(c.dims[src_unit], c.dims[dst_unit]);
+    const VectorTile tile = vector_tile<S>(all_in, all_across);
     const bool vectors = tile.in > 0 && c.src_strides[dst_unit] % V == 0 &&
-                         c.dst_strides[src_unit] % V == 0 && steps_in_vectors<S>(c, axes.outer, 2);
+                         groups.across_src_stride % V == 0 && c.dst_strides[src_unit] % V == 0 &&
+                         groups.in_dst_stride % V == 0 &&
+                         steps_in_vectors<S>(grouped, axes.outer, 2);
     if (vectors) {
-      const Index tiles = (c.dims[src_unit] + tile.in - 1) / tile.in *
-                          ((c.dims[dst_unit] + tile.across - 1) / tile.across) * outer;
+      const Index tiles =
+          (all_in + tile.in - 1) / tile.in * ((all_across + tile.across - 1) / tile.across) * outer;
       const Index blocks = std::min<Index>((tiles + 7) / 8, Index(1) << 30);
-      vector_transpose_kernel<S><<<unsigned(blocks), 256, 0, stream>>>(c, axes, tile, tiles);
+      vector_transpose_kernel<S>
+          <<<unsigned(blocks), 256, 0, stream>>>(grouped, axes, groups, tile, tiles);
       check_launch("strided_copy");
       return;
     }
-    // A side of fewer than 32 values continued by an outer dimension (the first one found):
-    // that dimension joins the side (transpose_groups).
-    StridedCopy grouped = c;
-    const TransposeGroups groups = transpose_groups(grouped, axes);
-    const Index blocks = (c.dims[src_unit] * groups.in + 31) / 32 *
-                         ((c.dims[dst_unit] * groups.across + 31) / 32) *
-                         grouped.dims[axes.outer[0]] * grouped.dims[axes.outer[1]];
+    const Index blocks = (all_in + 31) / 32 * ((all_across + 31) / 32) * outer;
     require<DeviceError>(blocks < (Index(1) << 31), "strided copy: too many tiles");
     strided_transpose_kernel<S>
         <<<unsigned(blocks), dim3(32, kRows), 0, stream>>>(grouped, axes, groups);

@@ -684,9 +684,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       {{2, 3, 64, 64}, {0, 1, 2, 3}, {0, 1, 3, 2}},
       {{2, 3, 200, 72}, {0, 1, 2, 3}, {0, 1, 3, 2}},
       {{3, 7, 32, 8}, {0, 1, 2, 3}, {0, 1, 3, 2}, 1},
-      // Sides of fewer than 32 values that an outer dimension continues (32 x 32 tiles over
-      // both): BLAST's (L, B, r) -> (r, B, L) and (r, B, K) -> (K, B, r) at b = 3, and both
-      // sides continued at once, with partial tiles.
+      // Sides of fewer than 32 values grouped with the outer dimension that continues them:
+      // BLAST's (L, B, r) -> (r, B, L) and (r, B, K) -> (K, B, r) at b = 3, in vector tiles
+      // (B L = 192 values) and, at B L = 150, in single values (16-bit and float) or vectors
+      // (double); both sides grouped at once, with partial tiles (single values). (BLAST's
+      // transposes at b = 16 and 5 tokens above are grouped too.)
+      {{1, 3, 64, 96}, {0, 1, 2, 3}, {0, 3, 2, 1}},
+      {{1, 96, 64, 3}, {0, 1, 2, 3}, {0, 3, 2, 1}},
       {{1, 3, 50, 96}, {0, 1, 2, 3}, {0, 3, 2, 1}},
       {{1, 96, 50, 3}, {0, 1, 2, 3}, {0, 3, 2, 1}},
       {{13, 17, 3, 4}, {1, 2, 0, 3}, {3, 0, 1, 2}},
