@@ -101,7 +101,7 @@ ROWS = {
         ("b1_decode_over_cublas_plan_median", "BLR bf16, B = 1: one-launch decode kernel vs the cuBLAS plan (median speedup, Table 3 layers)", "x"),
     ],
     # Timed as CUDA-graph replays (blr_bench --graph: the GPU's time, without the host's
-    # enqueue; session 17), session 48's run at B = 1024 against the baselines with vector
+    # enqueue; session 17), session 49's run at B = 1024 against the baselines with vector
     # transposes.
     "blr-summary-graph.json": [
         ("monarch_fused_over_unfused_median", "Monarch (bf16 GEMM plan) vs our unfused bmm + permute baseline, Table 3 layers, B = 1024 (median), CUDA-graph replay", "x"),
