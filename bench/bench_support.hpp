@@ -56,16 +56,26 @@ inline std::vector<Index> index_list(const std::string& list) {
 }
 
 // How the helpers below time device work: each call between events, host enqueue included
-// (Call, the default), replays of a CUDA graph of 10 calls (Graph,
-// median_graph_seconds_each: the GPU's time, without the host's enqueue and the gaps between
-// launches), or the host's enqueue alone (Enqueue, median_enqueue_seconds_each).
-enum class Timing { Call, Graph, Enqueue };
+// (Call, the default), the same with the L2 cache evicted before each call (Cold,
+// median_cold_device_seconds_each: operands from DRAM), replays of a CUDA graph of 10 calls
+// (Graph, median_graph_seconds_each: the GPU's time, without the host's enqueue and the gaps
+// between launches), or the host's enqueue alone (Enqueue, median_enqueue_seconds_each).
+enum class Timing { Call, Cold, Graph, Enqueue };
 inline Timing& timing() {
   static Timing mode = Timing::Call;
   return mode;
 }
 inline const char* timing_name() {
-  return timing() == Timing::Graph ? "graph" : timing() == Timing::Enqueue ? "enqueue" : "call";
+  switch (timing()) {
+    case Timing::Cold:
+      return "cold";
+    case Timing::Graph:
+      return "graph";
+    case Timing::Enqueue:
+      return "enqueue";
+    default:
+      return "call";
+  }
 }
 
 // Medians of the works timed in alternation, in the mode of timing().
@@ -77,6 +87,8 @@ inline std::vector<double> median_seconds_each(Context& ctx,
       return median_graph_seconds_each(ctx, works, reps);
     case Timing::Enqueue:
       return median_enqueue_seconds_each(ctx, works, reps);
+    case Timing::Cold:
+      return median_cold_device_seconds_each(ctx, works, reps, 3);
     default:
       return median_device_seconds_each(ctx, works, reps, 3);
   }

@@ -6,11 +6,13 @@
 # run's `carry`: it saves the device about 200 s of build) when they start there; runs gpu_blr,
 # blr_bench per call at B = 1 and 1024 and, with GRAPH=1, replayed from a CUDA graph at B = 1024,
 # then racecheck on the in-place Kron kernel's one/two-signal case (RACECHECK=kron) or memcheck
-# and racecheck on the strided-copy case (RACECHECK=copies, the default), and every kernel of
-# the calls of NCU_LAYERS at B = 1024 under ncu (OUT/blr-stages-*.txt). TAG names the files;
-# BLR_TESTS (default gpu_blr) the cases run.
-# Few files come back from OUT: the build log, the fp32 CSVs and the benchmarks' logs go into
-# OUT/TAG-extra.tar.gz.
+# and racecheck on the strided-copy case (RACECHECK=copies, the default; SANITIZE_CASES names
+# other cases, ':' between them), and every kernel of
+# the calls of NCU_LAYERS at B = 1024 under ncu (blr-stages-*.txt); with COLD=1, blr_bench
+# --cold at B = 1 (the L2 evicted before each call). TAG names the files; BLR_TESTS (default
+# gpu_blr) the cases run.
+# Few files come back from OUT (at most 8): the build log, the fp32 CSVs, the benchmarks' logs,
+# the sanitizers' logs and the ncu stages go into OUT/TAG-extra.tar.gz.
 set -uo pipefail
 out=${1:?OUT}
 tag=${TAG:-blr}
@@ -50,27 +52,35 @@ if [ "${GRAPH:-0}" = 1 ]; then
     --json "$out/blr-summary-$tag-graph-$dev.json" >"$x/blr-bench-$tag-graph-$dev.log" 2>&1
   echo "blr_bench --graph exit $? ($(since))"
 fi
+if [ "${COLD:-0}" = 1 ]; then
+  timeout $(left 120) ./build-final/bench/blr_bench --cold --batches 1 \
+    --csv "$x/blr-bench-$tag-cold-$dev.csv" --csv16 "$out/blr16-bench-$tag-cold-$dev.csv" \
+    --json "$out/blr-summary-$tag-cold-$dev.json" >"$x/blr-bench-$tag-cold-$dev.log" 2>&1
+  echo "blr_bench --cold exit $? ($(since))"
+fi
 sanitize() {  # TOOL NAME CASE
   timeout "$(left 120)" compute-sanitizer --tool "$1" --error-exitcode 86 --print-limit 40 \
     $tests --run_test="$3" --report_level=short >"$x/$1.log" 2>&1
   echo "$1 $2 exit $? ($(since))"; tail -3 "$x/$1.log"
-  cat "$x/$1.log" >>"$out/sanitize-$2-$tag-$dev.log"
+  cat "$x/$1.log" >>"$x/sanitize-$2-$tag-$dev.log"
 }
 if [ "${RACECHECK:-copies}" = kron ]; then
   sanitize racecheck kron-square 'gpu_kron/equal_square_factors_on_one_or_two_signals*'
 else
-  sanitize memcheck copies 'gpu_blr/strided_copies_match_a_loop*'
-  sanitize racecheck copies 'gpu_blr/strided_copies_match_a_loop*'
+  cases=${SANITIZE_CASES:-gpu_blr/strided_copies_match_a_loop*}
+  sanitize memcheck copies "$cases"
+  sanitize racecheck copies "$cases"
 fi
 # NCU_LAYERS (default Llama-7B/qkvo): the layers whose kernels are listed, one after another in
-# OUT/blr-stages-TAG-DEV.txt.
+# blr-stages-TAG-DEV.txt (in the extra tar).
 for layer in ${NCU_LAYERS:-Llama-7B/qkvo}; do
   timeout $(left 150) ncu --clock-control none --metrics gpu__time_duration.sum --csv \
     ./build-final/bench/blr_bench --reps 1 --batches 1024 --layer "$layer" \
     --csv /dev/null --csv16 /dev/null --json /dev/null >"$x/stages.csv" 2>/dev/null
   { echo "## $layer, B = 1024"; python3 bench/probes/ncu_kernel_times.py "$x/stages.csv"; } \
-    >>"$out/blr-stages-$tag-$dev.txt"
+    >>"$x/blr-stages-$tag-$dev.txt"
 done
+rm -f "$x/stages.csv"
 echo "ncu done ($(since))"
 cat "$out"/*summary*.json
 tar czf "$out/$tag-extra.tar.gz" -C "$x" .

@@ -169,11 +169,12 @@ __global__ void strided_transpose_kernel(const StridedCopy c, const CopyAxes axe
   }
 }
 
-// Transposes whose two contiguous sides (grouped, above) both come in whole 16-byte vectors
-// (Monarch's r <-> K swap, BLAST's (L, B, r) <-> (r, B, L)): a warp moves a tile of
-// `across` x `in` values through its own shared buffer, reading src in 16-byte vectors along
-// inner and writing dst in 16-byte vectors along across (rows padded to an odd number of 32-bit
-// words against bank conflicts). The 32 x 32 tiles of single values took 114-122 us for 64 MB of
+// Transposes whose two contiguous sides (grouped, above) both come in whole 16-byte vectors,
+// or whose src rows are short and packed one after another (VectorTile::packed) (Monarch's
+// r <-> K swap, BLAST's (L, B, r) <-> (r, B, L)): a warp moves a tile of `across` x `in`
+// values through its own shared buffer, reading src in 16-byte vectors along inner and writing
+// dst in 16-byte vectors along across (rows padded to an odd number of 32-bit words against
+// bank conflicts, unless packed). The 32 x 32 tiles of single values took 114-122 us for 64 MB of
 // bf16 on an H100 (1 KB per block and barrier; session 47), this kernel 20 us on an H200.
 constexpr int kVectorTransposeBufferBytes = 4608;  // per warp; 8 warps: 36 KB per block
 template <class S>
@@ -182,6 +183,10 @@ __host__ __device__ constexpr int vector_transpose_pad() {  // values after each
 }
 struct VectorTile {
   int in = 0, across = 0;  // values of a warp's tile along each dimension (0: no tile)
+  // Whole src rows of fewer values than whole vectors, contiguous one after the other (Monarch's
+  // r <-> K swap at K = b = 4): the tile is one run in src, loaded as such into an unpadded
+  // buffer.
+  bool packed = false;
 };
 template <class S>
 __global__ void __launch_bounds__(256)
@@ -191,7 +196,7 @@ __global__ void __launch_bounds__(256)
   __shared__ __align__(16) unsigned char buffers[8][kVectorTransposeBufferBytes];
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   S* buf = reinterpret_cast<S*>(buffers[warp]);
-  const int ld = t.in + vector_transpose_pad<S>();
+  const int ld = t.packed ? t.in : t.in + vector_transpose_pad<S>();
   const Index n_in = c.dims[axes.inner], n_across = c.dims[axes.across];
   const Index all_in = n_in * groups.in, all_across = n_across * groups.across;
   const Index tiles_in = (all_in + t.in - 1) / t.in,
@@ -213,7 +218,9 @@ __global__ void __launch_bounds__(256)
     const int across = int(all_across - a0 < t.across ? all_across - a0 : t.across);
     const int m = in * across;
 #pragma unroll 4
-    for (int v = lane * V; v < m; v += 32 * V) {  // row a of src's tile, from column i
+    // Row a of src's tile, from column i (packed: a vector may go on into the next row, which
+    // follows it in src and in the buffer).
+    for (int v = lane * V; v < m; v += 32 * V) {
       const int a = v / in, i = v % in;
       const Index row =
           grouped_offset(a0 + a, n_across, src_row, groups.across, groups.across_src_stride);
@@ -238,16 +245,18 @@ __global__ void __launch_bounds__(256)
 
 // vector_transpose_kernel's tile for a transpose: whole rows of both sides where they fit the
 // warp's buffer, else the longer side halved (rounded up to whole vectors) until they do; the
-// last tile of a side takes what is left. None unless both sides are whole vectors.
+// last tile of a side takes what is left. None unless both sides are whole vectors, or the
+// across side is and `packed_rows` (src's rows follow one another): then whole src rows, packed.
 template <class S>
-VectorTile vector_tile(Index n_in, Index n_across) {
+VectorTile vector_tile(Index n_in, Index n_across, bool packed_rows) {
   constexpr Index V = 16 / Index(sizeof(S));
-  if (n_in % V != 0 || n_across % V != 0) return {};
+  const bool packed = packed_rows && n_in % V != 0;
+  if ((n_in % V != 0 && !packed) || n_across % V != 0) return {};
   Index in = n_in, across = n_across;
   auto halved = [](Index n) { return ((n + 1) / 2 + V - 1) / V * V; };
-  while ((in + vector_transpose_pad<S>()) * across * Index(sizeof(S)) >
+  while ((in + (packed ? 0 : vector_transpose_pad<S>())) * across * Index(sizeof(S)) >
          kVectorTransposeBufferBytes) {
-    if (in >= across && in > V) {
+    if (in >= across && in > V && !packed) {
       in = halved(in);
     } else if (across > V) {
       across = halved(across);
@@ -255,7 +264,7 @@ VectorTile vector_tile(Index n_in, Index n_across) {
       return {};
     }
   }
-  return {int(in), int(across)};
+  return {int(in), int(across), packed};
 }
 
 // Two consecutive values at an address aligned to both (rows 2i and 2i + 1 of a column), as
@@ -489,8 +498,11 @@ void strided_copy(const StridedCopy& c, Context& ctx) {
     // Both sides in whole 16-byte vectors, every row (of a group too) and base aligned: a warp
     // per tile of vectors.
     constexpr Index V = Index(16 / sizeof(S));
-    const VectorTile tile = vector_tile<S>(all_in, all_across);
-    const bool vectors = tile.in > 0 && c.src_strides[dst_unit] % V == 0 &&
+    // (Packed src rows: each tile starts a multiple of tile.across rows in, whole vectors.)
+    const bool packed_rows =
+        groups.in == 1 && groups.across == 1 && c.src_strides[dst_unit] == c.dims[src_unit];
+    const VectorTile tile = vector_tile<S>(all_in, all_across, packed_rows);
+    const bool vectors = tile.in > 0 && (c.src_strides[dst_unit] % V == 0 || tile.packed) &&
                          groups.across_src_stride % V == 0 && c.dst_strides[src_unit] % V == 0 &&
                          groups.in_dst_stride % V == 0 &&
                          steps_in_vectors<S>(grouped, axes.outer, 2);

@@ -49,9 +49,13 @@ double median_host_seconds(const std::function<void()>& work, int repeats, int w
 }
 
 #if STROP_HAVE_CUDA
-std::vector<double> median_device_seconds_each(Context& ctx,
-                                               const std::vector<std::function<void()>>& works,
-                                               int repeats, int warmup) {
+namespace {
+
+// Each work's median time between events on ctx's stream, with `before` (untimed; may be
+// empty) ahead of every timed run.
+std::vector<double> medians_between_events(Context& ctx, const std::vector<Work>& works,
+                                           int repeats, int warmup,
+                                           const std::function<void()>& before) {
   const detail::DeviceScope device_scope;  // events and work on ctx's device
   auto stream = static_cast<cudaStream_t>(ctx.stream());
   cudaEvent_t start, stop;
@@ -59,6 +63,7 @@ std::vector<double> median_device_seconds_each(Context& ctx,
   detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
   const std::vector<double> medians =
       medians_in_alternation(works, repeats, warmup, [&](const Work& work) {
+        if (before) before();
         detail::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
         work();
         detail::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
@@ -70,6 +75,35 @@ std::vector<double> median_device_seconds_each(Context& ctx,
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   return medians;
+}
+
+}  // namespace
+
+std::vector<double> median_device_seconds_each(Context& ctx,
+                                               const std::vector<std::function<void()>>& works,
+                                               int repeats, int warmup) {
+  return medians_between_events(ctx, works, repeats, warmup, {});
+}
+
+std::vector<double> median_cold_device_seconds_each(Context& ctx,
+                                                    const std::vector<std::function<void()>>& works,
+                                                    int repeats, int warmup) {
+  const detail::DeviceScope device_scope;
+  auto stream = static_cast<cudaStream_t>(ctx.stream());  // makes ctx's device current
+  int device = 0, l2_bytes = 0;
+  detail::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  detail::check_cuda(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device),
+                     "cudaDeviceGetAttribute");
+  // Four times the cache: its lines are spread over partitions and replaced by an unpublished
+  // policy, so twice its size may leave some of a work's lines in place.
+  const std::size_t bytes = std::max<std::size_t>(4 * std::size_t(l2_bytes), std::size_t(64) << 20);
+  Buffer<char> evict(Index(bytes), MemorySpace::Device, ctx);
+  int round = 0;
+  return medians_between_events(ctx, works, repeats, warmup, [&] {
+    detail::check_cuda(cudaMemsetAsync(evict.data(), ++round & 0xff, bytes, stream),
+                       "cudaMemsetAsync");
+    ctx.synchronize();  // the device idle before the timed call, as in median_device_seconds_each
+  });
 }
 
 std::vector<double> median_enqueue_seconds_each(Context& ctx,
@@ -167,6 +201,11 @@ double measure_copy_bandwidth(Context& ctx, std::size_t bytes) {
 std::vector<double> median_device_seconds_each(Context&, const std::vector<std::function<void()>>&,
                                                int, int) {
   throw DeviceError("median_device_seconds: strop was built without CUDA");
+}
+std::vector<double> median_cold_device_seconds_each(Context&,
+                                                    const std::vector<std::function<void()>>&, int,
+                                                    int) {
+  throw DeviceError("median_cold_device_seconds: strop was built without CUDA");
 }
 std::vector<double> median_enqueue_seconds_each(Context&, const std::vector<std::function<void()>>&,
                                                 int, int) {

@@ -694,6 +694,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(strided_copies_match_a_loop, T, CopyTypes) {
       {{1, 3, 50, 96}, {0, 1, 2, 3}, {0, 3, 2, 1}},
       {{1, 96, 50, 3}, {0, 1, 2, 3}, {0, 3, 2, 1}},
       {{13, 17, 3, 4}, {1, 2, 0, 3}, {3, 0, 1, 2}},
+      // Src rows of fewer values than a vector, packed one after another (vector tiles over
+      // whole rows): Monarch's r <-> K swap at K = 4 and 3, and with r = 1024 cut into tiles.
+      // (The 33 x 40 x 9 case above takes them too.)
+      {{1, 40, 48, 4}, {0, 1, 2, 3}, {0, 1, 3, 2}},
+      {{1, 40, 48, 3}, {0, 1, 2, 3}, {0, 1, 3, 2}},
+      {{1, 6, 1024, 4}, {0, 1, 2, 3}, {0, 1, 3, 2}},
   };
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
@@ -771,18 +777,21 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
   // on tensor cores where they apply and on CUDA cores. `pad`: 1 odd leading dimensions and
   // strides (one row at a time), 2 even ones (neighbouring rows in pairs; an odd m leaves
   // the last row alone), 8 multiples of 8 (16-bit values with 8 < max(k, n) <= 16 on tensor
-  // cores).
+  // cores). `batch` products: the last case has more tiles of 256 rows (products x row
+  // blocks) than the device holds blocks, so each block of the persistent tensor-core kernel
+  // multiplies several, staging the next one while it writes the current one.
   struct Case {
     Index m, k, n;
     bool trans_b;
     int pad;
+    Index batch = 3;
   };
   const std::vector<Case> cases = {
       {1100, 16, 16, false, 2}, {1100, 16, 16, true, 1}, {1025, 16, 9, true, 2},
       {37, 3, 5, true, 1},      {601, 8, 8, false, 2},   {600, 9, 9, false, 1},
       {513, 32, 20, true, 2},   {70, 6, 2, false, 1},    {1, 1, 1, false, 2},
       {1100, 16, 16, false, 8}, {1024, 16, 16, true, 8}, {1025, 16, 9, true, 8},
-      {300, 5, 3, true, 8},     {7, 12, 16, false, 8}};
+      {300, 5, 3, true, 8},     {7, 12, 16, false, 8},   {1100, 16, 16, true, 8, 700}};
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
       return x;
@@ -796,7 +805,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
         if (cs.pad == 8) return (size + 7) / 8 * 8 + 8;
         return cs.pad == 2 ? size + 2 + size % 2 : size + odd_pad;
       };
-      const Index batch = 3, lda = padded(cs.m, 5), ldc = padded(cs.m, 2);
+      const Index batch = cs.batch, lda = padded(cs.m, 5), ldc = padded(cs.m, 2);
       const Index b_rows = cs.trans_b ? cs.n : cs.k, b_cols = cs.trans_b ? cs.k : cs.n;
       const Index ldb = b_rows + 1;
       const Index stride_a = padded(lda * cs.k, 7), stride_b = ldb * b_cols,
@@ -846,8 +855,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
       for (Index i = 0; i < stride_c * batch; ++i)
         if (!(std::abs(as_double(got(i, 0)) - expected(i, 0)) <= bound)) ++wrong;
       BOOST_TEST_CONTEXT("m " << cs.m << ", k " << cs.k << ", n " << cs.n
-                              << (cs.trans_b ? ", B^T" : "") << ", pad " << cs.pad
-                              << (tensor_cores ? "" : ", CUDA cores")) {
+                              << (cs.trans_b ? ", B^T" : "") << ", pad " << cs.pad << ", batch "
+                              << batch << (tensor_cores ? "" : ", CUDA cores")) {
         BOOST_TEST(wrong == 0);
       }
     }

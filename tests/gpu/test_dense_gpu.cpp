@@ -1,5 +1,7 @@
 // GPU plumbing end to end: Dense through cuBLAS and expressions of it evaluated on the
 // device, against the CPU reference. Every test is skipped when no CUDA device is visible.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,6 +113,35 @@ BOOST_AUTO_TEST_CASE(persistent_workspaces_are_zeroed_and_kept_per_key) {
   BOOST_TEST(during_capture == nullptr);
   BOOST_TEST(known == b);
   BOOST_TEST(ctx.persistent_workspace("c", 64) != nullptr);
+}
+
+// Timing with the L2 evicted before each run: every work runs warm-up + repeats times, in
+// order on the context's stream, and the eviction writes only its own buffer (the work's
+// device data keep what the work wrote).
+BOOST_AUTO_TEST_CASE(cold_timing_runs_each_work_and_evicts_only_its_own_buffer) {
+  Context ctx(0);
+  const std::size_t n = std::size_t(1) << 20;
+  Buffer<unsigned char> data(Index(n), MemorySpace::Device, ctx);
+  int runs[2] = {0, 0};
+  auto fill_with = [&](int w, unsigned char value) {
+    return [&, w, value] {
+      ++runs[w];
+      detail::check_cuda(cudaMemsetAsync(data.data() + w * (n / 2), value, n / 2,
+                                         static_cast<cudaStream_t>(ctx.stream())),
+                         "cudaMemsetAsync");
+    };
+  };
+  const std::vector<double> seconds =
+      median_cold_device_seconds_each(ctx, {fill_with(0, 7), fill_with(1, 9)}, 5, 2);
+  BOOST_TEST_REQUIRE(seconds.size() == 2u);
+  for (double t : seconds)
+    BOOST_TEST((std::isfinite(t) && t > 0));
+  BOOST_TEST(runs[0] == 7);
+  BOOST_TEST(runs[1] == 7);
+  std::vector<unsigned char> host(n, 0);
+  detail::copy_bytes(host.data(), MemorySpace::Host, data.data(), MemorySpace::Device, n, ctx);
+  BOOST_TEST(std::count(host.begin(), host.begin() + n / 2, 7) == std::ptrdiff_t(n / 2));
+  BOOST_TEST(std::count(host.begin() + n / 2, host.end(), 9) == std::ptrdiff_t(n / 2));
 }
 
 // The diagonal's row-scaling kernel (d conjugated for A^H), every layout pair and alpha/beta,

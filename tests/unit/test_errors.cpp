@@ -87,6 +87,8 @@ BOOST_AUTO_TEST_CASE(device_without_gpu) {
   int runs = 0;
   BOOST_CHECK_THROW(median_enqueue_seconds_each(default_context(), {[&] { ++runs; }}, 3, 1),
                     DeviceError);
+  BOOST_CHECK_THROW(median_cold_device_seconds_each(default_context(), {[&] { ++runs; }}, 3, 1),
+                    DeviceError);
   BOOST_TEST(runs == 0);
 }
 

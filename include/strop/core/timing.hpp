@@ -20,6 +20,14 @@ std::vector<double> median_device_seconds_each(Context& ctx,
                                                const std::vector<std::function<void()>>& works,
                                                int repeats = 20, int warmup = 3);
 
+// As median_device_seconds_each, with the device's L2 cache evicted before every run (untimed:
+// a write over four times its size, then the device idle), so that the works' operands come
+// from DRAM, as in a pass over a model whose weights exceed the cache (a layer's weights read
+// once per token). Warm-up runs are not preceded by the eviction. DeviceError without CUDA.
+std::vector<double> median_cold_device_seconds_each(Context& ctx,
+                                                    const std::vector<std::function<void()>>& works,
+                                                    int repeats = 20, int warmup = 3);
+
 // Median seconds per call of each work replayed from a CUDA graph: the `calls_per_graph`
 // calls of a work are captured once on ctx's stream, and each of the `repeats` replays is
 // timed with events (works in alternation, as above). The host's enqueue and the gaps between
