@@ -8,9 +8,9 @@
 //   that ldmatrix .trans hands out B fragments of 8 rows (tokens) each;
 // - the fp32 results go back through shared memory, and C_j's columns are written in 16-byte
 //   pieces, with alpha and beta applied and rounded once.
-// The kernel is persistent: each block takes tiles gridDim.x apart and stages the next
-// tile's rows (cp.async, two buffers) and op(B_j) values (a register per thread) while it
-// multiplies and writes the current one. One tile per block, staged, multiplied, then
+// The kernel is persistent: each block takes tiles gridDim.x apart and stages the next two
+// tiles' rows (cp.async, three buffers) and the next op(B_j) values (a register per thread)
+// while it multiplies and writes the current one. One tile per block, staged, multiplied, then
 // written (session 17's kernel), left the memory idle between the phases: 25.7 us for
 // Llama-7B's coupling at 1024 tokens on an H200, whose traffic takes 15.8 us at copy rate.
 #include <cuda_bf16.h>
@@ -32,14 +32,17 @@ constexpr int kWarps = 8;   // 32 rows (four n8 tiles) per warp
 constexpr int kThreads = kWarps * 32;
 constexpr int kPitch = kRows + 8;   // shared row pitch: 16 bytes of padding spread ldmatrix's rows
 constexpr int kPieces = kRows / 8;  // 16-byte pieces (8 values) per column of the tile
+// Tiles of rows staged at once: the current one and the next two (5 blocks of 44 KB per SM on
+// an H100 keep 80 KB of loads in flight).
+constexpr int kBuffers = 3;
 static_assert(kThreads == 16 * 16, "one op(B_j) value per thread");
 
 template <class S>
 __global__ void __launch_bounds__(kThreads)
     small_inner_mma_kernel(const SmallInnerGemm g, Index row_blocks) {
-  __shared__ alignas(16) S a_tiles[2][16][kPitch];  // A_j(row0 + r, p) at [buffer][p][r]
-  __shared__ alignas(16) float c_tile[16][kPitch];  // C_j(row0 + r, q) (sums) at [q][r]
-  __shared__ float op_b[16][16];                    // op(B_j)(p, q)
+  __shared__ alignas(16) S a_tiles[kBuffers][16][kPitch];  // A_j(row0 + r, p): [buffer][p][r]
+  __shared__ alignas(16) float c_tile[16][kPitch];         // C_j(row0 + r, q) (sums) at [q][r]
+  __shared__ float op_b[16][16];                           // op(B_j)(p, q)
   const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
   const Index tiles = g.batch * row_blocks;
   // Tile (j, row block): neighbouring blocks take neighbouring products of one row block.
@@ -47,8 +50,14 @@ __global__ void __launch_bounds__(kThreads)
   auto first_row = [&](Index tile) { return tile / g.batch * kRows; };
 
   // A_j's rows of `tile` into a_tiles[buffer]: whole 16-byte pieces by cp.async (zeros for
-  // columns p >= k and rows past m, which then add nothing), a piece cut by m value by value.
+  // columns p >= k and rows past m, which then add nothing), a piece cut by m value by value;
+  // one group of copies per call (an empty one past the last tile), so that every turn below
+  // commits one.
   auto stage_rows = [&](Index tile, int buffer) {
+    if (tile >= tiles) {
+      commit_copies();
+      return;
+    }
     const S* a = static_cast<const S*>(g.a) + product(tile) * g.stride_a;
     const Index row0 = first_row(tile);
     for (int e = int(threadIdx.x); e < 16 * kPieces; e += kThreads) {
@@ -77,24 +86,22 @@ __global__ void __launch_bounds__(kThreads)
   Index tile = blockIdx.x;
   if (tile >= tiles) return;
   stage_rows(tile, 0);
+  stage_rows(tile + gridDim.x, 1);
   float b_next = b_value(tile);
   const int gr = lane / 4, t = lane % 4;
   // Matrix m of an ldmatrix: k rows 8 (m % 2) ..., tokens 8 (m / 2) ... of the 16-row step.
   const int m = lane / 8, k_row = 8 * (m % 2) + lane % 8;
   const float alpha = float(g.alpha), beta = float(g.beta);
   for (int turn = 0; tile < tiles; ++turn, tile += gridDim.x) {
-    const int buffer = turn % 2;
+    const int buffer = turn % kBuffers;
     const Index j = product(tile), row0 = first_row(tile);
     op_b[bp][bq] = b_next;
-    wait_copies<0>();
+    wait_copies<kBuffers - 2>();  // this tile's group; the next tile's may be in flight
     // This tile's rows and op(B_j) are in place; the previous turn's reads of c_tile, op_b
-    // and the other buffer are done.
+    // and its buffer (the one staged next) are done.
     __syncthreads();
-    const Index next = tile + gridDim.x;
-    if (next < tiles) {
-      stage_rows(next, 1 - buffer);
-      b_next = b_value(next);
-    }
+    stage_rows(tile + 2 * Index(gridDim.x), (turn + 2) % kBuffers);
+    if (tile + gridDim.x < tiles) b_next = b_value(tile + gridDim.x);
 
     // A operand: (op(B_j)^T)(o, i) = op_b[i][o]; lane 4 gr + t holds rows gr, gr + 8 and
     // columns 2 t, 2 t + 1, 2 t + 8, 2 t + 9 (mma16.cuh).
