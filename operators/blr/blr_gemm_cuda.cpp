@@ -106,6 +106,7 @@ PlanSignals plan_signals(ConstView<Storage> X, MatrixView<Storage> Y) {
   const bool column_major = X.row_stride == 1 && Y.row_stride == 1;
   s.layout = column_major ? Layout::ColMajor : Layout::RowMajor;
   s.batch = X.cols;
+  s.value_bytes = int(sizeof(Storage));
   s.x_ld = column_major ? std::max(X.col_stride, X.rows) : std::max(X.row_stride, X.cols);
   s.y_ld = column_major ? std::max(Y.col_stride, Y.rows) : std::max(Y.row_stride, Y.cols);
   s.x_ld = std::max<Index>(s.x_ld, 1);
@@ -125,7 +126,7 @@ bool plan_uses(const BlrGemmPlan& plan, PlanArray a) {
   return false;
 }
 
-static_assert(kStreamedCouplingBlocks <= kSmallInnerMax, "streamed products fit the kernel");
+static_assert(kStreamedCouplingBlocks16 <= kSmallInnerMax, "streamed products fit the kernel");
 
 template <class Storage>
 void run_gemm(const PlanGemm& g, const std::array<char*, kPlanArrays>& base,

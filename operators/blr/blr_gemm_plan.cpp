@@ -82,9 +82,11 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   // b x b couplings per rank index over B tokens, streamed by our kernel for small grids.
   // Measured on an H100 (bf16, blr_bench rows blast_coupling_*, session 17): 1.35-10.7x
   // faster than cuBLAS's strided batch for b = 3, 6, 9 at 128-4096 tokens (cuBLAS spends
-  // ~12 us on any such batch); for b = 16, 0.92-1.59x (ahead at 128 tokens, behind at 4096),
-  // so b = 16 stays on cuBLAS.
-  couple.streamed = std::max(in_blocks, out_blocks) <= kStreamedCouplingBlocks;
+  // ~12 us on any such batch); for b = 16, 0.92-1.59x (ahead at 128 tokens, behind at 4096).
+  // Session 50's persistent tensor-core kernel (two tiles of rows in flight per block) took
+  // 16-bit couplings up to 16 x 16 on token counts that are multiples of 8 (bench/NOTES-blr.md,
+  // session 50); others stay at 12 (the CUDA-core kernel at 16 x 16 is 1.5x cuBLAS's time).
+  couple.streamed = std::max(in_blocks, out_blocks) <= streamed_coupling_blocks(s.value_bytes, B);
   plan.steps.push_back(couple);
 
   // y_o = second_o Z2_o: U_k (column-major h x r) or, for A^T, V_l^T (V_l column-major).

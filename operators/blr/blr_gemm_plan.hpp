@@ -51,8 +51,13 @@ struct PlanOperand {
 };
 
 // The largest BLAST block grid (b x b) whose coupling stage the plan streams (see
-// blast_gemm_plan).
+// blast_gemm_plan): 16 x 16 for 16-bit signals whose token count is a multiple of 8 (the
+// tensor-core kernel's rows in whole 16-byte pieces), 12 x 12 otherwise.
 inline constexpr Index kStreamedCouplingBlocks = 12;
+inline constexpr Index kStreamedCouplingBlocks16 = 16;
+constexpr Index streamed_coupling_blocks(int value_bytes, Index batch) {
+  return value_bytes == 2 && batch % 8 == 0 ? kStreamedCouplingBlocks16 : kStreamedCouplingBlocks;
+}
 
 // C_e = op(A_e) op(B_e) (m x n, inner dimension k), column-major with leading dimensions;
 // when C is Y, C_e = alpha op(A_e) op(B_e) + beta C_e. `streamed`: run by strop's own
@@ -86,6 +91,7 @@ struct BlrGemmPlan {
 struct PlanSignals {
   Layout layout = Layout::ColMajor;
   Index batch = 0, x_ld = 0, y_ld = 0;
+  int value_bytes = 0;  // of one signal value (2: half or bfloat16 on tensor cores)
 };
 
 BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& signals);
