@@ -83,9 +83,10 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   // Measured on an H100 (bf16, blr_bench rows blast_coupling_*, session 17): 1.35-10.7x
   // faster than cuBLAS's strided batch for b = 3, 6, 9 at 128-4096 tokens (cuBLAS spends
   // ~12 us on any such batch); for b = 16, 0.92-1.59x (ahead at 128 tokens, behind at 4096).
-  // Session 50's persistent tensor-core kernel (two tiles of rows in flight per block) took
-  // 16-bit couplings up to 16 x 16 on token counts that are multiples of 8 (bench/NOTES-blr.md,
-  // session 50); others stay at 12 (the CUDA-core kernel at 16 x 16 is 1.5x cuBLAS's time).
+  // At 1024 tokens the tensor-core kernel was ahead on all seven b = 16 layers (session 49,
+  // 1.01-1.66x), so 16-bit couplings up to 16 x 16 stream up to 1024 tokens (session 50; the
+  // CUDA-core kernel, which takes token counts off multiples of 8, took up to 1.3x cuBLAS's time
+  // at b = 16).
   couple.streamed = std::max(in_blocks, out_blocks) <= streamed_coupling_blocks(s.value_bytes, B);
   plan.steps.push_back(couple);
 

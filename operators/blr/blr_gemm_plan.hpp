@@ -51,12 +51,13 @@ struct PlanOperand {
 };
 
 // The largest BLAST block grid (b x b) whose coupling stage the plan streams (see
-// blast_gemm_plan): 16 x 16 for 16-bit signals whose token count is a multiple of 8 (the
+// blast_gemm_plan): 16 x 16 for 16-bit signals of at most 1024 tokens in a multiple of 8 (the
 // tensor-core kernel's rows in whole 16-byte pieces), 12 x 12 otherwise.
 inline constexpr Index kStreamedCouplingBlocks = 12;
 inline constexpr Index kStreamedCouplingBlocks16 = 16;
 constexpr Index streamed_coupling_blocks(int value_bytes, Index batch) {
-  return value_bytes == 2 && batch % 8 == 0 ? kStreamedCouplingBlocks16 : kStreamedCouplingBlocks;
+  return value_bytes == 2 && batch % 8 == 0 && batch <= 1024 ? kStreamedCouplingBlocks16
+                                                             : kStreamedCouplingBlocks;
 }
 
 // C_e = op(A_e) op(B_e) (m x n, inner dimension k), column-major with leading dimensions;

@@ -777,9 +777,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
   // on tensor cores where they apply and on CUDA cores. `pad`: 1 odd leading dimensions and
   // strides (one row at a time), 2 even ones (neighbouring rows in pairs; an odd m leaves
   // the last row alone), 8 multiples of 8 (16-bit values with 8 < max(k, n) <= 16 on tensor
-  // cores). `batch` products: the last case has more tiles of 256 rows (products x row
-  // blocks) than the device holds blocks, so each block of the persistent tensor-core kernel
-  // multiplies several, staging the next one while it writes the current one.
+  // cores). `batch` products: the last case has more blocks of 256 rows (products x row
+  // blocks) than the device holds at once.
   struct Case {
     Index m, k, n;
     bool trans_b;
@@ -791,7 +790,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(small_inner_products_match_a_loop, T, CopyTypes) {
       {37, 3, 5, true, 1},      {601, 8, 8, false, 2},   {600, 9, 9, false, 1},
       {513, 32, 20, true, 2},   {70, 6, 2, false, 1},    {1, 1, 1, false, 2},
       {1100, 16, 16, false, 8}, {1024, 16, 16, true, 8}, {1025, 16, 9, true, 8},
-      {300, 5, 3, true, 8},     {7, 12, 16, false, 8},   {1100, 16, 16, true, 8, 700}};
+      {300, 5, 3, true, 8},     {7, 12, 16, false, 8},   {1100, 16, 16, true, 8, 300}};
   auto as_double = [](T x) {
     if constexpr (std::is_same_v<T, double>) {
       return x;

@@ -183,17 +183,17 @@ BOOST_AUTO_TEST_CASE(blast_plan_matches_the_operator) {
 
 BOOST_AUTO_TEST_CASE(blast_streams_the_couplings_of_small_grids_only) {
   // The coupling stage (the only product with n, k = the grid's block counts) goes to the
-  // streamed kernel up to 16 blocks a side for 16-bit signals of 8 k tokens and 12 for
-  // others, to cuBLAS beyond; the other stages and the unfused baseline always to cuBLAS.
+  // streamed kernel up to 16 blocks a side for 16-bit signals of 8 k <= 1024 tokens and 12
+  // for others, to cuBLAS beyond; the other stages and the unfused baseline always to cuBLAS.
   for (int value_bytes : {2, 4, 8})
-    for (Index tokens : {64, 37})
+    for (Index tokens : {64, 1024, 37, 2048})
       for (Index b : {3, 12, 13, 16, 24})
         for (Op op : {Op::NoTrans, Op::Trans}) {
           const detail::PlanSignals sig{Layout::ColMajor, tokens, 624, 624, value_bytes};
           const BlockGrid grid{624, 624, b, b == 16 ? 4 : b, 8};  // 624 = 3 16 13
           const detail::BlrGemmPlan plan = detail::blast_gemm_plan(grid, op, sig);
           BOOST_REQUIRE(plan.steps.size() == 3);
-          const Index most = value_bytes == 2 && tokens == 64 ? 16 : 12;
+          const Index most = value_bytes == 2 && (tokens == 64 || tokens == 1024) ? 16 : 12;
           const bool small = std::max(grid.row_blocks, grid.col_blocks) <= most;
           BOOST_TEST_CONTEXT("grid " << grid.row_blocks << "x" << grid.col_blocks << ", "
                                      << to_string(op) << ", " << value_bytes << "-byte values, "
