@@ -101,12 +101,18 @@ ROWS = {
         ("b1_decode_over_cublas_plan_median", "BLR bf16, B = 1: one-launch decode kernel vs the cuBLAS plan (median speedup, Table 3 layers)", "x"),
     ],
     # Timed as CUDA-graph replays (blr_bench --graph: the GPU's time, without the host's
-    # enqueue; session 17), session 49's run at B = 1024 against the baselines with vector
+    # enqueue; session 17), session 50's run at B = 1024 against the baselines with vector
     # transposes.
     "blr-summary-graph.json": [
         ("monarch_fused_over_unfused_median", "Monarch (bf16 GEMM plan) vs our unfused bmm + permute baseline, Table 3 layers, B = 1024 (median), CUDA-graph replay", "x"),
         ("blast_fused_over_unfused_median", "BLAST (bf16 GEMM plan) vs our unfused bmm + permute baseline, Table 3 layers, B = 1024 (median), CUDA-graph replay", "x"),
         ("llama7b_b1024_min_speedup_over_dense", "Monarch/BLAST bf16 on Llama-7B layers, B = 1024: worst speedup over dense cuBLAS, CUDA-graph replay", "x"),
+    ],
+    # B = 1 per call with the L2 evicted before each call (blr_bench --cold, session 50): the
+    # weights come from DRAM, as the weights-once bound assumes.
+    "blr-summary-cold.json": [
+        ("llama7b_b1_min_speedup_over_dense", "Monarch/BLAST bf16 on Llama-7B layers, B = 1, L2 evicted before each call: worst speedup over dense cuBLAS", "x"),
+        ("b1_max_time_over_bound", "Monarch/BLAST bf16, B = 1, L2 evicted before each call: worst time / reading the weights once", "x"),
     ],
     "factorize-summary.json": [
         ("butterfly_4096_f64_cpu_s", "butterfly factorization 4096 x 4096 double, CPU", "s"),

@@ -84,9 +84,10 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   // faster than cuBLAS's strided batch for b = 3, 6, 9 at 128-4096 tokens (cuBLAS spends
   // ~12 us on any such batch); for b = 16, 0.92-1.59x (ahead at 128 tokens, behind at 4096).
   // At 1024 tokens the tensor-core kernel was ahead on all seven b = 16 layers (session 49,
-  // 1.01-1.66x), so 16-bit couplings up to 16 x 16 stream up to 1024 tokens (session 50; the
-  // CUDA-core kernel, which takes token counts off multiples of 8, took up to 1.3x cuBLAS's time
-  // at b = 16).
+  // H100: 1.01-1.66x), and streaming them (through a persistent variant of that kernel) took
+  // the BLAST plans 1-15 % less time replayed (session 50, H100), so 16-bit couplings up to
+  // 16 x 16 stream up to 1024 tokens (4096 measured behind); the CUDA-core kernel, which takes
+  // token counts off multiples of 8, took up to 1.3x cuBLAS's time at b = 16.
   couple.streamed = std::max(in_blocks, out_blocks) <= streamed_coupling_blocks(s.value_bytes, B);
   plan.steps.push_back(couple);
 
