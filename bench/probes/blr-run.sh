@@ -5,11 +5,11 @@
 # build-carry/bins.tar.gz (stripped binaries built here from the same tree, passed with
 # run's `carry`: it saves the device about 200 s of build) when they start there; runs gpu_blr,
 # blr_bench per call at B = 1 and 1024 and, with GRAPH=1, replayed from a CUDA graph at B = 1024,
-# then racecheck on the in-place Kron kernel's one/two-signal case (RACECHECK=kron) or memcheck
-# and racecheck on the strided-copy case (RACECHECK=copies, the default; SANITIZE_CASES names
-# other cases, ':' between them), and every kernel of
-# the calls of NCU_LAYERS at B = 1024 under ncu (blr-stages-*.txt); with COLD=1, blr_bench
-# --cold at B = 1 (the L2 evicted before each call). TAG names the files; BLR_TESTS (default
+# with COLD=1 per call at B = 1 with the L2 evicted before each call (blr_bench --cold), then
+# racecheck on the in-place Kron kernel's one/two-signal case (RACECHECK=kron), no sanitizer
+# (RACECHECK=none) or memcheck and racecheck on the strided-copy case (the default;
+# SANITIZE_CASES names other cases, ':' between them), and every kernel of the calls of
+# NCU_LAYERS at B = 1024 under ncu (blr-stages-*.txt). TAG names the files; BLR_TESTS (default
 # gpu_blr) the cases run.
 # Few files come back from OUT (at most 8): the build log, the fp32 CSVs, the benchmarks' logs,
 # the sanitizers' logs and the ncu stages go into OUT/TAG-extra.tar.gz.

@@ -90,10 +90,10 @@ std::vector<double> median_cold_device_seconds_each(Context& ctx,
                                                     int repeats, int warmup) {
   const detail::DeviceScope device_scope;
   auto stream = static_cast<cudaStream_t>(ctx.stream());  // makes ctx's device current
-  int device = 0, l2_bytes = 0;
-  detail::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  detail::check_cuda(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device),
-                     "cudaDeviceGetAttribute");
+  int l2_bytes = 0;
+  detail::check_cuda(
+      cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, detail::current_device()),
+      "cudaDeviceGetAttribute(L2CacheSize)");
   // Four times the cache: its lines are spread over partitions and replaced by an unpublished
   // policy, so twice its size may leave some of a work's lines in place.
   const std::size_t bytes = std::max<std::size_t>(4 * std::size_t(l2_bytes), std::size_t(64) << 20);
