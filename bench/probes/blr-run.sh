@@ -8,9 +8,10 @@
 # with COLD=1 per call at B = 1 with the L2 evicted before each call (blr_bench --cold), then
 # racecheck on the in-place Kron kernel's one/two-signal case (RACECHECK=kron), no sanitizer
 # (RACECHECK=none) or memcheck and racecheck on the strided-copy case (the default;
-# SANITIZE_CASES names other cases, ':' between them), and every kernel of the calls of
-# NCU_LAYERS at B = 1024 under ncu (blr-stages-*.txt). TAG names the files; BLR_TESTS (default
-# gpu_blr) the cases run.
+# SANITIZE_CASES names other cases, ':' between them), with COUPLING_BATCHES the Llama layers'
+# coupling rows at those token counts, with NCU_DETAIL one kernel's ncu sections, and every
+# kernel of the calls of NCU_LAYERS at B = 1024 under ncu (blr-stages-*.txt). TAG names the
+# files; BLR_TESTS (default gpu_blr) the cases run.
 # Few files come back from OUT (at most 8): the build log, the fp32 CSVs, the benchmarks' logs,
 # the sanitizers' logs and the ncu stages go into OUT/TAG-extra.tar.gz.
 set -uo pipefail
@@ -72,6 +73,25 @@ else
   cases=${SANITIZE_CASES:-gpu_blr/strided_copies_match_a_loop*}
   sanitize memcheck copies "$cases"
   sanitize racecheck copies "$cases"
+fi
+# COUPLING_BATCHES (e.g. 128,4096): blr_bench on the Llama layers (b = 16) at those token
+# counts, for their coupling rows (blr16-bench-TAG-coupling-DEV.csv in the extra tar).
+if [ -n "${COUPLING_BATCHES:-}" ]; then
+  timeout $(left 90) ./build-final/bench/blr_bench --batches "$COUPLING_BATCHES" --layer Llama \
+    --csv /dev/null --csv16 "$x/blr16-bench-$tag-coupling-$dev.csv" --json /dev/null \
+    >"$x/blr-bench-$tag-coupling-$dev.log" 2>&1
+  echo "blr_bench coupling batches exit $? ($(since))"
+fi
+# NCU_DETAIL (a kernel-name regex): ncu's throughput, memory, occupancy and warp-state sections
+# for the first two launches of that kernel in NCU_DETAIL_LAYER (default Llama-7B/qkvo) at
+# B = 1024 (ncu-detail-TAG-DEV.txt in the extra tar).
+if [ -n "${NCU_DETAIL:-}" ]; then
+  timeout $(left 120) ncu --clock-control none --kernel-name "regex:$NCU_DETAIL" --launch-count 2 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+    --section WarpStateStats --section LaunchStats --section SchedulerStats \
+    ./build-final/bench/blr_bench --reps 1 --batches 1024 --layer "${NCU_DETAIL_LAYER:-Llama-7B/qkvo}" \
+    --csv /dev/null --csv16 /dev/null --json /dev/null >"$x/ncu-detail-$tag-$dev.txt" 2>&1
+  echo "ncu detail exit $? ($(since))"
 fi
 # NCU_LAYERS (default Llama-7B/qkvo): the layers whose kernels are listed, one after another in
 # blr-stages-TAG-DEV.txt (in the extra tar).
