@@ -89,6 +89,7 @@ if [ -n "${NCU_DETAIL:-}" ]; then
   timeout $(left 120) ncu --clock-control none --kernel-name "regex:$NCU_DETAIL" --launch-count 2 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
     --section WarpStateStats --section LaunchStats --section SchedulerStats \
+    --section MemoryWorkloadAnalysis_Tables \
     ./build-final/bench/blr_bench --reps 1 --batches 1024 --layer "${NCU_DETAIL_LAYER:-Llama-7B/qkvo}" \
     --csv /dev/null --csv16 /dev/null --json /dev/null >"$x/ncu-detail-$tag-$dev.txt" 2>&1
   echo "ncu detail exit $? ($(since))"
