@@ -65,15 +65,15 @@ sanitize() {  # TOOL NAME CASE
   echo "$1 $2 exit $? ($(since))"; tail -3 "$x/$1.log"
   cat "$x/$1.log" >>"$x/sanitize-$2-$tag-$dev.log"
 }
-if [ "${RACECHECK:-copies}" = none ]; then
-  echo "no sanitizer run"
-elif [ "${RACECHECK:-copies}" = kron ]; then
-  sanitize racecheck kron-square 'gpu_kron/equal_square_factors_on_one_or_two_signals*'
-else
-  cases=${SANITIZE_CASES:-gpu_blr/strided_copies_match_a_loop*}
-  sanitize memcheck copies "$cases"
-  sanitize racecheck copies "$cases"
-fi
+case "${RACECHECK:-copies}" in
+  none) echo "no sanitizer run" ;;
+  kron) sanitize racecheck kron-square 'gpu_kron/equal_square_factors_on_one_or_two_signals*' ;;
+  *)
+    cases=${SANITIZE_CASES:-gpu_blr/strided_copies_match_a_loop*}
+    sanitize memcheck copies "$cases"
+    sanitize racecheck copies "$cases"
+    ;;
+esac
 # COUPLING_BATCHES (e.g. 128,4096): blr_bench on the Llama layers (b = 16) at those token
 # counts, for their coupling rows (blr16-bench-TAG-coupling-DEV.csv in the extra tar).
 if [ -n "${COUPLING_BATCHES:-}" ]; then
