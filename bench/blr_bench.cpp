@@ -399,6 +399,10 @@ int main(int argc, char** argv) {
         g.batch = r, g.trans_b = true, g.alpha = 1.0, g.beta = 0.0, g.tensor_cores = true;
         detail::SmallInnerGemm cuda_cores = g;
         cuda_cores.tensor_cores = false;
+        // Probe: Z2 written as Z2[t][o][:] (one 2 b B-byte run per rank index, like Z1's
+        // reads) instead of the plan's b runs r B values apart.
+        detail::SmallInnerGemm contiguous = g;
+        contiguous.ldc = batch, contiguous.stride_c = b * batch;
         const std::vector<double> t = bench::median_seconds_each(
             ctx,
             {[&] { detail::small_inner_gemm<bfloat16>(g, ctx); },
@@ -410,11 +414,12 @@ int main(int argc, char** argv) {
                    int(b), g.stride_b, &zero, g.c, CUDA_R_16BF, int(r * batch), g.stride_c, int(r),
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
                if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: coupling GEMM");
-             }},
+             },
+             [&] { detail::small_inner_gemm<bfloat16>(contiguous, ctx); }},
             opt.reps);
-        const char* names[3] = {"blast_coupling_streamed", "blast_coupling_cuda_cores",
-                                "blast_coupling_cublas"};
-        for (int w = 0; w < 3; ++w)
+        const char* names[4] = {"blast_coupling_streamed", "blast_coupling_cuda_cores",
+                                "blast_coupling_cublas", "blast_coupling_streamed_contiguous"};
+        for (int w = 0; w < 4; ++w)
           write_bound_row(csv16, 2.0, t_dense16, names[w], r, b, b * b * r, 2 * b * r, t[w]);
       };
       // Intermediates of the plans: LowRank one (r rows), Monarch one (b^2 r' rows), BLAST two

@@ -90,13 +90,21 @@ __global__ void __launch_bounds__(kWarps * 32) small_inner_mma_kernel(const Smal
     S* out = c + row + q * g.ldc;
     const float* sums = &c_tile[q][8 * piece];
     if (row + 8 <= g.m) {
+      // The lanes' 8 sums lie 32 bytes apart, so 16-byte reads of their first halves would
+      // hit each bank twice per quarter warp; lanes 4-7 of each quarter read their second
+      // half first, and the 8 reads fall in 32 different banks.
+      const int first = (piece / 4) % 2;
+      const float4 read0 = *reinterpret_cast<const float4*>(sums + 4 * first);
+      const float4 read1 = *reinterpret_cast<const float4*>(sums + 4 - 4 * first);
+      const float4 lo = first ? read1 : read0, hi = first ? read0 : read1;
+      const float value[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
       uint4 old{};
       if (beta != 0.0f) old = *reinterpret_cast<const uint4*>(out);
       const uint32_t old_words[4] = {old.x, old.y, old.z, old.w};
       uint32_t words[4];
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
-        float2 v = make_float2(alpha * sums[2 * w], alpha * sums[2 * w + 1]);
+        float2 v = make_float2(alpha * value[2 * w], alpha * value[2 * w + 1]);
         if (beta != 0.0f) {
           const float2 o = unpack(S(), old_words[w]);
           v.x += beta * o.x, v.y += beta * o.y;
