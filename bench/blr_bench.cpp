@@ -28,7 +28,8 @@
 // same layers in bfloat16: the plans on tensor cores (apply_reduced_precision) and the unfused
 // baselines (bmm + permute, blr_unfused_apply_device) against a dense bf16 cublasGemmEx and the
 // 2-byte memory bound; --json writes blr-summary.json from it ("fused" = the plans; medians over
-// the layers at B = 1024).
+// the layers at B = 1024). Rows blast_plan_folded (from 16 tokens) time BLAST's folded plan
+// (blast_folded_plan: two GEMMs, no coupling stage), which Auto takes where blast_folds says.
 //
 // --float-paths adds fp32 rows for the float operators' choice between the KS form (the public
 // path's fallback) and the GEMM plan beyond A on signal-contiguous views: monarch_t /
@@ -341,19 +342,20 @@ int main(int argc, char** argv) {
           llama_b1_min_speedup = std::min(llama_b1_min_speedup, t_dense16 / t);
         if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
       };
+      // One explicit path of A's plan.
+      auto time_plan_path = [&](const auto& A, detail::PlanPath path) {
+        return bench::time_device_call<bfloat16>(
+            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
+              detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx, path);
+            });
+      };
       // Each explicit path of the plan beside Auto's row (*_plan): one cuBLAS call per stage
       // (rows *_plan_cublas), the fused kernel (*_plan_fused), for B <= 8 the decode kernel
       // (*_plan_decode), for B < 8 cuBLAS on 8 padded signals (*_plan_cublas_padded), for
       // B <= 16 the skinny stages (*_plan_skinny); returns the cuBLAS time.
       auto time_paths = [&](const auto& A, const std::string& name, Index r, Index b, Index params,
                             Index intermediate) {
-        auto time_path = [&](detail::PlanPath path) {
-          return bench::time_device_call<bfloat16>(
-              A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
-                detail::blr_plan_apply_device<bfloat16>(A, Op::NoTrans, x, y, 1.0f, 0.0f, ctx,
-                                                        path);
-              });
-        };
+        auto time_path = [&](detail::PlanPath path) { return time_plan_path(A, path); };
         double t_cublas = 0;
         if (opt.tune) {
           const std::vector<double> t = time_tuned_and_not(A.cols(), A.rows(), [&](auto x, auto y) {
@@ -478,6 +480,17 @@ int main(int argc, char** argv) {
         const double t = time_paths(blast, "blast", l.blast_r, l.blast_b, blast.parameter_count(),
                                     2 * l.blast_b * l.blast_r);
         if (batch == 1) decode_speedups_b1.push_back(t / blast_fused);
+      }
+      // BLAST's folded plan (two GEMMs, the couplings folded into the cheaper side's factors:
+      // blast_folded_plan), from 16 tokens; its weights are the folded factor and the other
+      // side's, its intermediate one tensor of b r rows (first fold) or r b (last).
+      if (batch >= 16) {
+        const BlockGrid& g = blast.grid();
+        const bool first = detail::blast_cheaper_fold(g) == detail::BlastFold::First;
+        const Index folded = first ? g.row_blocks * g.rank * g.cols + g.rows * g.rank
+                                   : g.col_blocks * g.rank * g.rows + g.rank * g.cols;
+        row16_raw("blast_plan_folded", l.blast_r, l.blast_b, folded, l.blast_b * l.blast_r,
+                  time_plan_path(blast, detail::PlanPath::GemmFolded));
       }
       if (batch == 1024) blast_speedups.push_back(blast_unfused / blast_fused);
       if (batch >= 128) time_blast_coupling(l.blast_b, l.blast_r);

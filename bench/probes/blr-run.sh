@@ -11,7 +11,8 @@
 # SANITIZE_CASES names other cases, ':' between them), with COUPLING_BATCHES the Llama layers'
 # coupling rows at those token counts, with NCU_DETAIL one kernel's ncu sections, and every
 # kernel of the calls of NCU_LAYERS at B = 1024 under ncu (blr-stages-*.txt). TAG names the
-# files; BLR_TESTS (default gpu_blr) the cases run.
+# files; BLR_TESTS (default gpu_blr) the cases run; BATCHES (default 1,1024) and GRAPH_BATCHES
+# (default 1024) the token counts of the per-call and replayed benchmarks.
 # Few files come back from OUT (at most 8): the build log, the fp32 CSVs, the benchmarks' logs,
 # the sanitizers' logs and the ncu stages go into OUT/TAG-extra.tar.gz.
 set -uo pipefail
@@ -43,12 +44,12 @@ fi
 tests=./build-final/tests/strop_gpu_tests
 $tests --run_test="${BLR_TESTS:-gpu_blr}" --report_level=short --log_level=error >"$out/gpu-blr-$tag-$dev.log" 2>&1
 echo "gpu_blr exit $? ($(since))"; tail -4 "$out/gpu-blr-$tag-$dev.log"
-timeout $(left 200) ./build-final/bench/blr_bench --batches 1,1024 --csv "$x/blr-bench-$tag-$dev.csv" \
+timeout $(left 200) ./build-final/bench/blr_bench --batches "${BATCHES:-1,1024}" --csv "$x/blr-bench-$tag-$dev.csv" \
   --csv16 "$out/blr16-bench-$tag-$dev.csv" \
   --json "$out/blr-summary-$tag-$dev.json" >"$x/blr-bench-$tag-$dev.log" 2>&1
 echo "blr_bench exit $? ($(since))"
 if [ "${GRAPH:-0}" = 1 ]; then
-  timeout $(left 200) ./build-final/bench/blr_bench --graph --batches 1024 \
+  timeout $(left 200) ./build-final/bench/blr_bench --graph --batches "${GRAPH_BATCHES:-1024}" \
     --csv "$x/blr-bench-$tag-graph-$dev.csv" --csv16 "$out/blr16-bench-$tag-graph-$dev.csv" \
     --json "$out/blr-summary-$tag-graph-$dev.json" >"$x/blr-bench-$tag-graph-$dev.log" 2>&1
   echo "blr_bench --graph exit $? ($(since))"

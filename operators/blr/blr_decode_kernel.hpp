@@ -7,7 +7,7 @@
 namespace strop::detail {
 
 // Array slots, as PlanArray numbers them (blr_gemm_plan.hpp): X, Y, Z1, Z2, then the weights.
-inline constexpr int kDecodeArrays = 10;
+inline constexpr int kDecodeArrays = 12;
 inline constexpr int kDecodeX = 0, kDecodeY = 1, kDecodeZ1 = 2, kDecodeZ2 = 3;
 inline constexpr int kDecodeMaxStages = 3;
 

@@ -7,7 +7,7 @@
 namespace strop::detail {
 
 // Array slots, as PlanArray numbers them (blr_gemm_plan.hpp).
-inline constexpr int kFusedArrays = 10;
+inline constexpr int kFusedArrays = 12;
 inline constexpr int kFusedZ1 = 2, kFusedZ2 = 3;
 inline constexpr int kFusedMaxSteps = 3;
 // Steps whose n and k are both at most this (BLAST's b x b couplings per rank index) run on

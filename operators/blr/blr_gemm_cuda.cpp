@@ -44,25 +44,34 @@ const void* device_values(const BlrPlanWeights<T>& w, int slot, Index count,
   }
 }
 
-// Each operator's plan and the values of its plan arrays (slot 0 Left, 1 Right, 2 Extra,
-// 3 Unfused: Monarch's R in the public code's layout; BLAST's couplings in the operator's
-// own layout, which the decode kernel reads when it folds the coupling stage; 4 LeftByRank,
-// 5 RightByRank: Monarch's only). LowRank is a Monarch of one block: L_00 = left, R_00 =
-// right, and every re-laid copy of R (L) is R (L).
+// Each operator's plan for `path` and the values of its plan arrays (slot 0 Left, 1 Right,
+// 2 Extra, 3 Unfused: Monarch's R in the public code's layout; BLAST's couplings in the
+// operator's own layout, which the decode kernel reads when it folds the coupling stage;
+// 4 LeftByRank, 5 RightByRank: Monarch's only; 6 FoldFirst, 7 FoldLast: BLAST's only).
+// LowRank is a Monarch of one block: L_00 = left, R_00 = right, and every re-laid copy of R
+// (L) is R (L).
 template <class T>
-BlrGemmPlan plan_of(const Blast<T>& A, Op op, const PlanSignals& s) {
+BlrGemmPlan plan_of(const Blast<T>& A, Op op, const PlanSignals& s, PlanPath path) {
+  require<DeviceError>(path != PlanPath::GemmFolded || op == Op::NoTrans,
+                       "blast: the folded plan applies A, not A^T");
+  if (path == PlanPath::GemmFolded || (path == PlanPath::Auto && blast_folds(A.grid(), op, s)))
+    return blast_folded_plan(A.grid(), s, blast_cheaper_fold(A.grid()));
   return blast_gemm_plan(A.grid(), op, s);
 }
 template <class T>
-BlrGemmPlan plan_of(const Monarch<T>& A, Op op, const PlanSignals& s) {
+BlrGemmPlan plan_of(const Monarch<T>& A, Op op, const PlanSignals& s, PlanPath path) {
+  require<DeviceError>(path != PlanPath::GemmFolded, "monarch: no folded plan (BLAST only)");
   return monarch_gemm_plan(A.grid(), op, s);
 }
 template <class T>
-BlrGemmPlan plan_of(const LowRank<T>& A, Op op, const PlanSignals& s) {
+BlrGemmPlan plan_of(const LowRank<T>& A, Op op, const PlanSignals& s, PlanPath path) {
+  require<DeviceError>(path != PlanPath::GemmFolded, "lowrank: no folded plan (BLAST only)");
   return monarch_gemm_plan(BlockGrid{A.rows(), A.cols(), 1, 1, A.rank()}, op, s);
 }
 template <class T>
 std::vector<T> plan_values(const Blast<T>& A, int slot) {
+  if (slot == 7) return blast_fold_last(A);
+  if (slot == 6) return blast_fold_first(A);
   if (slot >= 4) return {};
   if (slot == 3) return A.diagonal_values();
   if (slot == 2) return blast_coupling_by_rank(A);
@@ -70,6 +79,7 @@ std::vector<T> plan_values(const Blast<T>& A, int slot) {
 }
 template <class T>
 std::vector<T> plan_values(const Monarch<T>& A, int slot) {
+  if (slot >= 6) return {};
   if (slot == 5) return monarch_right_by_rank(A);
   if (slot == 4) return monarch_left_by_rank(A);
   if (slot == 3) return monarch_right_unfused(A);
@@ -78,23 +88,27 @@ std::vector<T> plan_values(const Monarch<T>& A, int slot) {
 }
 template <class T>
 std::vector<T> plan_values(const LowRank<T>& A, int slot) {
-  if (slot == 3) return {};
+  if (slot == 3 || slot >= 6) return {};
   const HostMatrix<T>& m = slot == 0 || slot == 4 ? A.left() : A.right();
   return std::vector<T>(m.data(), m.data() + m.size());
 }
 template <class T>
 Index plan_value_count(const Blast<T>& A, int slot) {
+  const BlockGrid& g = A.grid();
+  if (slot == 7) return g.rows * g.rank * g.col_blocks;
+  if (slot == 6) return g.row_blocks * g.rank * g.cols;
   if (slot >= 4) return 0;
   if (slot == 2 || slot == 3) return Index(A.diagonal_values().size());
   return Index(slot == 0 ? A.left_values().size() : A.right_values().size());
 }
 template <class T>
 Index plan_value_count(const Monarch<T>& A, int slot) {
+  if (slot >= 6) return 0;
   return Index(slot == 0 || slot == 4 ? A.left_values().size() : A.right_values().size());
 }
 template <class T>
 Index plan_value_count(const LowRank<T>& A, int slot) {
-  if (slot == 3) return 0;
+  if (slot == 3 || slot >= 6) return 0;
   return Index(slot == 0 || slot == 4 ? A.left().size() : A.right().size());
 }
 
@@ -183,8 +197,8 @@ void run_plan(const BlrGemmPlan& plan, const Operator& A, ConstView<Storage> X,
   // upload is a synchronous copy) leaves a later decode under capture nothing to upload.
   constexpr bool kBlast = std::is_same_v<Operator, Blast<T>>;
   const PlanArray slots[BlrPlanWeights<T>::kArrays] = {
-      PlanArray::Left,    PlanArray::Right,      PlanArray::Extra,
-      PlanArray::Unfused, PlanArray::LeftByRank, PlanArray::RightByRank};
+      PlanArray::Left,       PlanArray::Right,       PlanArray::Extra,     PlanArray::Unfused,
+      PlanArray::LeftByRank, PlanArray::RightByRank, PlanArray::FoldFirst, PlanArray::FoldLast};
   std::size_t weight_bytes = 0;
   for (int slot = 0; slot < BlrPlanWeights<T>::kArrays; ++slot)
     if (plan_uses(plan, slots[slot]) || (kBlast && slot == 3)) {
@@ -310,8 +324,8 @@ void run_padded(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Stora
   const MatrixView<Storage> y = make_view(yp.data(), Y.rows, n, layout, MemorySpace::Device);
   copy_values<Storage>(X, x.col_block(0, X.cols), ctx);
   if (beta != PlanScale<Storage>(0)) copy_values<Storage>(Y, y.col_block(0, Y.cols), ctx);
-  run_plan(plan_of(A, op, plan_signals<Storage>(x, y)), A, ConstView<Storage>(x), y, alpha, beta,
-           ctx, PlanPath::Gemm);
+  run_plan(plan_of(A, op, plan_signals<Storage>(x, y), PlanPath::Gemm), A, ConstView<Storage>(x), y,
+           alpha, beta, ctx, PlanPath::Gemm);
   copy_values<Storage>(y.col_block(0, Y.cols), Y, ctx);
 }
 
@@ -331,7 +345,7 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
       path == PlanPath::GemmPadded || (path == PlanPath::Auto && is_reduced_precision_v<Storage> &&
                                        ctx.capturing() && pad_while_capturing(X.cols));
   if (padded) return run_padded(A, op, X, Y, alpha, beta, ctx);
-  run_plan(plan_of(A, op, plan_signals(X, Y)), A, X, Y, alpha, beta, ctx, path);
+  run_plan(plan_of(A, op, plan_signals(X, Y), path), A, X, Y, alpha, beta, ctx, path);
 }
 
 template <class Storage, class Operator>

@@ -99,6 +99,60 @@ BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) 
   return plan;
 }
 
+BlrGemmPlan blast_folded_plan(const BlockGrid& grid, const PlanSignals& s, BlastFold fold) {
+  const Index K = grid.row_blocks, L = grid.col_blocks, h = grid.block_height(), r = grid.rank,
+              B = s.batch;
+  if (fold == BlastFold::Last) {
+    // Z1 by blast_gemm_plan's first stage, then Y (m x B) = G (m x r L) Z1, Z1 as the
+    // column-major B x r L matrix Z1^T (rows (t, l) of Z1 are B values apart).
+    BlrGemmPlan plan = blast_gemm_plan(grid, Op::NoTrans, s);
+    plan.steps.resize(1);
+    plan.z2_size = 0;
+    plan.steps.push_back(output_stage(s, 1, K * h, r * L, PlanOperand{PlanArray::Z1, 0, B, 0},
+                                      PlanOperand{PlanArray::FoldLast, 0, K * h, 0}, false));
+    return plan;
+  }
+  // Z2^T (B x K r) = X^T F^T over all of X, F column-major K r x n (op T); row (k, t) of Z2 is
+  // Z2[k][t], as the last stage reads it.
+  BlrGemmPlan plan;
+  plan.z2_size = K * r * B;
+  PlanGemm first;
+  const SignalOperand x = input_blocks(s, grid.cols);
+  first.batch = 1;
+  first.m = B, first.n = K * r, first.k = grid.cols;
+  first.a = x.operand;
+  first.trans_a = x.trans;
+  first.b = {PlanArray::FoldFirst, 0, K * r, 0};
+  first.trans_b = true;
+  first.c = {PlanArray::Z2, 0, B, 0};
+  plan.steps.push_back(first);
+  plan.steps.push_back(output_stage(s, K, h, r, PlanOperand{PlanArray::Z2, 0, B, r * B},
+                                    PlanOperand{PlanArray::Left, 0, h, h * r}, false));
+  return plan;
+}
+
+Index blast_plan_work(const BlockGrid& grid) {
+  return grid.rank * (grid.rows + grid.cols);
+}
+
+Index blast_fold_work(const BlockGrid& grid, BlastFold fold) {
+  const Index r = grid.rank;
+  return fold == BlastFold::First ? grid.row_blocks * r * grid.cols + r * grid.rows
+                                  : r * grid.cols + grid.col_blocks * r * grid.rows;
+}
+
+BlastFold blast_cheaper_fold(const BlockGrid& grid) {
+  return blast_fold_work(grid, BlastFold::First) <= blast_fold_work(grid, BlastFold::Last)
+             ? BlastFold::First
+             : BlastFold::Last;
+}
+
+bool blast_folds(const BlockGrid& grid, Op op, const PlanSignals& s) {
+  if (op != Op::NoTrans || s.value_bytes != 2 || s.batch < kBlastFoldMinBatch) return false;
+  const double work = double(blast_fold_work(grid, blast_cheaper_fold(grid)));
+  return work <= kBlastFoldMaxWork * double(blast_plan_work(grid));
+}
+
 BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) {
   const bool transposed = op != Op::NoTrans;
   const auto [in_blocks, out_blocks, in_size, out_size] = grid.oriented(transposed);
@@ -235,6 +289,40 @@ std::vector<T> blast_coupling_by_rank(const Blast<T>& A) {
   return out;
 }
 
+template <class T>
+std::vector<T> blast_fold_first(const Blast<T>& A) {
+  const BlockGrid& g = A.grid();
+  const Index K = g.row_blocks, L = g.col_blocks, w = g.block_width(), r = g.rank, Kr = K * r;
+  const std::vector<T>& s = A.diagonal_values();  // s_kl[t] at (k L + l) r + t
+  const std::vector<T>& v = A.right_values();     // V_l(t, j) at l r w + j r + t
+  std::vector<T> out(static_cast<std::size_t>(Kr * g.cols));
+  for (Index l = 0; l < L; ++l)
+    for (Index j = 0; j < w; ++j)
+      for (Index k = 0; k < K; ++k)
+        for (Index t = 0; t < r; ++t)
+          out[static_cast<std::size_t>((l * w + j) * Kr + k * r + t)] =
+              s[static_cast<std::size_t>((k * L + l) * r + t)] *
+              v[static_cast<std::size_t>(l * r * w + j * r + t)];
+  return out;
+}
+
+template <class T>
+std::vector<T> blast_fold_last(const Blast<T>& A) {
+  const BlockGrid& g = A.grid();
+  const Index K = g.row_blocks, L = g.col_blocks, h = g.block_height(), r = g.rank, m = g.rows;
+  const std::vector<T>& s = A.diagonal_values();  // s_kl[t] at (k L + l) r + t
+  const std::vector<T>& u = A.left_values();      // U_k(i, t) at k h r + t h + i
+  std::vector<T> out(static_cast<std::size_t>(m * r * L));
+  for (Index t = 0; t < r; ++t)
+    for (Index l = 0; l < L; ++l)
+      for (Index k = 0; k < K; ++k)
+        for (Index i = 0; i < h; ++i)
+          out[static_cast<std::size_t>((t * L + l) * m + k * h + i)] =
+              u[static_cast<std::size_t>(k * h * r + t * h + i)] *
+              s[static_cast<std::size_t>((k * L + l) * r + t)];
+  return out;
+}
+
 namespace {
 // Every block of one of Monarch's factors, value (i, j) of block (k, l) (block(k, l): rows x
 // cols), moved to position(k, l, i, j) of an array of `size` values.
@@ -293,6 +381,8 @@ std::vector<T> monarch_right_unfused(const Monarch<T>& A) {
 
 #define STROP_INSTANTIATE(T)                                          \
   template std::vector<T> blast_coupling_by_rank(const Blast<T>&);    \
+  template std::vector<T> blast_fold_first(const Blast<T>&);          \
+  template std::vector<T> blast_fold_last(const Blast<T>&);           \
   template std::vector<T> monarch_right_by_column(const Monarch<T>&); \
   template std::vector<T> monarch_right_by_rank(const Monarch<T>&);   \
   template std::vector<T> monarch_left_by_rank(const Monarch<T>&);    \

@@ -40,9 +40,23 @@ namespace strop::detail {
 // Unfused: Monarch's R_kl in the public code's layout (monarch_right_unfused), for the
 // unfused baseline. LeftByRank, RightByRank: Monarch's second-stage factors with the rank
 // index outer (monarch_left_by_rank for A, monarch_right_by_rank for A^T). Z1, Z2:
-// workspaces.
-enum class PlanArray { X, Y, Z1, Z2, Left, Right, Extra, Unfused, LeftByRank, RightByRank };
-inline constexpr int kPlanArrays = 10;
+// workspaces. FoldFirst, FoldLast: BLAST's couplings folded into its first or last factors
+// (blast_fold_first, blast_fold_last) for the folded plans.
+enum class PlanArray {
+  X,
+  Y,
+  Z1,
+  Z2,
+  Left,
+  Right,
+  Extra,
+  Unfused,
+  LeftByRank,
+  RightByRank,
+  FoldFirst,
+  FoldLast
+};
+inline constexpr int kPlanArrays = 12;
 
 // Entry e of a batch starts at offset + e * stride.
 struct PlanOperand {
@@ -98,6 +112,29 @@ struct PlanSignals {
 BlrGemmPlan blast_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& signals);
 BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& signals);
 
+// BLAST (A, not A^T) in two GEMMs instead of three: the couplings folded into one side's
+// factors, so that no coupling stage remains (two launches, which is what the small layers'
+// time is made of at many tokens).
+//   First:  Z2 (K r x B) = F X, F = [diag(s_kl) V_l] (rows (k, t), columns (l, j)): one GEMM
+//           over all of X; then y_k = U_k Z2_k as in blast_gemm_plan.
+//   Last:   Z1 as in blast_gemm_plan; then Y = G Z1, G = [U_k diag(s_kl)] (rows (k, i),
+//           columns (t, l), Z1's row order): one GEMM.
+// Each costs K (First) or L (Last) times its side's multiply-adds, and F or G holds K r n or
+// L r m values.
+enum class BlastFold { First, Last };
+BlrGemmPlan blast_folded_plan(const BlockGrid& grid, const PlanSignals& signals, BlastFold fold);
+// Multiply-adds per token of the three-stage plan's two GEMMs, and of each fold.
+Index blast_plan_work(const BlockGrid& grid);
+Index blast_fold_work(const BlockGrid& grid, BlastFold fold);
+// The fold with less work.
+BlastFold blast_cheaper_fold(const BlockGrid& grid);
+// Whether Auto runs BLAST's folded plan (the cheaper fold): A (not A^T) on 16-bit signals
+// (tensor cores), at least kBlastFoldMinBatch tokens, and the fold's work at most
+// kBlastFoldMaxWork times the three-stage plan's (see blr_gemm_plan.cpp for the measurements).
+inline constexpr Index kBlastFoldMinBatch = 128;
+inline constexpr double kBlastFoldMaxWork = 2.5;
+bool blast_folds(const BlockGrid& grid, Op op, const PlanSignals& signals);
+
 // The unfused baselines (issue #9): what the public PyTorch code runs, each batched product
 // on contiguous (batch, tokens, features) tensors with a permutation pass around it, for
 // Y = alpha A X + beta Y with signal-contiguous X and Y (PyTorch's (tokens, features)).
@@ -114,6 +151,13 @@ BlrGemmPlan monarch_unfused_plan(const BlockGrid& grid, const PlanSignals& signa
 // R_kl(t, j) at (l w + j) K r + k r + t (for each l a column-major (K r) x w matrix).
 template <class T>
 std::vector<T> blast_coupling_by_rank(const Blast<T>& A);
+// BLAST's folded factors (blast_folded_plan): F (column-major K r x n), F((k, t), (l, j)) =
+// s_kl[t] V_l(t, j) at (l w + j) K r + k r + t; G (column-major m x r L), G((k, i), (t, l)) =
+// U_k(i, t) s_kl[t] at (t L + l) m + k h + i.
+template <class T>
+std::vector<T> blast_fold_first(const Blast<T>& A);
+template <class T>
+std::vector<T> blast_fold_last(const Blast<T>& A);
 template <class T>
 std::vector<T> monarch_right_by_column(const Monarch<T>& A);
 // R_kl(t, j) at l K r w + (t K + k) w + j: for each l the public code's row-major (r K) x w

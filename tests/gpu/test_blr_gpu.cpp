@@ -579,6 +579,80 @@ BOOST_AUTO_TEST_CASE(decode_calls_in_a_row_leave_their_workspace_clean) {
         Blast<float>::random(1024, 512, 8, 4, 32, gen), "blast");
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(blast_folded_plans_match_cpu, S, DecodeTypes) {
+  // BLAST's folded plan (blast_folded_plan: the couplings folded into the first factors, or
+  // the last where that is less work; two cuBLAS GEMMs), forced, against the float CPU
+  // application to the same (representable) values: every grid shape (both folds occur),
+  // both layouts, padded views, alpha = 0.5 and beta = -2 (beta = 0 once). Then Auto where it
+  // folds (16-bit signals, 130 tokens, a grid whose fold is cheap), and the errors where no
+  // fold applies.
+  std::mt19937 gen(59);
+  using detail::PlanPath;
+  double rounding = 0;
+  if constexpr (is_reduced_precision_v<S>) rounding = 8 * unit_roundoff_v<S>;
+  std::vector<Shape> shapes = kShapes;
+  shapes.push_back({384, 96, 6, 6, 12});  // the first fold (GPT2-S c_attn's proportions)
+  shapes.push_back({96, 384, 6, 6, 12});  // the last fold (c_proj's)
+  auto run = [&](const Blast<float>& A, const Shape& s, Layout layout, Index batch, PlanPath path) {
+    const float beta = batch == 1 ? 0.0f : -2.0f;
+    const HostMatrix<S> xs = random_matrix<float>(s.cols + 3, batch + 3).cast<S>();
+    const HostMatrix<S> y0s = random_matrix<float>(s.rows + 3, batch + 3).cast<S>();
+    HostMatrix<float> expected = y0s.topLeftCorner(s.rows, batch).template cast<float>();
+    A.apply(Op::NoTrans,
+            view(HostMatrix<float>(xs.topLeftCorner(s.cols, batch).template cast<float>())),
+            view(expected), 0.5f, beta);
+    const DeviceMatrix<S> xd = to_device(xs, layout);
+    DeviceMatrix<S> yd = to_device(y0s, layout);
+    detail::blr_plan_apply_device<S>(
+        A, Op::NoTrans, xd.view().row_block(0, s.cols).col_block(0, batch),
+        yd.view().row_block(0, s.rows).col_block(0, batch), 0.5f, beta, default_context(), path);
+    const HostMatrix<float> got = yd.to_host().template cast<float>();
+    const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
+    check_error_within(
+        relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)), expected), bound);
+    // The padding is untouched.
+    BOOST_TEST(relative_error(HostMatrix<float>(got.bottomRows(3)),
+                              HostMatrix<float>(y0s.bottomRows(3).template cast<float>())) == 0);
+    BOOST_TEST(relative_error(HostMatrix<float>(got.rightCols(3)),
+                              HostMatrix<float>(y0s.rightCols(3).template cast<float>())) == 0);
+  };
+  for (const Shape& s : shapes)
+    for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
+      for (Index batch : {1, 37, 130}) {
+        const BlockGrid grid{s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank};
+        BOOST_TEST_CONTEXT(
+            "folded (" << (detail::blast_cheaper_fold(grid) == detail::BlastFold::First ? "first"
+                                                                                        : "last")
+                       << ") " << s.rows << "x" << s.cols << " grid " << s.row_blocks << "x"
+                       << s.col_blocks << " rank " << s.rank << ", " << to_string(layout)
+                       << ", B = " << batch) {
+          run(Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen), s,
+              layout, batch, PlanPath::GemmFolded);
+        }
+      }
+  if constexpr (is_reduced_precision_v<S>) {
+    const Shape s{384, 96, 3, 3, 16};
+    const BlockGrid grid{s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank};
+    BOOST_TEST_REQUIRE(detail::blast_folds(
+        grid, Op::NoTrans, detail::PlanSignals{Layout::ColMajor, 130, s.cols, s.rows, 2}));
+    BOOST_TEST_CONTEXT("Auto, folded, 130 tokens") {
+      run(Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen), s,
+          Layout::ColMajor, 130, PlanPath::Auto);
+    }
+  }
+  // A^T, Monarch and LowRank have no folded plan.
+  const auto blast = Blast<float>::random(64, 64, 4, 4, 3, gen);
+  const DeviceMatrix<S> x = to_device(HostMatrix<S>(random_matrix<float>(64, 8).cast<S>()));
+  DeviceMatrix<S> y(64, 8);
+  BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(blast, Op::Trans, x.view(), y.view(), 1.0f,
+                                                     0.0f, default_context(), PlanPath::GemmFolded),
+                    DeviceError);
+  BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(Monarch<float>::random(64, 64, 4, 4, 3, gen),
+                                                     Op::NoTrans, x.view(), y.view(), 1.0f, 0.0f,
+                                                     default_context(), PlanPath::GemmFolded),
+                    DeviceError);
+}
+
 BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
   // The bf16 plan paths captured in a CUDA graph (median_graph_seconds_each without warm-up
   // runs, so only the graph's replays write Y, poisoned with NaN before): the cooperative
@@ -598,17 +672,18 @@ BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   using detail::PlanPath;
   for (PlanPath path : {PlanPath::Auto, PlanPath::Gemm, PlanPath::Fused, PlanPath::Decode,
-                        PlanPath::Skinny, PlanPath::GemmPadded})
+                        PlanPath::Skinny, PlanPath::GemmPadded, PlanPath::GemmFolded})
     for (Index batch : {1, 3, 40}) {
       if (path == PlanPath::Decode && batch > detail::kDecodeMaxBatch) continue;
       if (path == PlanPath::Skinny && batch > detail::kSkinnyMaxTokens) continue;
       if (path == PlanPath::GemmPadded && batch >= detail::kPaddedSignals) continue;
-      const char* path_name = path == PlanPath::Auto     ? "auto"
-                              : path == PlanPath::Gemm   ? "cuBLAS"
-                              : path == PlanPath::Fused  ? "fused"
-                              : path == PlanPath::Decode ? "decode"
-                              : path == PlanPath::Skinny ? "skinny"
-                                                         : "padded cuBLAS";
+      const char* path_name = path == PlanPath::Auto         ? "auto"
+                              : path == PlanPath::Gemm       ? "cuBLAS"
+                              : path == PlanPath::Fused      ? "fused"
+                              : path == PlanPath::Decode     ? "decode"
+                              : path == PlanPath::Skinny     ? "skinny"
+                              : path == PlanPath::GemmPadded ? "padded cuBLAS"
+                                                             : "folded cuBLAS";
       auto check = [&](const auto& A, const char* name, Index signals) {
         const HostMatrix<bfloat16> xs =
             random_matrix<float>(A.cols(), signals).template cast<bfloat16>();
@@ -634,7 +709,7 @@ BOOST_AUTO_TEST_CASE(plans_replayed_from_a_cuda_graph_match_cpu) {
       };
       check(blast4, "blast 4 x 4", batch);
       check(blast12, "blast 12 x 12", batch);
-      check(monarch, "monarch 4 x 4", batch);
+      if (path != PlanPath::GemmFolded) check(monarch, "monarch 4 x 4", batch);
       // Auto takes the decode kernel under capture on large layers (decode_replays_faster):
       // 1 signal on Llama-7B's down (46 MB of bf16 weights), 2 on its qkvo (16.8 MB).
       if (path == PlanPath::Auto && batch == 1) {

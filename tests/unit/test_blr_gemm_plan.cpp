@@ -95,7 +95,9 @@ void run_plan(const BlrGemmPlan& plan, std::array<std::vector<double>, detail::k
 // The operator's re-laid value arrays a plan may read (Extra, Unfused, LeftByRank, ...).
 using Relaid = std::vector<std::pair<PlanArray, std::vector<double>>>;
 Relaid relaid(const Blast<double>& A) {
-  return {{PlanArray::Extra, detail::blast_coupling_by_rank(A)}};
+  return {{PlanArray::Extra, detail::blast_coupling_by_rank(A)},
+          {PlanArray::FoldFirst, detail::blast_fold_first(A)},
+          {PlanArray::FoldLast, detail::blast_fold_last(A)}};
 }
 Relaid relaid(const Monarch<double>& A) {
   return {{PlanArray::Extra, detail::monarch_right_by_column(A)},
@@ -155,12 +157,12 @@ const Shape kShapes[] = {
     {8, 9, 1, 3, 2},    // one block row
 };
 
-// check_plan for every shape, op, layout and B in {1, 5} (padding 3).
+// check_plan for every shape, op (`ops`), layout and B in {1, 5} (padding 3).
 template <class Operator, class MakePlan>
-void check_every_case(MakePlan make_plan) {
+void check_every_case(MakePlan make_plan, std::vector<Op> ops = {Op::NoTrans, Op::Trans}) {
   std::mt19937 rng(3);
   for (const Shape& s : kShapes)
-    for (Op op : {Op::NoTrans, Op::Trans})
+    for (Op op : ops)
       for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
         for (Index batch : {1, 5})
           BOOST_TEST_CONTEXT(Operator::type_name << " " << s.rows << "x" << s.cols << " grid "
@@ -208,6 +210,45 @@ BOOST_AUTO_TEST_CASE(blast_streams_the_couplings_of_small_grids_only) {
                                   detail::PlanSignals{Layout::ColMajor, 64, 96, 96})
            .steps)
     if (const auto* g = std::get_if<detail::PlanGemm>(&step)) BOOST_TEST(!g->streamed);
+}
+
+BOOST_AUTO_TEST_CASE(blast_folded_plans_match_the_operator) {
+  // Both folds of the couplings into a side's factors, on every shape (A only).
+  for (detail::BlastFold fold : {detail::BlastFold::First, detail::BlastFold::Last})
+    BOOST_TEST_CONTEXT((fold == detail::BlastFold::First ? "first" : "last") << " fold") {
+      check_every_case<Blast<double>>(
+          [fold](const BlockGrid& grid, Op, const detail::PlanSignals& s) {
+            const detail::BlrGemmPlan plan = detail::blast_folded_plan(grid, s, fold);
+            BOOST_TEST(plan.steps.size() == 2);  // no coupling stage
+            return plan;
+          },
+          {Op::NoTrans});
+    }
+}
+
+BOOST_AUTO_TEST_CASE(blast_folds_where_the_extra_work_is_small) {
+  // GPT2-S c_attn (768 -> 2304, 6 x 6 blocks, rank 192): the first fold costs 2.25x the
+  // three-stage plan's GEMM work; c_proj (3072 -> 768): the last fold 2x; Llama-3.2-1B qo
+  // (2048, 16 x 16, rank 256): 8.5x.
+  const BlockGrid c_attn{2304, 768, 6, 6, 192}, c_proj{768, 3072, 6, 6, 192},
+      llama{2048, 2048, 16, 16, 256};
+  BOOST_TEST((detail::blast_cheaper_fold(c_attn) == detail::BlastFold::First));
+  BOOST_TEST((detail::blast_cheaper_fold(c_proj) == detail::BlastFold::Last));
+  BOOST_TEST(detail::blast_plan_work(c_attn) == 192 * (2304 + 768));
+  BOOST_TEST(detail::blast_fold_work(c_attn, detail::BlastFold::First) ==
+             6 * 192 * 768 + 192 * 2304);
+  BOOST_TEST(detail::blast_fold_work(c_proj, detail::BlastFold::Last) ==
+             192 * 3072 + 6 * 192 * 768);
+  auto folds = [](const BlockGrid& g, Op op, Index batch, int value_bytes) {
+    return detail::blast_folds(
+        g, op, detail::PlanSignals{Layout::ColMajor, batch, g.cols, g.rows, value_bytes});
+  };
+  BOOST_TEST(folds(c_attn, Op::NoTrans, 1024, 2));
+  BOOST_TEST(folds(c_proj, Op::NoTrans, 128, 2));
+  BOOST_TEST(!folds(c_attn, Op::NoTrans, 127, 2));   // few tokens: the weights' bytes count
+  BOOST_TEST(!folds(c_attn, Op::Trans, 1024, 2));    // A^T keeps three stages
+  BOOST_TEST(!folds(c_attn, Op::NoTrans, 1024, 4));  // float: the extra work is not cheap
+  BOOST_TEST(!folds(llama, Op::NoTrans, 1024, 2));
 }
 
 BOOST_AUTO_TEST_CASE(monarch_plan_matches_the_operator) {

@@ -57,12 +57,12 @@ inline BlockGrid make_block_grid(const char* name, Index rows, Index cols, Index
 
 // Device copies of a Blast's, Monarch's or LowRank's values in the layouts its GEMM plans
 // read (operators/blr/blr_gemm_plan.hpp: the left values, the right values, one re-laid array,
-// Monarch's values in the unfused baseline's layout and its two factors by rank index), as the
-// operator's scalar type and rounded to half and bfloat16 (16-bit words). Each is made on first
-// use.
+// Monarch's values in the unfused baseline's layout and its two factors by rank index, BLAST's
+// couplings folded into its first or last factors), as the operator's scalar type and rounded
+// to half and bfloat16 (16-bit words). Each is made on first use.
 template <class T>
 struct BlrPlanWeights {
-  static constexpr int kArrays = 6;
+  static constexpr int kArrays = 8;
   DeviceCache<T> native[kArrays];
   DeviceCache<std::uint16_t> half[kArrays], bf16[kArrays];
 };
