@@ -58,6 +58,7 @@
 #include <cublas_v2.h>
 
 #include "operators/blr/blr_gemm_device.hpp"
+#include "operators/blr/blr_gemm_plan.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
 #include "operators/blr/blr_skinny_kernel.hpp"
 #include "src/runtime/strided_gemm.hpp"

@@ -10,6 +10,7 @@
 #include "bench/blr_layers.hpp"
 #include "gpu_reference.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
+#include "operators/blr/blr_gemm_plan.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
 #include "operators/blr/blr_skinny_kernel.hpp"
 
