@@ -147,6 +147,15 @@ BlastFold blast_cheaper_fold(const BlockGrid& grid) {
              : BlastFold::Last;
 }
 
+// Measured on an H100 (bf16, blr_bench rows blast_plan_folded against blast_plan_cublas,
+// bench/NOTES-blr.md session 52), folded / three-stage time over the Table 3 layers:
+// - work ratio 1.4-2.6 (GPT2-S, ViT-B, DiT-XL/2 fc1): 0.64-0.98 per call at 16-4096 tokens,
+//   0.74-0.95 replayed at 128-4096: two launches instead of three;
+// - 3.0 (DiT-XL/2 qkv): 0.90-0.94 per call at 16-128 tokens, 0.77 replayed at 128, a tie
+//   (0.99-1.02) from 1024;
+// - 8.5 (Llama-3.2-1B qo): 0.85-0.93 per call at 16-128 tokens but 1.3-1.65 from 1024; its
+//   other layers and Llama-7B's (ratios 4-8.5) 1.07-3.7 everywhere.
+// The 16-bit rule only: float GEMMs pay the extra work in full.
 bool blast_folds(const BlockGrid& grid, Op op, const PlanSignals& s) {
   if (op != Op::NoTrans || s.value_bytes != 2 || s.batch < kBlastFoldMinBatch) return false;
   const double work = double(blast_fold_work(grid, blast_cheaper_fold(grid)));

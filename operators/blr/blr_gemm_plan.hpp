@@ -131,8 +131,8 @@ BlastFold blast_cheaper_fold(const BlockGrid& grid);
 // Whether Auto runs BLAST's folded plan (the cheaper fold): A (not A^T) on 16-bit signals
 // (tensor cores), at least kBlastFoldMinBatch tokens, and the fold's work at most
 // kBlastFoldMaxWork times the three-stage plan's (see blr_gemm_plan.cpp for the measurements).
-inline constexpr Index kBlastFoldMinBatch = 128;
-inline constexpr double kBlastFoldMaxWork = 2.5;
+inline constexpr Index kBlastFoldMinBatch = 16;
+inline constexpr double kBlastFoldMaxWork = 3.0;
 bool blast_folds(const BlockGrid& grid, Op op, const PlanSignals& signals);
 
 // The unfused baselines (issue #9): what the public PyTorch code runs, each batched product

@@ -229,7 +229,7 @@ BOOST_AUTO_TEST_CASE(blast_folded_plans_match_the_operator) {
 BOOST_AUTO_TEST_CASE(blast_folds_where_the_extra_work_is_small) {
   // GPT2-S c_attn (768 -> 2304, 6 x 6 blocks, rank 192): the first fold costs 2.25x the
   // three-stage plan's GEMM work; c_proj (3072 -> 768): the last fold 2x; Llama-3.2-1B qo
-  // (2048, 16 x 16, rank 256): 8.5x.
+  // (2048, 16 x 16, rank 256): 8.5x (kBlastFoldMaxWork = 3).
   const BlockGrid c_attn{2304, 768, 6, 6, 192}, c_proj{768, 3072, 6, 6, 192},
       llama{2048, 2048, 16, 16, 256};
   BOOST_TEST((detail::blast_cheaper_fold(c_attn) == detail::BlastFold::First));
@@ -245,10 +245,15 @@ BOOST_AUTO_TEST_CASE(blast_folds_where_the_extra_work_is_small) {
   };
   BOOST_TEST(folds(c_attn, Op::NoTrans, 1024, 2));
   BOOST_TEST(folds(c_proj, Op::NoTrans, 128, 2));
-  BOOST_TEST(!folds(c_attn, Op::NoTrans, 127, 2));   // few tokens: the weights' bytes count
+  BOOST_TEST(!folds(c_attn, Op::NoTrans, 15, 2));    // few tokens: the weights' bytes count
   BOOST_TEST(!folds(c_attn, Op::Trans, 1024, 2));    // A^T keeps three stages
   BOOST_TEST(!folds(c_attn, Op::NoTrans, 1024, 4));  // float: the extra work is not cheap
   BOOST_TEST(!folds(llama, Op::NoTrans, 1024, 2));
+  // DiT-XL/2 qkv (1152 -> 3456, 9 x 9, rank 384): exactly 3x, folded.
+  const BlockGrid dit_qkv{3456, 1152, 9, 9, 384};
+  BOOST_TEST(detail::blast_fold_work(dit_qkv, detail::blast_cheaper_fold(dit_qkv)) ==
+             3 * detail::blast_plan_work(dit_qkv));
+  BOOST_TEST(folds(dit_qkv, Op::NoTrans, 16, 2));
 }
 
 BOOST_AUTO_TEST_CASE(monarch_plan_matches_the_operator) {
