@@ -147,13 +147,13 @@ BlastFold blast_cheaper_fold(const BlockGrid& grid) {
              : BlastFold::Last;
 }
 
-// Measured on an H100 (bf16, blr_bench rows blast_plan_folded against blast_plan_cublas,
-// bench/NOTES-blr.md session 52), folded / three-stage time over the Table 3 layers:
+// Measured on an H100 (bf16, blr_bench rows blast_plan_folded against blast_plan_cublas, two
+// runs, bench/NOTES-blr.md session 52), folded / three-stage time over the Table 3 layers:
 // - work ratio 1.4-2.6 (GPT2-S, ViT-B, DiT-XL/2 fc1): 0.64-0.98 per call at 16-4096 tokens,
-//   0.74-0.95 replayed at 128-4096: two launches instead of three;
-// - 3.0 (DiT-XL/2 qkv): 0.90-0.94 per call at 16-128 tokens, 0.77 replayed at 128, a tie
-//   (0.99-1.02) from 1024;
-// - 8.5 (Llama-3.2-1B qo): 0.85-0.93 per call at 16-128 tokens but 1.3-1.65 from 1024; its
+//   0.73-0.95 replayed: two launches instead of three;
+// - 3.0 (DiT-XL/2 qkv): 0.82-0.94 per call and 0.75-0.78 replayed at 16-128 tokens, a tie
+//   (0.99-1.03) from 1024;
+// - 8.5 (Llama-3.2-1B qo): 0.81-0.96 at 16-128 tokens but 1.3-1.65 from 1024 (left out); its
 //   other layers and Llama-7B's (ratios 4-8.5) 1.07-3.7 everywhere.
 // The 16-bit rule only: float GEMMs pay the extra work in full.
 bool blast_folds(const BlockGrid& grid, Op op, const PlanSignals& s) {
