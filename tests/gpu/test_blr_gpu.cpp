@@ -296,6 +296,45 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(sixteen_bit_signals_match_the_float_path, S, HalfT
           }
 }
 
+namespace {
+// The error bound of a plan path on S signals against the float CPU application to the same
+// (representable) values, `cols` values summed per output: for 16-bit signals the values and the
+// output are rounded to 16 bits (the decode path keeps its intermediates in fp32, the others
+// round them to 16 bits as well), a few units of roundoff.
+template <class S>
+double plan_error_bound(Index cols) {
+  if constexpr (is_reduced_precision_v<S>) return 8 * unit_roundoff_v<S>;
+  return tolerance<float>(cols);
+}
+
+// Y = 0.5 A X + beta Y by a forced plan path on S signals in `layout`, X and Y views inside
+// matrices with three spare rows (ColMajor) or columns (RowMajor), against the float CPU
+// application to the same (representable) values (plan_error_bound), the padding untouched.
+template <class S, class Operator>
+void check_forced_path(const Operator& A, Layout layout, Index batch, float beta,
+                       detail::PlanPath path) {
+  const Index rows = A.rows(), cols = A.cols();
+  const HostMatrix<S> xs = random_matrix<float>(cols + 3, batch + 3).cast<S>();
+  const HostMatrix<S> y0s = random_matrix<float>(rows + 3, batch + 3).cast<S>();
+  HostMatrix<float> expected = y0s.topLeftCorner(rows, batch).template cast<float>();
+  A.apply(Op::NoTrans,
+          view(HostMatrix<float>(xs.topLeftCorner(cols, batch).template cast<float>())),
+          view(expected), 0.5f, beta);
+  const DeviceMatrix<S> xd = to_device(xs, layout);
+  DeviceMatrix<S> yd = to_device(y0s, layout);
+  detail::blr_plan_apply_device<S>(A, Op::NoTrans, xd.view().row_block(0, cols).col_block(0, batch),
+                                   yd.view().row_block(0, rows).col_block(0, batch), 0.5f, beta,
+                                   default_context(), path);
+  const HostMatrix<float> got = yd.to_host().template cast<float>();
+  check_error_within(relative_error(HostMatrix<float>(got.topLeftCorner(rows, batch)), expected),
+                     plan_error_bound<S>(cols));
+  BOOST_TEST(relative_error(HostMatrix<float>(got.bottomRows(3)),
+                            HostMatrix<float>(y0s.bottomRows(3).template cast<float>())) == 0);
+  BOOST_TEST(relative_error(HostMatrix<float>(got.rightCols(3)),
+                            HostMatrix<float>(y0s.rightCols(3).template cast<float>())) == 0);
+}
+}  // namespace
+
 using DecodeTypes = boost::mpl::list<float, half, bfloat16>;
 BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes) {
   // The few-token paths, forced, against the float CPU application to the same
@@ -309,10 +348,6 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
   // input block), BLAST (three stages) and LowRank.
   std::mt19937 gen(53);
   using detail::PlanPath;
-  // 16-bit: the values and the output rounded to 16 bits (the decode path keeps its
-  // intermediates in fp32; the skinny path rounds them to 16 bits, as the cuBLAS plans do).
-  double rounding = 0;
-  if constexpr (is_reduced_precision_v<S>) rounding = 8 * unit_roundoff_v<S>;
   // Besides the common shapes, deep ranks: the last stage's k split over many blocks (added
   // with atomics), BLAST's coupling folded into it with chunks of k that one row set covers
   // (blocks of 256 rows) or that straddle blocks (200 rows).
@@ -331,38 +366,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
               Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen);
           const auto L = LowRank<float>::random(s.rows, s.cols, s.rank, gen);
           const float beta = batch == 3 ? 0.0f : -2.0f;
-          // Three spare rows (ColMajor) or columns (RowMajor) of padding around the views.
-          const HostMatrix<S> xs = random_matrix<float>(s.cols + 3, batch + 3).cast<S>();
-          const HostMatrix<S> y0s = random_matrix<float>(s.rows + 3, batch + 3).cast<S>();
           auto check = [&](const auto& A, const char* name) {
-            HostMatrix<float> expected = y0s.topLeftCorner(s.rows, batch).template cast<float>();
-            A.apply(Op::NoTrans,
-                    view(HostMatrix<float>(xs.topLeftCorner(s.cols, batch).template cast<float>())),
-                    view(expected), 0.5f, beta);
-            const DeviceMatrix<S> xd = to_device(xs, layout);
-            DeviceMatrix<S> yd = to_device(y0s, layout);
-            detail::blr_plan_apply_device<S>(A, Op::NoTrans,
-                                             xd.view().row_block(0, s.cols).col_block(0, batch),
-                                             yd.view().row_block(0, s.rows).col_block(0, batch),
-                                             0.5f, beta, default_context(), path);
-            const HostMatrix<float> got = yd.to_host().template cast<float>();
             BOOST_TEST_CONTEXT((path == PlanPath::Decode   ? "decode "
                                 : path == PlanPath::Skinny ? "skinny "
                                                            : "padded cuBLAS ")
                                << name << " " << s.rows << "x" << s.cols << " grid " << s.row_blocks
                                << "x" << s.col_blocks << " rank " << s.rank << ", "
                                << to_string(layout) << ", B = " << batch) {
-              const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
-              check_error_within(
-                  relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)), expected),
-                  bound);
-              // The padding is untouched.
-              BOOST_TEST(
-                  relative_error(HostMatrix<float>(got.bottomRows(3)),
-                                 HostMatrix<float>(y0s.bottomRows(3).template cast<float>())) == 0);
-              BOOST_TEST(
-                  relative_error(HostMatrix<float>(got.rightCols(3)),
-                                 HostMatrix<float>(y0s.rightCols(3).template cast<float>())) == 0);
+              check_forced_path<S>(A, layout, batch, beta, path);
             }
           };
           check(M, "monarch");
@@ -396,7 +407,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(decode_and_skinny_paths_match_cpu, S, DecodeTypes)
   detail::blr_plan_apply_device<S>(A, Op::Trans, x3d.view(), y3d.view(), 1.0f, 0.0f,
                                    default_context(), PlanPath::GemmPadded);
   BOOST_TEST(relative_error(HostMatrix<float>(y3d.to_host().template cast<float>()), expected) <=
-             (rounding > 0 ? rounding : tolerance<float>(64)));
+             plan_error_bound<S>(64));
   const DeviceMatrix<S> x8 = to_device(HostMatrix<S>(random_matrix<float>(64, 8).cast<S>()));
   DeviceMatrix<S> y8(64, 8, Layout::ColMajor, default_context());
   BOOST_CHECK_THROW(detail::blr_plan_apply_device<S>(A, Op::NoTrans, x8.view(), y8.view(), 1.0f,
@@ -589,34 +600,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blast_folded_plans_match_cpu, S, DecodeTypes) {
   // fold applies.
   std::mt19937 gen(59);
   using detail::PlanPath;
-  double rounding = 0;
-  if constexpr (is_reduced_precision_v<S>) rounding = 8 * unit_roundoff_v<S>;
-  std::vector<Shape> shapes = kShapes;
-  shapes.push_back({384, 96, 6, 6, 12});  // the first fold (GPT2-S c_attn's proportions)
-  shapes.push_back({96, 384, 6, 6, 12});  // the last fold (c_proj's)
-  auto run = [&](const Blast<float>& A, const Shape& s, Layout layout, Index batch, PlanPath path) {
-    const float beta = batch == 1 ? 0.0f : -2.0f;
-    const HostMatrix<S> xs = random_matrix<float>(s.cols + 3, batch + 3).cast<S>();
-    const HostMatrix<S> y0s = random_matrix<float>(s.rows + 3, batch + 3).cast<S>();
-    HostMatrix<float> expected = y0s.topLeftCorner(s.rows, batch).template cast<float>();
-    A.apply(Op::NoTrans,
-            view(HostMatrix<float>(xs.topLeftCorner(s.cols, batch).template cast<float>())),
-            view(expected), 0.5f, beta);
-    const DeviceMatrix<S> xd = to_device(xs, layout);
-    DeviceMatrix<S> yd = to_device(y0s, layout);
-    detail::blr_plan_apply_device<S>(
-        A, Op::NoTrans, xd.view().row_block(0, s.cols).col_block(0, batch),
-        yd.view().row_block(0, s.rows).col_block(0, batch), 0.5f, beta, default_context(), path);
-    const HostMatrix<float> got = yd.to_host().template cast<float>();
-    const double bound = rounding > 0 ? rounding : tolerance<float>(s.cols);
-    check_error_within(
-        relative_error(HostMatrix<float>(got.topLeftCorner(s.rows, batch)), expected), bound);
-    // The padding is untouched.
-    BOOST_TEST(relative_error(HostMatrix<float>(got.bottomRows(3)),
-                              HostMatrix<float>(y0s.bottomRows(3).template cast<float>())) == 0);
-    BOOST_TEST(relative_error(HostMatrix<float>(got.rightCols(3)),
-                              HostMatrix<float>(y0s.rightCols(3).template cast<float>())) == 0);
+  auto run = [&](const Blast<float>& A, Layout layout, Index batch, PlanPath path) {
+    check_forced_path<S>(A, layout, batch, batch == 1 ? 0.0f : -2.0f, path);
   };
+  // Besides the common shapes, GPT2-S c_attn's proportions (the first fold) and c_proj's (the
+  // last).
+  std::vector<Shape> shapes = kShapes;
+  shapes.push_back({384, 96, 6, 6, 12});
+  shapes.push_back({96, 384, 6, 6, 12});
   for (const Shape& s : shapes)
     for (Layout layout : {Layout::ColMajor, Layout::RowMajor})
       for (Index batch : {1, 37, 130}) {
@@ -627,8 +618,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blast_folded_plans_match_cpu, S, DecodeTypes) {
                        << ") " << s.rows << "x" << s.cols << " grid " << s.row_blocks << "x"
                        << s.col_blocks << " rank " << s.rank << ", " << to_string(layout)
                        << ", B = " << batch) {
-          run(Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen), s,
-              layout, batch, PlanPath::GemmFolded);
+          run(Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen), layout,
+              batch, PlanPath::GemmFolded);
         }
       }
   if constexpr (is_reduced_precision_v<S>) {
@@ -637,7 +628,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(blast_folded_plans_match_cpu, S, DecodeTypes) {
     BOOST_TEST_REQUIRE(detail::blast_folds(
         grid, Op::NoTrans, detail::PlanSignals{Layout::ColMajor, 130, s.cols, s.rows, 2}));
     BOOST_TEST_CONTEXT("Auto, folded, 130 tokens") {
-      run(Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen), s,
+      run(Blast<float>::random(s.rows, s.cols, s.row_blocks, s.col_blocks, s.rank, gen),
           Layout::ColMajor, 130, PlanPath::Auto);
     }
   }
