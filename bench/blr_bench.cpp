@@ -484,13 +484,12 @@ int main(int argc, char** argv) {
       }
       // BLAST's folded plan (two GEMMs, the couplings folded into the cheaper side's factors:
       // blast_folded_plan), from 16 tokens; its weights are the folded factor and the other
-      // side's, its intermediate one tensor of b r rows (first fold) or r b (last).
+      // side's (as many values as its multiply-adds per token), its intermediate one tensor of
+      // b r rows.
       if (batch >= 16) {
         const BlockGrid& g = blast.grid();
-        const bool first = detail::blast_cheaper_fold(g) == detail::BlastFold::First;
-        const Index folded = first ? g.row_blocks * g.rank * g.cols + g.rows * g.rank
-                                   : g.col_blocks * g.rank * g.rows + g.rank * g.cols;
-        row16_raw("blast_plan_folded", l.blast_r, l.blast_b, folded, l.blast_b * l.blast_r,
+        row16_raw("blast_plan_folded", l.blast_r, l.blast_b,
+                  detail::blast_fold_work(g, detail::blast_cheaper_fold(g)), l.blast_b * l.blast_r,
                   time_plan_path(blast, detail::PlanPath::GemmFolded));
       }
       if (batch == 1024) blast_speedups.push_back(blast_unfused / blast_fused);
