@@ -29,9 +29,7 @@
 // baselines (bmm + permute, blr_unfused_apply_device) against a dense bf16 cublasGemmEx and the
 // 2-byte memory bound; --json writes blr-summary.json from it ("fused" = the plans; medians over
 // the layers at B = 1024). Rows blast_plan_folded (from 16 tokens) time BLAST's folded plan
-// (blast_folded_plan: two GEMMs, no coupling stage), which Auto takes where blast_folds says;
-// rows blast_plan_cluster BLAST's one-launch cluster kernel (blast_cluster.hpp), which Auto
-// takes where blast_cluster_auto says.
+// (blast_folded_plan: two GEMMs, no coupling stage), which Auto takes where blast_folds says.
 //
 // --float-paths adds fp32 rows for the float operators' choice between the KS form (the public
 // path's fallback) and the GEMM plan beyond A on signal-contiguous views: monarch_t /
@@ -59,7 +57,6 @@
 #if STROP_BENCH_HAVE_CUBLAS  // bench/CMakeLists.txt: CUDA builds
 #include <cublas_v2.h>
 
-#include "operators/blr/blast_cluster.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
 #include "operators/blr/blr_gemm_plan.hpp"
 #include "operators/blr/blr_plan_kernels.hpp"
@@ -495,11 +492,6 @@ int main(int argc, char** argv) {
                   detail::blast_fold_work(g, detail::blast_cheaper_fold(g)), l.blast_b * l.blast_r,
                   time_plan_path(blast, detail::PlanPath::GemmFolded));
       }
-      // BLAST's cluster kernel (the three stages in one launch, the intermediates on chip:
-      // blast_cluster.hpp), where it takes the grid; the bound of its weights, X and Y only.
-      if (detail::blast_cluster_takes(l.blast_b, l.blast_b, l.blast_r))
-        row16_raw("blast_plan_cluster", l.blast_r, l.blast_b, blast.parameter_count(), 0,
-                  time_plan_path(blast, detail::PlanPath::Cluster));
       if (batch == 1024) blast_speedups.push_back(blast_unfused / blast_fused);
       if (batch >= 128) time_blast_coupling(l.blast_b, l.blast_r);
 #endif

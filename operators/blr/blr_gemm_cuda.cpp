@@ -9,7 +9,6 @@
 #include <variant>
 #include <vector>
 
-#include "operators/blr/blast_cluster.hpp"
 #include "operators/blr/blr_decode.hpp"
 #include "operators/blr/blr_fused.hpp"
 #include "operators/blr/blr_gemm_device.hpp"
@@ -332,37 +331,6 @@ void run_padded(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Stora
 
 }  // namespace
 
-// Whether BLAST's cluster kernel (blast_cluster.hpp) runs Y = A X on these views: A (not
-// A^T), signal-contiguous 16-bit views, a grid it takes on this device.
-template <class Storage, class T>
-bool blast_cluster_applies(const Blast<T>& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y) {
-  const BlockGrid& g = A.grid();
-  return is_reduced_precision_v<Storage> && op == Op::NoTrans && X.row_stride == 1 &&
-         Y.row_stride == 1 && blast_cluster_takes(g.row_blocks, g.col_blocks, g.rank);
-}
-
-template <class Storage, class T>
-void run_blast_cluster(const Blast<T>& A, ConstView<Storage> X, MatrixView<Storage> Y,
-                       PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx) {
-  if constexpr (is_reduced_precision_v<Storage>) {
-    const BlrPlanWeights<T>& w = A.plan_weights();
-    auto weights = [&](int slot) {
-      return device_values<Storage, T>(
-          w, slot, plan_value_count(A, slot), [&] { return plan_values(A, slot); }, ctx);
-    };
-    const BlockGrid& g = A.grid();
-    BlastClusterArgs a;
-    a.x = X.data, a.y = Y.data;
-    a.left = weights(0), a.right = weights(1), a.diagonals = weights(3);
-    a.row_blocks = g.row_blocks, a.col_blocks = g.col_blocks, a.rank = g.rank;
-    a.height = g.block_height(), a.width = g.block_width(), a.batch = X.cols;
-    const PlanSignals s = plan_signals(X, Y);
-    a.x_ld = s.x_ld, a.y_ld = s.y_ld;
-    a.alpha = float(alpha), a.beta = float(beta);
-    blast_cluster_run<Storage>(a, ctx);
-  }
-}
-
 template <class Storage, class Operator>
 void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, MatrixView<Storage> Y,
                            PlanScale<Storage> alpha, PlanScale<Storage> beta, Context& ctx,
@@ -370,22 +338,6 @@ void blr_plan_apply_device(const Operator& A, Op op, ConstView<Storage> X, Matri
   require<DeviceError>(blr_plan_takes(X, Y), Operator::type_name,
                        " (GEMM plan): X and Y must be device views with a unit stride on the same"
                        " side");
-  using T = typename Operator::Scalar;
-  if constexpr (std::is_same_v<Operator, Blast<T>>) {
-    const bool applies = blast_cluster_applies(A, op, X, Y);
-    require<DeviceError>(applies || path != PlanPath::Cluster,
-                         "blast: the cluster kernel needs A (not A^T), signal-contiguous half or "
-                         "bfloat16 views and a grid of at most ",
-                         kBlastClusterMaxBlocks, " blocks a side whose rank fits on chip");
-    if (applies && (path == PlanPath::Cluster ||
-                    (path == PlanPath::Auto && blast_cluster_auto(A.grid(), X.cols)))) {
-      if (Y.rows > 0 && Y.cols > 0) run_blast_cluster(A, X, Y, alpha, beta, ctx);
-      return;
-    }
-  } else {
-    require<DeviceError>(path != PlanPath::Cluster, Operator::type_name,
-                         ": no cluster kernel (BLAST only)");
-  }
   require<DeviceError>(path != PlanPath::GemmPadded || X.cols < kPaddedSignals, Operator::type_name,
                        ": the padded cuBLAS path takes fewer than ", kPaddedSignals, " signals");
   if (Y.rows == 0 || Y.cols == 0) return;

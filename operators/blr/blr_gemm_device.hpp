@@ -33,12 +33,9 @@ bool blr_plan_takes(ConstView<Storage> X, MatrixView<Storage> Y);
 // kSkinnyMaxTokens float, half or bfloat16 signals, A not A^T). GemmPadded: cuBLAS on
 // kPaddedSignals signals, X and Y copied in and out (fewer signals only). GemmFolded: BLAST's
 // folded plan (blast_folded_plan, the cheaper fold; A, not A^T), which Auto takes where
-// blast_folds says so; Gemm is then the three-stage plan. Cluster: BLAST's one-launch kernel
-// with the intermediates on chip (blast_cluster.hpp; A, signal-contiguous half or bfloat16
-// views, grids of at most kBlastClusterMaxBlocks blocks a side), which Auto takes where
-// blast_cluster_auto says so. DeviceError where they do not apply. (Benchmarks and tests
-// pick.)
-enum class PlanPath { Auto, Gemm, Decode, Fused, Skinny, GemmPadded, GemmFolded, Cluster };
+// blast_folds says so; Gemm is then the three-stage plan. DeviceError where they do not apply.
+// (Benchmarks and tests pick.)
+enum class PlanPath { Auto, Gemm, Decode, Fused, Skinny, GemmPadded, GemmFolded };
 // cuBLAS's kernels for 2-7 signals replay about twice as slow as for 8 (bench/NOTES-blr.md,
 // session 29), so while a graph is captured Auto runs 16-bit plans of 2-7 signals on 8: two
 // or three small copies more, which a replay pays far less for than a call does.

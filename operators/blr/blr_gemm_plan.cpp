@@ -162,11 +162,6 @@ bool blast_folds(const BlockGrid& grid, Op op, const PlanSignals& s) {
   return work <= kBlastFoldMaxWork * double(blast_plan_work(grid));
 }
 
-// Not measured yet: a forced path only.
-bool blast_cluster_auto(const BlockGrid&, Index) {
-  return false;
-}
-
 BlrGemmPlan monarch_gemm_plan(const BlockGrid& grid, Op op, const PlanSignals& s) {
   const bool transposed = op != Op::NoTrans;
   const auto [in_blocks, out_blocks, in_size, out_size] = grid.oriented(transposed);

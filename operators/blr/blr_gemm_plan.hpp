@@ -134,9 +134,6 @@ BlastFold blast_cheaper_fold(const BlockGrid& grid);
 inline constexpr Index kBlastFoldMinBatch = 16;
 inline constexpr double kBlastFoldMaxWork = 3.0;
 bool blast_folds(const BlockGrid& grid, Op op, const PlanSignals& signals);
-// Whether Auto runs BLAST's cluster kernel (blast_cluster.hpp) for `batch` signals, where it
-// applies (A, signal-contiguous 16-bit views, a grid it takes): see blr_gemm_plan.cpp.
-bool blast_cluster_auto(const BlockGrid& grid, Index batch);
 
 // The unfused baselines (issue #9): what the public PyTorch code runs, each batched product
 // on contiguous (batch, tokens, features) tensors with a permutation pass around it, for

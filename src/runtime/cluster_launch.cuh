@@ -17,10 +17,6 @@ void launch_persistent_clusters(void (*kernel)(Args), const Args& args, int clus
                                 std::size_t shared, long long units, cudaStream_t stream,
                                 const char* name) {
   allow_dynamic_shared_memory(kernel, shared, name);
-  // Clusters of more than 8 CTAs (up to 16 on sm_90) are the non-portable sizes: opted in.
-  if (cluster > 8)
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
-               name);
   cudaLaunchConfig_t config = {};
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeClusterDimension;
