@@ -13,13 +13,13 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                             \
-  do {                                                                       \
-    auto e_ = (x);                                                           \
-    if (e_ != 0) {                                                           \
-      std::printf("error %d at %s:%d\n", int(e_), __FILE__, __LINE__);       \
-      std::exit(1);                                                          \
-    }                                                                        \
+#define CHECK(x)                                                       \
+  do {                                                                 \
+    auto e_ = (x);                                                     \
+    if (e_ != 0) {                                                     \
+      std::printf("error %d at %s:%d\n", int(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                    \
+    }                                                                  \
   } while (0)
 
 struct Layer {
@@ -28,8 +28,10 @@ struct Layer {
 };
 
 int main() {
-  const Layer layers[] = {{"GPT2-S c_attn", 768, 2304, 6, 192}, {"GPT2-S c_fc", 768, 3072, 6, 192},
-                          {"ViT-B fc1", 768, 3072, 3, 128},     {"DiT-XL/2 qkv", 1152, 3456, 9, 384},
+  const Layer layers[] = {{"GPT2-S c_attn", 768, 2304, 6, 192},
+                          {"GPT2-S c_fc", 768, 3072, 6, 192},
+                          {"ViT-B fc1", 768, 3072, 3, 128},
+                          {"DiT-XL/2 qkv", 1152, 3456, 9, 384},
                           {"DiT-XL/2 fc1", 1152, 4608, 9, 256}};
   const int kParts = 4, kCalls = 10, kReps = 30;
   std::vector<cudaStream_t> streams(kParts);
@@ -63,13 +65,12 @@ int main() {
       auto group = [&](int p, int tok0, int n) {
         __nv_bfloat16* zg = z + size_t(K) * r * tok0;
         CHECK(cublasGemmEx(handles[p], CUBLAS_OP_T, CUBLAS_OP_T, n, K * r, l.in, &one,
-                           x + size_t(l.in) * tok0, CUDA_R_16BF, l.in, f, CUDA_R_16BF, K * r,
-                           &zero, zg, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                           x + size_t(l.in) * tok0, CUDA_R_16BF, l.in, f, CUDA_R_16BF, K * r, &zero,
+                           zg, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         CHECK(cublasGemmStridedBatchedEx(
             handles[p], CUBLAS_OP_N, CUBLAS_OP_T, h, n, r, &one, u, CUDA_R_16BF, h,
-            (long long)h * r, zg, CUDA_R_16BF, n, (long long)r * n, &zero,
-            y + size_t(l.out) * tok0, CUDA_R_16BF, l.out, h, K, CUBLAS_COMPUTE_32F,
-            CUBLAS_GEMM_DEFAULT));
+            (long long)h * r, zg, CUDA_R_16BF, n, (long long)r * n, &zero, y + size_t(l.out) * tok0,
+            CUDA_R_16BF, l.out, h, K, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
       };
       std::printf("%s, %d tokens:", l.name, batch);
       for (int parts : {1, 2, 3, 4}) {
@@ -78,7 +79,8 @@ int main() {
         CHECK(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeGlobal));
         for (int c = 0; c < kCalls; ++c) {
           CHECK(cudaEventRecord(fork[0], streams[0]));
-          for (int p = 1; p < parts; ++p) CHECK(cudaStreamWaitEvent(streams[p], fork[0], 0));
+          for (int p = 1; p < parts; ++p)
+            CHECK(cudaStreamWaitEvent(streams[p], fork[0], 0));
           const int per = (batch / parts + 7) / 8 * 8;
           for (int p = 0; p < parts; ++p) {
             const int tok0 = p * per, n = std::min(batch, tok0 + per) - tok0;
