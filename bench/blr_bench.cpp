@@ -356,7 +356,6 @@ int main(int argc, char** argv) {
       // B <= 16 the skinny stages (*_plan_skinny); returns the cuBLAS time.
       auto time_paths = [&](const auto& A, const std::string& name, Index r, Index b, Index params,
                             Index intermediate) {
-        auto time_path = [&](detail::PlanPath path) { return time_plan_path(A, path); };
         double t_cublas = 0;
         if (opt.tune) {
           const std::vector<double> t = time_tuned_and_not(A.cols(), A.rows(), [&](auto x, auto y) {
@@ -366,19 +365,19 @@ int main(int argc, char** argv) {
           t_cublas = t[0];
           row16_raw((name + "_plan_cublas_tuned").c_str(), r, b, params, intermediate, t[1]);
         } else {
-          t_cublas = time_path(detail::PlanPath::Gemm);
+          t_cublas = time_plan_path(A, detail::PlanPath::Gemm);
         }
         row16_raw((name + "_plan_cublas").c_str(), r, b, params, intermediate, t_cublas);
         row16_raw((name + "_plan_fused").c_str(), r, b, params, intermediate,
-                  time_path(detail::PlanPath::Fused));
+                  time_plan_path(A, detail::PlanPath::Fused));
         if (batch <= detail::kDecodeMaxBatch)
           row16_raw((name + "_plan_decode").c_str(), r, b, params, intermediate,
-                    time_path(detail::PlanPath::Decode));
+                    time_plan_path(A, detail::PlanPath::Decode));
         if (batch < detail::kPaddedSignals)
           row16_raw((name + "_plan_cublas_padded").c_str(), r, b, params, intermediate,
-                    time_path(detail::PlanPath::GemmPadded));
+                    time_plan_path(A, detail::PlanPath::GemmPadded));
         if (batch <= detail::kSkinnyMaxTokens) {
-          const double t_skinny = time_path(detail::PlanPath::Skinny);
+          const double t_skinny = time_plan_path(A, detail::PlanPath::Skinny);
           row16_raw((name + "_plan_skinny").c_str(), r, b, params, intermediate, t_skinny);
           if (batch == 1) skinny_speedups_b1.push_back(t_cublas / t_skinny);
         }
@@ -402,10 +401,6 @@ int main(int argc, char** argv) {
         g.batch = r, g.trans_b = true, g.alpha = 1.0, g.beta = 0.0, g.tensor_cores = true;
         detail::SmallInnerGemm cuda_cores = g;
         cuda_cores.tensor_cores = false;
-        // Probe: Z2 written as Z2[t][o][:] (one 2 b B-byte run per rank index, like Z1's
-        // reads) instead of the plan's b runs r B values apart.
-        detail::SmallInnerGemm contiguous = g;
-        contiguous.ldc = batch, contiguous.stride_c = b * batch;
         const std::vector<double> t = bench::median_seconds_each(
             ctx,
             {[&] { detail::small_inner_gemm<bfloat16>(g, ctx); },
@@ -417,12 +412,11 @@ int main(int argc, char** argv) {
                    int(b), g.stride_b, &zero, g.c, CUDA_R_16BF, int(r * batch), g.stride_c, int(r),
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
                if (status != CUBLAS_STATUS_SUCCESS) throw DeviceError("blr_bench: coupling GEMM");
-             },
-             [&] { detail::small_inner_gemm<bfloat16>(contiguous, ctx); }},
+             }},
             opt.reps);
-        const char* names[4] = {"blast_coupling_streamed", "blast_coupling_cuda_cores",
-                                "blast_coupling_cublas", "blast_coupling_streamed_contiguous"};
-        for (int w = 0; w < 4; ++w)
+        const char* names[3] = {"blast_coupling_streamed", "blast_coupling_cuda_cores",
+                                "blast_coupling_cublas"};
+        for (int w = 0; w < 3; ++w)
           write_bound_row(csv16, 2.0, t_dense16, names[w], r, b, b * b * r, 2 * b * r, t[w]);
       };
       // Intermediates of the plans: LowRank one (r rows), Monarch one (b^2 r' rows), BLAST two
