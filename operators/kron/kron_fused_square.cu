@@ -391,8 +391,8 @@ __global__ void __launch_bounds__(kThreads + NM, 1) kron_square_kernel(const Squ
 
 // As many units in flight as the device holds clusters (CTAs: one per SM).
 template <class D, int P, int RS, int QT>
-void launch_square(const SquareArgs<D>& a, std::size_t shared, long long units,
-                   cudaStream_t stream, int movers) {
+void launch_square(const SquareArgs<D>& a, std::size_t shared, long long units, cudaStream_t stream,
+                   int movers) {
   auto go = [&](auto kernel, int m) {
     launch_persistent_clusters(kernel, a, 1 << a.log_cluster, kThreads + m, shared, units, stream,
                                "kron_square_kernel");

@@ -13,8 +13,8 @@
 // factors materialised (8 x 8 becomes one 64 x 64 factor; blocks of 256 x 256 values).
 // Auto picks among these by a time model (plan_auto_passes); fused passes only on
 // batch-first (ColMajor) data, where the chunks are contiguous in memory.
-#include <cstdlib>
 #include "operators/kron/kron_plan.hpp"
+#include <cstdlib>
 
 #include <algorithm>
 
