@@ -24,7 +24,6 @@
 // memory at compile-time offsets. Per p a thread issues RS loads of x, QT / 4 16-byte
 // broadcast loads of the factor and RS * QT multiply-adds.
 #include <algorithm>
-#include <cstdlib>
 
 #include "operators/kron/kron_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
@@ -32,14 +31,13 @@
 #include "runtime/cluster_device.cuh"
 #include "runtime/cluster_launch.cuh"
 #include "runtime/cuda_check.hpp"
-#include "runtime/mbarrier_device.cuh"
 
 namespace strop::detail {
 namespace {
 
 using namespace kron_device;
 
-constexpr int kThreads = kKronSquareThreads;  // the step threads
+constexpr int kThreads = kKronSquareThreads;
 
 __host__ __device__ constexpr int log2_of(int v) {
   return v <= 1 ? 0 : 1 + log2_of(v / 2);
@@ -78,7 +76,6 @@ struct SquareArgs {
   int log_chunk, log_tl;               // chunk and tile (chunks per CTA) sizes
   int log_cluster;                     // the CTAs of a cluster take a unit's tiles
   int buffer_offset, buffer_elements;  // the tile buffers in shared memory (16-byte aligned)
-  int buffers;                         // how many (kron_square_layout)
   D alpha, beta;
   int scale, beta_zero;
   int vector_store;  // Y's rows of one signal are 16-byte aligned runs
@@ -176,11 +173,6 @@ __device__ __forceinline__ void square_step(D* xs, const D* f, int elements, int
   }
 }
 
-// The step threads' barrier (the movers run on meanwhile).
-__device__ __forceinline__ void steps_barrier() {
-  named_barrier_sync(1, kThreads);
-}
-
 // Steps S, S + 1, ... < count (each chunk is at most kKronSquareMaxChunk, which bounds S).
 template <class D, int P, int RS, int QT, int S>
 __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int elements,
@@ -188,7 +180,7 @@ __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int 
   if constexpr (power(P, S + 1) <= kKronSquareMaxChunk) {
     if (S < count) {
       square_step<D, P, RS, QT, S>(xs, fs + S * P * P, elements, log_chunk, ld);
-      steps_barrier();
+      __syncthreads();
       square_steps<D, P, RS, QT, S + 1>(xs, fs, count, elements, log_chunk, ld);
     }
   }
@@ -200,25 +192,26 @@ __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int 
 // element) per chunk passed; below that, the place of element t plus i whole chunk strides.
 // So a copy costs an address update instead of the division of its index into chunk and
 // offset (that arithmetic was 17-21 % of the kernel's instructions, ncu, session 22).
-template <class D, int NT>
+template <class D>
 __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int elements,
-                                          const SquareArgs<D>& a, int t) {
-  constexpr int log_threads = log2_of(NT);
+                                          const SquareArgs<D>& a) {
+  constexpr int log_threads = log2_of(kThreads);
+  const int t = int(threadIdx.x);
   const D* src = a.x + b * a.x_bs + ((lt << a.log_tl) << a.log_chunk) + t;
   int first, step, log_per_chunk;
   if (a.log_chunk >= log_threads) {
     first = padded<D>(t);
-    step = padded<D>(NT);
+    step = padded<D>(kThreads);
     log_per_chunk = a.log_chunk - log_threads;
   } else {
     first = (t >> a.log_chunk) * a.ld + padded<D>(t & ((1 << a.log_chunk) - 1));
-    step = (NT >> a.log_chunk) * a.ld;
+    step = (kThreads >> a.log_chunk) * a.ld;
     log_per_chunk = 31;  // never a chunk boundary inside the step
   }
-  const int copies = elements >> log_threads;  // elements is a multiple of NT (host check)
+  const int copies = elements >> log_threads;  // elements is a multiple of kThreads (host check)
 #pragma unroll 4
   for (int i = 0; i < copies; ++i)
-    copy_async(xs + first + i * step + (i >> log_per_chunk), src + (long long)i * NT);
+    copy_async(xs + first + i * step + (i >> log_per_chunk), src + (long long)i * kThreads);
 }
 
 // Output J of chunk L goes to row J * chunks + L. A unit's tiles (one per CTA of the
@@ -228,10 +221,10 @@ __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int 
 // 16-byte pieces of a run, then consecutive J: whole 32-byte sectors per warp instruction.
 // Clustered: the sources are in several CTAs (generic loads through the cluster's shared
 // window); otherwise all are in this CTA's shared memory (shared-memory loads).
-template <class D, bool Clustered, int NT>
-__device__ __forceinline__ void store_unit(D* xs, long long unit, int rank, const SquareArgs<D>& a,
-                                           int t) {
-  constexpr int log_threads = log2_of(NT);
+template <class D, bool Clustered>
+__device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
+                                           const SquareArgs<D>& a) {
+  constexpr int log_threads = log2_of(kThreads);
   const long long lu = unit % a.units_per_signal, b = unit / a.units_per_signal;
   const int log_share = a.log_chunk - a.log_cluster, j0 = rank << log_share;
   D* yb = a.y + b * a.y_bs + ((lu << a.log_cluster) << a.log_tl);
@@ -241,6 +234,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank, cons
     else
       return xs;
   };
+  const int t = int(threadIdx.x);
   if (a.vector_store) {
     using V = typename Vector16<D>::type;
     constexpr int n = Vector16<D>::n;
@@ -273,7 +267,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank, cons
         if (k0 + u >= items) break;
         int J, q;
         place(k0 + u, J, q);
-        const D* s = src + q * (NT * n) * a.ld + padded<D>(J);
+        const D* s = src + q * (kThreads * n) * a.ld + padded<D>(J);
 #pragma unroll
         for (int i = 0; i < n; ++i)
           v[u][i] = s[i * a.ld];
@@ -283,7 +277,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank, cons
         if (k0 + u >= items) break;
         int J, q;
         place(k0 + u, J, q);
-        D* yp = yc + (long long)J * a.chunks + q * (NT * n);
+        D* yp = yc + (long long)J * a.chunks + q * (kThreads * n);
         D old[n] = {};
         if (a.scale && !a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp);
 #pragma unroll
@@ -294,7 +288,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank, cons
     }
   } else {
     const int log_run = a.log_tl + a.log_cluster;
-    for (int e = t; e < (1 << (log_share + log_run)); e += NT) {
+    for (int e = t; e < (1 << (log_share + log_run)); e += kThreads) {
       const int m = e & ((1 << log_run) - 1), J = j0 + (e >> log_run);
       const int h = m >> a.log_tl, l = m & ((1 << a.log_tl) - 1);
       D* yp = yb + J * a.chunks + m;
@@ -303,106 +297,51 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank, cons
   }
 }
 
-// Persistent CTAs, one per SM, in two roles over a ring of tile buffers: kThreads "step"
-// threads apply the factors to one tile while NM "mover" threads store the tile before it
-// and load the next ones. Tile i of a CTA is in buffer i % buffers, which cycles
-//   loaded (full) -> stepped (computed, by every CTA of the cluster) -> stored and read by
-//   every CTA (freed) -> loaded again,
-// each edge an mbarrier phase, so the steps (bound by instruction issue) run while the loads,
-// stores and their latencies proceed: with one role per CTA these phases took turns (ncu,
-// session 22: the steps held 44 % of the stall samples of a 16^3 pass, loads, stores and
-// barriers the rest).
-template <class D, int P, int RS, int QT, int NM>
-__global__ void __launch_bounds__(kThreads + NM, 1) kron_square_kernel(const SquareArgs<D> a) {
+// Persistent CTAs, two tile buffers each: the copies of the next tile are in flight while
+// the CTA runs the steps on the current one and stores it, so the load latency and the
+// shared-memory work overlap (one CTA per SM).
+template <class D, int P, int RS, int QT>
+__global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
-  __shared__ std::uint64_t full[kKronSquareMaxBuffers], computed[kKronSquareMaxBuffers],
-      freed[kKronSquareMaxBuffers];
   D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
   const int elements = 1 << (a.log_chunk + a.log_tl);
-  D* buffers = fs + a.buffer_offset;  // a.buffers of a.buffer_elements
-  const int cluster = 1 << a.log_cluster, nb = a.buffers;
+  D* buffers = fs + a.buffer_offset;  // two of a.buffer_elements
   const int rank = a.log_cluster > 0 ? cluster_block_rank() : 0;
   const long long units = a.units_per_signal * a.B, stride = gridDim.x >> a.log_cluster;
-  const long long first = blockIdx.x >> a.log_cluster;
-  // Every CTA of a cluster takes the same units (its own tile of each), so the same count.
-  const long long tiles = first < units ? (units - 1 - first) / stride + 1 : 0;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < nb; ++s) {
-      mbarrier_init(&full[s], NM);
-      mbarrier_init(&computed[s], cluster);
-      mbarrier_init(&freed[s], cluster);
-    }
-    mbarrier_init_fence();
-  }
-  for (int e = threadIdx.x; e < a.count * P * P; e += kThreads + NM) {
+  // This CTA's tile of unit u: tile index lt of signal b.
+  auto load = [&](D* xs, long long u) {
+    const long long lt = ((u % a.units_per_signal) << a.log_cluster) + rank;
+    load_tile(xs, lt, u / a.units_per_signal, elements, a);
+  };
+  long long unit = blockIdx.x >> a.log_cluster;
+  if (unit < units) load(buffers, unit);
+  __pipeline_commit();
+  for (int e = threadIdx.x; e < a.count * P * P; e += kThreads) {
     const int s = e / (P * P), p = (e / P) % P, q = e % P;
     fs[e] = factor_value(a.g[s], a.sq[s], a.sp[s], 0, q, p);
   }
-  // The barriers initialised (cluster-wide) and the factors in place before either role starts.
-  cluster_barrier();
-  if (threadIdx.x >= kThreads) {
-    const int t = int(threadIdx.x) - kThreads;
-    auto load = [&](long long i) {
-      const long long unit = first + i * stride;
-      const long long lt = ((unit % a.units_per_signal) << a.log_cluster) + rank;
-      load_tile<D, NM>(buffers + (i % nb) * a.buffer_elements, lt, unit / a.units_per_signal,
-                       elements, a, t);
-      mbarrier_arrive_on_copies(&full[i % nb]);
-    };
-    for (long long i = 0; i < tiles && i < nb; ++i)
-      load(i);
-    for (long long i = 0; i < tiles; ++i) {
-      const int s = int(i % nb);
-      const unsigned parity = unsigned(i / nb) & 1;
-      mbarrier_wait(&computed[s], parity);  // every CTA's steps on its tile of this unit
-      D* xs = buffers + s * a.buffer_elements;
-      if (a.log_cluster > 0)
-        store_unit<D, true, NM>(xs, first + i * stride, rank, a, t);
-      else
-        store_unit<D, false, NM>(xs, first + i * stride, rank, a, t);
-      if (i + nb < tiles) {
-        // Refill only when every CTA's movers have read this buffer. Relaxed: those reads
-        // have completed (their values were stored).
-        named_barrier_sync(2, NM);
-        if (t == 0)
-          for (int h = 0; h < cluster; ++h)
-            mbarrier_arrive<false>(&freed[s], h);
-        mbarrier_wait(&freed[s], parity);
-        load(i + nb);
-      }
-    }
-  } else {
-    for (long long i = 0; i < tiles; ++i) {
-      const int s = int(i % nb);
-      mbarrier_wait(&full[s], unsigned(i / nb) & 1);
-      square_steps<D, P, RS, QT, 0>(buffers + s * a.buffer_elements, fs, a.count, elements,
-                                    a.log_chunk, a.ld);
-      // After the last step's barrier every step thread's writes are done: one release
-      // publishes them to the movers of every CTA of the cluster.
-      if (threadIdx.x == 0)
-        for (int h = 0; h < cluster; ++h)
-          mbarrier_arrive<true>(&computed[s], h);
+  for (int cur = 0; unit < units; unit += stride, cur ^= 1) {
+    D* xs = buffers + cur * a.buffer_elements;
+    if (unit + stride < units) load(buffers + (cur ^ 1) * a.buffer_elements, unit + stride);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);  // this tile's copies (the group before) have landed
+    __syncthreads();
+    square_steps<D, P, RS, QT, 0>(xs, fs, a.count, elements, a.log_chunk, a.ld);
+    if (a.log_cluster > 0) {
+      // Every tile of the unit is done, its writes visible to the cluster (release/acquire).
+      cluster_barrier();
+      store_unit<D, true>(xs, unit, rank, a);
+      // Every read of this unit's tiles (here and remotely) is done before the next refill.
+      // Relaxed: the reads have completed (their values were stored), and a release here
+      // made each CTA wait for its global stores to drain (a GPU-wide fence; ncu, session
+      // 22: 9 % of the 16^3 pass's stall samples).
+      cluster_arrive_relaxed();
+      cluster_wait();
+    } else {
+      store_unit<D, false>(xs, unit, rank, a);
+      __syncthreads();  // read before the next refill
     }
   }
-  // No CTA leaves while another may still read its shared memory or arrive on its barriers.
-  cluster_arrive_relaxed();
-  cluster_wait();
-}
-
-// As many units in flight as the device holds clusters (CTAs: one per SM).
-template <class D, int P, int RS, int QT>
-void launch_square(const SquareArgs<D>& a, std::size_t shared, long long units, cudaStream_t stream,
-                   int movers) {
-  auto go = [&](auto kernel, int m) {
-    launch_persistent_clusters(kernel, a, 1 << a.log_cluster, kThreads + m, shared, units, stream,
-                               "kron_square_kernel");
-  };
-  if (movers == 32)
-    go(kron_square_kernel<D, P, RS, QT, 32>, 32);
-  else if (movers == 128)
-    go(kron_square_kernel<D, P, RS, QT, 128>, 128);
-  else
-    go(kron_square_kernel<D, P, RS, QT, 64>, 64);
 }
 
 }  // namespace
@@ -456,17 +395,16 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.ld = layout.ld;
   a.buffer_offset = layout.buffer_offset;
   a.buffer_elements = layout.buffer_elements;
-  a.buffers = layout.buffers;
   const std::size_t shared = layout.bytes;
   // 132-192 KB: a device with less (sm_86/89; sm_80 for a single 2 x 2 factor) leaves the pass
   // to the general fused kernel (the planner priced that one there).
   if (shared > shared_memory_per_block()) return false;
   const long long units = a.units_per_signal * a.B;
-  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
-  // PROBE: mover threads from the environment (32, 64 or 128), to be fixed after measuring.
-  const char* env = std::getenv("STROP_KRON_SQUARE_MOVERS");
-  const int movers = env != nullptr ? std::atoi(env) : 64;
-
+  // As many units in flight as the device holds clusters (CTAs: one per SM).
+  auto run = [&](auto kernel) {
+    launch_persistent_clusters(kernel, a, 1 << a.log_cluster, kThreads, shared, units,
+                               static_cast<cudaStream_t>(ctx.stream()), "kron_square_kernel");
+  };
   // RS rows x QT outputs per thread: 64 accumulators in float, 32 in double
   // (kron_square_accumulators); where QT < P a team of P / QT lanes shares the rows. Twice
   // the rows per thread at half the threads (256) measured 0-7 % faster on the H100 than 32 / 16
@@ -474,19 +412,19 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   constexpr bool f32 = sizeof(T) == 4;
   switch (P) {
     case 2:
-      launch_square<D, 2, f32 ? 32 : 16, 2>(a, shared, units, stream, movers);
+      run(kron_square_kernel < D, 2, f32 ? 32 : 16, 2 >);
       break;
     case 4:
-      launch_square<D, 4, f32 ? 16 : 8, 4>(a, shared, units, stream, movers);
+      run(kron_square_kernel < D, 4, f32 ? 16 : 8, 4 >);
       break;
     case 8:
-      launch_square<D, 8, f32 ? 8 : 4, 8>(a, shared, units, stream, movers);
+      run(kron_square_kernel < D, 8, f32 ? 8 : 4, 8 >);
       break;
     case 16:
-      launch_square<D, 16, 4, f32 ? 16 : 8>(a, shared, units, stream, movers);
+      run(kron_square_kernel < D, 16, 4, f32 ? 16 : 8 >);
       break;
     default:
-      launch_square<D, 32, 4, f32 ? 16 : 8>(a, shared, units, stream, movers);
+      run(kron_square_kernel < D, 32, 4, f32 ? 16 : 8 >);
       break;
   }
   return true;

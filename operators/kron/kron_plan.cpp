@@ -14,7 +14,6 @@
 // Auto picks among these by a time model (plan_auto_passes); fused passes only on
 // batch-first (ColMajor) data, where the chunks are contiguous in memory.
 #include "operators/kron/kron_plan.hpp"
-#include <cstdlib>
 
 #include <algorithm>
 
@@ -70,10 +69,7 @@ KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
   l.ld = int(kron_padded(chunk, element_bytes) + 1);
   l.buffer_offset = round16(Index(count) * P * P);
   l.buffer_elements = round16(Index(l.ld) * chunks_per_block);
-  // PROBE: buffer count from the environment (2 or 3), to be fixed after measuring.
-  const char* env = std::getenv("STROP_KRON_SQUARE_BUFFERS");
-  l.buffers = env != nullptr && std::atoi(env) == 3 ? 3 : 2;
-  l.bytes = element_bytes * std::size_t(l.buffer_offset + l.buffers * l.buffer_elements);
+  l.bytes = element_bytes * std::size_t(l.buffer_offset + 2 * l.buffer_elements);
   return l;
 }
 

@@ -82,8 +82,6 @@ inline int kron_log2(Index v) {
 // does not take the pass (other shapes, complex values, or K_in no multiple of a block's chunks).
 inline constexpr Index kKronSquareMaxChunk = 4096;
 inline constexpr int kKronSquareThreads = 256;
-// The most tile buffers a block cycles through.
-inline constexpr int kKronSquareMaxBuffers = 3;
 // Multiply-adds in registers per thread: RS rows x QT outputs.
 inline int kron_square_accumulators(std::size_t element_bytes) {
   return element_bytes == 4 ? 64 : 32;
@@ -97,7 +95,6 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
 // device has 99 KB), the launcher sizes its buffers from the same numbers.
 struct KronSquareLayout {
   int ld = 0;
-  int buffers = 0;
   int buffer_offset = 0;
   int buffer_elements = 0;
   std::size_t bytes = 0;
