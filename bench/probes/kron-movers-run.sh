@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Session 54's GPU call: the square Kron kernel with mover threads (loads and stores in warps
-# of their own while the step threads run) against HEAD's kernel, in one run. Binaries built
-# elsewhere and carried: build-final/{tests/strop_gpu_tests, bench/kron_bench, base/kron_bench}
-# (base: the commit before). Variants by environment: STROP_KRON_SQUARE_BUFFERS (2, 3),
-# STROP_KRON_SQUARE_MOVERS (32, 64, 128). The variant with the least total Auto time over
-# the float and double rows then runs the full benchmark (as scripts/gpu-bench.sh kron does)
-# if FULL_BY seconds have not passed. Everything lands in OUT/kron-movers.tar.gz and
+# Session 54's GPU calls: the square Kron kernel with mover threads (stores, and loads unless
+# the step threads issue them, in warps of their own while the step threads run) against
+# HEAD's kernel, in one run. Binaries built from bench/probes/kron-square-movers-tried.patch
+# and carried: build-final/{tests/strop_gpu_tests, bench/kron_bench, base/kron_bench} (base:
+# the commit before). VARIANTS: space-separated NAME:BUFFERS:MOVERS:STEP_LOADS, set through
+# STROP_KRON_SQUARE_{BUFFERS,MOVERS,STEP_LOADS}; the first one also runs all of gpu_kron, the
+# others its square-kernel cases. FULL=1: the variant with the least total Auto time over the
+# float and double rows then runs the full benchmark (as scripts/gpu-bench.sh kron does) if
+# FULL_BY seconds have not passed. Everything lands in OUT/kron-movers.tar.gz and
 # OUT/summary.txt.
 set -uo pipefail
 out=${1:?OUT}
@@ -15,18 +17,28 @@ b=build-final
 start=$(date +%s)
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
 echo "$device" >"$w/device.txt"
+variants=${VARIANTS:-b2m64:2:64:0 b3m64:3:64:0 b2m128:2:128:0 b3m128:3:128:0}
+with() { # NAME COMMAND...: the command under variant NAME's environment
+  local spec
+  spec=$(tr ' ' '\n' <<<"$variants" | grep "^$1:")
+  IFS=: read -r _ buffers movers step_loads <<<"$spec"
+  shift
+  STROP_KRON_SQUARE_BUFFERS=$buffers STROP_KRON_SQUARE_MOVERS=$movers \
+    STROP_KRON_SQUARE_STEP_LOADS=$step_loads "$@"
+}
+names=$(tr ' ' '\n' <<<"$variants" | cut -d: -f1)
+first=$(head -1 <<<"$names")
 {
-  echo "== gpu_kron, default (2 buffers, 64 movers)"
-  $b/tests/strop_gpu_tests --run_test=gpu_kron --report_level=short --log_level=error 2>&1 | tail -4
-  for cfg in "3 64" "2 128" "3 128"; do
-    set -- $cfg
-    echo "== square cases, buffers $1 movers $2"
-    STROP_KRON_SQUARE_BUFFERS=$1 STROP_KRON_SQUARE_MOVERS=$2 $b/tests/strop_gpu_tests \
-      --run_test='gpu_kron/equal_square*' --report_level=short --log_level=error 2>&1 | tail -3
+  for v in $names; do
+    filter='gpu_kron/equal_square*'
+    [ "$v" = "$first" ] && filter=gpu_kron
+    echo "== $filter, $v"
+    with "$v" $b/tests/strop_gpu_tests --run_test="$filter" --report_level=short \
+      --log_level=error 2>&1 | tail -3
   done
   echo "tests done at $(($(date +%s) - start)) s"
 } >"$w/tests.log" 2>&1
-bench() {
+bench() { # NAME COMMAND...
   local name=$1
   shift
   "$@" --auto-only --no-table4 --reps ${REPS:-10} --only "${SHAPES:-table1,table3}" \
@@ -37,23 +49,20 @@ total() {
   awk -F, '$1 ~ /table/ && ($4 == "float32" || $4 == "float64") {s += $6} END {print s}' "$w/kron-$1.csv"
 }
 bench base $b/base/kron_bench
-bench b2m64 $b/bench/kron_bench
-STROP_KRON_SQUARE_BUFFERS=3 bench b3m64 $b/bench/kron_bench
-STROP_KRON_SQUARE_MOVERS=128 bench b2m128 $b/bench/kron_bench
-STROP_KRON_SQUARE_BUFFERS=3 STROP_KRON_SQUARE_MOVERS=128 bench b3m128 $b/bench/kron_bench
-best=$(for v in b2m64 b3m64 b2m128 b3m128; do echo "$(total $v) $v"; done | sort -g | head -1 | cut -d' ' -f2)
+for v in $names; do
+  with "$v" bench "$v" $b/bench/kron_bench
+done
+best=$(for v in $names; do echo "$(total "$v") $v"; done | sort -g | head -1 | cut -d' ' -f2)
 echo "best: $best" >>"$w/tests.log"
-if [ $(($(date +%s) - start)) -lt "${FULL_BY:-300}" ]; then
-  buffers=${best:1:1}
-  movers=${best#*m}
-  STROP_KRON_SQUARE_BUFFERS=$buffers STROP_KRON_SQUARE_MOVERS=$movers timeout 250 \
-    $b/bench/kron_bench --reps 20 --rowmajor --csv "$w/kron-bench-session54-$best-$device.csv" \
+if [ "${FULL:-1}" = 1 ] && [ $(($(date +%s) - start)) -lt "${FULL_BY:-300}" ]; then
+  with "$best" timeout 250 $b/bench/kron_bench --reps 20 --rowmajor \
+    --csv "$w/kron-bench-session54-$best-$device.csv" \
     --json "$w/kron-summary-session54-$best-$device.json" >"$w/kron-full.log" 2>&1
   echo "full ($best) exit $? at $(($(date +%s) - start)) s" >>"$w/tests.log"
 fi
 {
   cat "$w/device.txt" "$w/tests.log"
-  for f in "$w"/kron-b*.csv "$w"/kron-base*.csv; do
+  for f in "$w"/kron-*.csv; do
     echo "== $(basename "$f")"
     awk -F, '$1 ~ /table/ && ($4 == "float32" || $4 == "float64") {printf "%s %s %s auto=%.3f ms frac=%.3f err=%s\n", $2, $3, $4, $6 * 1e3, 1 / $16, $18}' "$f"
   done
