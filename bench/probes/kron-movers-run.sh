@@ -41,7 +41,7 @@ first=$(head -1 <<<"$names")
 bench() { # NAME COMMAND...
   local name=$1
   shift
-  "$@" --auto-only --no-table4 --reps ${REPS:-10} --only "${SHAPES:-table1,table3}" \
+  "$@" --auto-only --no-table4 --reps "${REPS:-10}" --only "${SHAPES:-table1,table3}" \
     --csv "$w/kron-$name.csv" --json "$w/kron-$name.json" >"$w/kron-$name.log" 2>&1
   echo "$name done at $(($(date +%s) - start)) s" >>"$w/tests.log"
 }
