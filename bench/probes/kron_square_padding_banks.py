@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-# Session 54 (CPU only): bank-conflict degree of the square kernel's step reads (float, P = 16, chunk 16^3) under two
-# paddings: one float per 128 bytes (main) and 16 bytes per 128 bytes (what 16-byte copies need).
+# Session 54 (CPU only): bank-conflict degree of the square Kron kernel's step reads (float,
+# P = 16, chunk 16^3) under two paddings: one float per 128 bytes (main) and 16 bytes per 128
+# bytes (what 16-byte copies need).
 def pad1(e): return e + e // 32
 def pad4(e): return e + 4 * (e // 32)
 def scalar_degree(addrs):  # 32 word addresses of one warp instruction
@@ -16,7 +17,7 @@ def vec_degree(addrs):  # 32 float addresses, 16 B each; 8 threads per wavefront
             units.setdefault(u % 8, set()).add(u)
         worst = max(worst, max(len(v) for v in units.values()))
     return worst
-P, G = 16, 3
+P = 16
 for name, pad in (("1 float / 128 B", pad1), ("16 B / 128 B", pad4)):
     # step 0 (c = 1): thread k's row is 16 contiguous floats at (r0 + k) * 16
     s0 = max(scalar_degree([pad((r0 + k) * P + p) for k in range(32)]) for r0 in range(0, 256, 32) for p in range(P))
