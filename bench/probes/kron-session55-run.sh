@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Session 55's GPU call: the square Kron kernel's tile load as pointer walks with compile-time
+# steps (this tree, build-final/{tests,bench}), against HEAD's kernel (build-final/base) and
+# session 54's mover-thread patch with the same load loop (build-final/{movers,movers-tests},
+# built from bench/probes/kron-square-movers-tried.patch), binaries built here and carried.
+# Runs gpu_kron with this tree, the square cases with each mover variant, then the benchmark
+# rows of Tables 1 and 3 for every binary twice in the order A B C D A B (medians of --reps
+# 10 each), then the full benchmark with this tree if FULL_BY seconds have not passed, then
+# ncu on the two float 16^5 passes (this tree and HEAD) if PROFILE_BY seconds have not
+# passed. Everything lands in OUT/kron-session55.tar.gz and OUT/summary.txt.
+set -uo pipefail
+out=${1:?OUT}
+w=$out/work
+mkdir -p "$w"
+b=build-final
+start=$(date +%s)
+elapsed() { echo $(($(date +%s) - start)); }
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
+echo "$device" >"$w/device.txt"
+movers() { # BUFFERS MOVERS STEP_LOADS COMMAND...
+  STROP_KRON_SQUARE_BUFFERS=$1 STROP_KRON_SQUARE_MOVERS=$2 STROP_KRON_SQUARE_STEP_LOADS=$3 "${@:4}"
+}
+tests() { # NAME BINARY FILTER [env...]
+  echo "== $1 $3"
+  "${@:4}" "$2" --run_test="$3" --report_level=short --log_level=error 2>&1 | tail -3
+}
+{
+  tests newload $b/tests/strop_gpu_tests gpu_kron
+  tests L3 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 3 128 1
+  tests M2 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 2 128 0
+  echo "tests done at $(elapsed) s"
+} >"$w/tests.log" 2>&1
+bench() { # NAME BINARY [env...]
+  local name=$1 bin=$2
+  "${@:3}" "$bin" --auto-only --no-table4 --reps "${REPS:-10}" --only "${SHAPES:-table1,table3}" \
+    --csv "$w/kron-$name.csv" --json "$w/kron-$name.json" >"$w/kron-$name.log" 2>&1
+  echo "$name done at $(elapsed) s" >>"$w/tests.log"
+}
+for round in 1 2; do
+  bench base$round $b/base/kron_bench
+  bench newload$round $b/bench/kron_bench
+  [ "$round" = 1 ] && bench L3 $b/movers/kron_bench movers 3 128 1
+  [ "$round" = 1 ] && bench M2 $b/movers/kron_bench movers 2 128 0
+done
+if [ "$(elapsed)" -lt "${FULL_BY:-260}" ]; then
+  timeout 200 $b/bench/kron_bench --reps 20 --rowmajor \
+    --csv "$w/kron-bench-session55-newload-$device.csv" \
+    --json "$w/kron-summary-session55-newload-$device.json" >"$w/kron-full.log" 2>&1
+  echo "full exit $? at $(elapsed) s" >>"$w/tests.log"
+fi
+if [ "$(elapsed)" -lt "${PROFILE_BY:-420}" ]; then
+  for v in newload base; do
+    bin=$b/bench/kron_bench
+    [ $v = base ] && bin=$b/base/kron_bench
+    timeout 60 ncu --clock-control none --section SpeedOfLight --section LaunchStats \
+      --section SchedulerStats --section InstructionStats --section WarpStateStats \
+      -k regex:kron_square --launch-count 2 \
+      $bin --reps 1 --only 16^5 --auto-only --no-table4 >"$w/ncu-$v.txt" 2>&1
+  done
+  echo "profiles done at $(elapsed) s" >>"$w/tests.log"
+fi
+{
+  cat "$w/device.txt" "$w/tests.log"
+  for f in "$w"/kron-*.csv; do
+    echo "== $(basename "$f")"
+    awk -F, '$1 ~ /table/ && ($4 == "float32" || $4 == "float64") {printf "%s %s %s auto=%.3f ms frac=%.3f err=%s\n", $2, $3, $4, $6 * 1e3, 1 / $16, $18}' "$f"
+  done
+  cat "$w"/kron-summary-session55-*.json 2>/dev/null
+  for v in newload base; do
+    echo "== ncu $v"
+    grep -E "Duration|Issued Warp|Executed Instructions  |No Eligible|DRAM Throughput" \
+      "$w/ncu-$v.txt" 2>/dev/null | head -20
+  done
+} >"$out/summary.txt"
+tar czf "$out/kron-session55.tar.gz" -C "$w" .
+rm -rf "$w"
