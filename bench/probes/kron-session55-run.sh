@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Session 55's GPU call: the square Kron kernel's tile load as pointer walks with compile-time
-# steps (this tree, build-final/{tests,bench}), against HEAD's kernel (build-final/base) and
+# steps and its vector store with per-batch offsets (this tree, build-final/{tests,bench}),
+# against the load change alone (build-final/newload), HEAD's kernel (build-final/base) and
 # session 54's mover-thread patch with the same load loop (build-final/{movers,movers-tests},
 # built from bench/probes/kron-square-movers-tried.patch), binaries built here and carried.
 # Runs gpu_kron with this tree, the square cases with each mover variant, then the benchmark
-# rows of Tables 1 and 3 for every binary twice in the order A B C D A B (medians of --reps
-# 10 each), then the full benchmark with this tree if FULL_BY seconds have not passed, then
+# rows of Tables 1 and 3: base, newload, newstore, the two mover variants, then base, newload,
+# newstore again (medians of --reps 10 each), then the full benchmark with this tree if
+# FULL_BY seconds have not passed, then
 # ncu on the two float 16^5 passes (this tree and HEAD) if PROFILE_BY seconds have not
 # passed. Everything lands in OUT/kron-session55.tar.gz and OUT/summary.txt.
 set -uo pipefail
@@ -25,7 +27,7 @@ tests() { # NAME BINARY FILTER [env...]
   "${@:4}" "$2" --run_test="$3" --report_level=short --log_level=error 2>&1 | tail -3
 }
 {
-  tests newload $b/tests/strop_gpu_tests gpu_kron
+  tests newstore $b/tests/strop_gpu_tests gpu_kron
   tests L3 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 3 128 1
   tests M2 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 2 128 0
   echo "tests done at $(elapsed) s"
@@ -38,18 +40,19 @@ bench() { # NAME BINARY [env...]
 }
 for round in 1 2; do
   bench base$round $b/base/kron_bench
-  bench newload$round $b/bench/kron_bench
+  bench newload$round $b/newload/kron_bench
+  bench newstore$round $b/bench/kron_bench
   [ "$round" = 1 ] && bench L3 $b/movers/kron_bench movers 3 128 1
   [ "$round" = 1 ] && bench M2 $b/movers/kron_bench movers 2 128 0
 done
 if [ "$(elapsed)" -lt "${FULL_BY:-260}" ]; then
   timeout 200 $b/bench/kron_bench --reps 20 --rowmajor \
-    --csv "$w/kron-bench-session55-newload-$device.csv" \
-    --json "$w/kron-summary-session55-newload-$device.json" >"$w/kron-full.log" 2>&1
+    --csv "$w/kron-bench-session55-newstore-$device.csv" \
+    --json "$w/kron-summary-session55-newstore-$device.json" >"$w/kron-full.log" 2>&1
   echo "full exit $? at $(elapsed) s" >>"$w/tests.log"
 fi
 if [ "$(elapsed)" -lt "${PROFILE_BY:-420}" ]; then
-  for v in newload base; do
+  for v in newstore base; do
     bin=$b/bench/kron_bench
     [ $v = base ] && bin=$b/base/kron_bench
     timeout 60 ncu --clock-control none --section SpeedOfLight --section LaunchStats \
@@ -66,7 +69,7 @@ fi
     awk -F, '$1 ~ /table/ && ($4 == "float32" || $4 == "float64") {printf "%s %s %s auto=%.3f ms frac=%.3f err=%s\n", $2, $3, $4, $6 * 1e3, 1 / $16, $18}' "$f"
   done
   cat "$w"/kron-summary-session55-*.json 2>/dev/null
-  for v in newload base; do
+  for v in newstore base; do
     echo "== ncu $v"
     grep -E "Duration|Issued Warp|Executed Instructions  |No Eligible|DRAM Throughput" \
       "$w/ncu-$v.txt" 2>/dev/null | head -20

@@ -46,11 +46,12 @@ __device__ __forceinline__ D epilogue(D acc, D* y, int scale, int beta_zero, D a
 }
 
 // One padding element every 128 bytes (a bank's width times 32): a warp reading elements P
-// apart (one slice each) then spreads over all banks. i >= 0.
+// apart (one slice each) then spreads over all banks. i >= 0, so the division is unsigned:
+// a shift, without the fix-up for negative values that int division needs.
 template <class D>
 __host__ __device__ __forceinline__ constexpr int padded(int i) {
-  constexpr int every = 128 / int(sizeof(D));
-  return i + i / every;
+  constexpr unsigned every = 128 / unsigned(sizeof(D));
+  return i + int(unsigned(i) / every);
 }
 
 }  // namespace strop::detail::kron_device

@@ -187,31 +187,40 @@ __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int 
 }
 
 // Copies the tile of chunks [lt * tl, (lt + 1) * tl) of signal b into xs without waiting.
-// Thread t copies elements t + i kThreads, whose padded places are linear in i: where a chunk
-// holds kThreads or more elements, padded(t) + i padded(kThreads) plus one (ld's odd
-// element) per chunk passed; below that, the place of element t plus i whole chunk strides.
-// So a copy costs an address update instead of the division of its index into chunk and
-// offset (that arithmetic was 17-21 % of the kernel's instructions, ncu, session 22).
+// Thread t copies elements t + i kThreads. Where a chunk holds kThreads or more elements,
+// the copies of one chunk sit padded(kThreads) apart and the next chunk starts ld further
+// on; below that, each copy is a whole number of chunk strides past the one before. The
+// loops walk pointers with compile-time steps, so a copy is one instruction with an
+// immediate offset instead of recomputing its 64-bit source and its chunk from i (10.5
+// instructions per copy, ncu, session 54).
 template <class D>
 __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int elements,
                                           const SquareArgs<D>& a) {
-  constexpr int log_threads = log2_of(kThreads);
+  constexpr int log_threads = log2_of(kThreads), stride = padded<D>(kThreads);
   const int t = int(threadIdx.x);
   const D* src = a.x + b * a.x_bs + ((lt << a.log_tl) << a.log_chunk) + t;
-  int first, step, log_per_chunk;
-  if (a.log_chunk >= log_threads) {
-    first = padded<D>(t);
-    step = padded<D>(kThreads);
-    log_per_chunk = a.log_chunk - log_threads;
-  } else {
-    first = (t >> a.log_chunk) * a.ld + padded<D>(t & ((1 << a.log_chunk) - 1));
-    step = (kThreads >> a.log_chunk) * a.ld;
-    log_per_chunk = 31;  // never a chunk boundary inside the step
-  }
   const int copies = elements >> log_threads;  // elements is a multiple of kThreads (host check)
+  if (a.log_chunk >= log_threads) {
+    const int per_chunk = 1 << (a.log_chunk - log_threads);
+    D* d = xs + padded<D>(t);
+    for (int c = 0; c < copies; c += per_chunk, d += a.ld, src += per_chunk * kThreads) {
+      if (per_chunk >= 4) {
+        for (int j = 0; j < per_chunk; j += 4)
+#pragma unroll
+          for (int u = 0; u < 4; ++u)
+            copy_async(d + (j + u) * stride, src + (j + u) * kThreads);
+      } else {
+        for (int j = 0; j < per_chunk; ++j)
+          copy_async(d + j * stride, src + j * kThreads);
+      }
+    }
+  } else {
+    const int step = (kThreads >> a.log_chunk) * a.ld;
+    D* d = xs + (t >> a.log_chunk) * a.ld + padded<D>(t & ((1 << a.log_chunk) - 1));
 #pragma unroll 4
-  for (int i = 0; i < copies; ++i)
-    copy_async(xs + first + i * step + (i >> log_per_chunk), src + (long long)i * kThreads);
+    for (int i = 0; i < copies; ++i, d += step, src += kThreads)
+      copy_async(d, src);
+  }
 }
 
 // Output J of chunk L goes to row J * chunks + L. A unit's tiles (one per CTA of the
@@ -252,22 +261,34 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
     const D* src = source(h) + l0 * a.ld;
     D* yc = yb + (h << a.log_tl) + l0;
     const int items = (1 << (log_share - log_step)) << log_sub;  // (row, sub-piece) pairs
-    const int j_first = j0 + (t >> (log_pieces - log_sub));
-    auto place = [&](int k, int& J, int& q) {
-      J = j_first + ((k >> log_sub) << log_step);
-      q = k & ((1 << log_sub) - 1);
-    };
     // Eight pieces per thread at a time: their shared (often remote) reads are in flight
-    // together instead of one latency each (ncu: the stores waited on those reads).
+    // together instead of one latency each (ncu: the stores waited on those reads). A batch
+    // covers whole rows (log_sub <= 3, host check), so piece u of every batch sits at the
+    // same offsets from the batch's first row: those are computed once, and a batch moves
+    // both pointers by its rows (the per-piece row arithmetic was 60 instructions per piece
+    // in the PTX, with a 64-bit multiply and the epilogue's branches per element).
     constexpr int batch = 8;
-    for (int k0 = 0; k0 < items; k0 += batch) {
+    const int rows_per_batch = batch >> log_sub;
+    const long long row_stride = a.chunks << log_step;  // in Y, between a thread's rows
+    int row_of_u[batch], src_of_u[batch];
+    long long dst_of_u[batch];
+#pragma unroll
+    for (int u = 0; u < batch; ++u) {
+      const int row = u >> log_sub, q = u & ((1 << log_sub) - 1);
+      row_of_u[u] = row << log_step;
+      src_of_u[u] = q * (kThreads * n) * a.ld;
+      dst_of_u[u] = row * row_stride + q * (kThreads * n);
+    }
+    const bool read_old = a.scale && !a.beta_zero;
+    int J = j0 + (t >> (log_pieces - log_sub));  // the batch's first row
+    D* y_batch = yc + (long long)J * a.chunks;
+    for (int k0 = 0; k0 < items;
+         k0 += batch, J += rows_per_batch << log_step, y_batch += rows_per_batch * row_stride) {
       D v[batch][n];
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
         if (k0 + u >= items) break;
-        int J, q;
-        place(k0 + u, J, q);
-        const D* s = src + q * (kThreads * n) * a.ld + padded<D>(J);
+        const D* s = src + src_of_u[u] + padded<D>(J + row_of_u[u]);
 #pragma unroll
         for (int i = 0; i < n; ++i)
           v[u][i] = s[i * a.ld];
@@ -275,14 +296,16 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
 #pragma unroll
       for (int u = 0; u < batch; ++u) {
         if (k0 + u >= items) break;
-        int J, q;
-        place(k0 + u, J, q);
-        D* yp = yc + (long long)J * a.chunks + q * (kThreads * n);
-        D old[n] = {};
-        if (a.scale && !a.beta_zero) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp);
+        D* yp = y_batch + dst_of_u[u];
+        if (a.scale) {  // the epilogue's arithmetic, its branches once per piece
+          D old[n];
+          if (read_old) *reinterpret_cast<V*>(old) = *reinterpret_cast<const V*>(yp);
 #pragma unroll
-        for (int i = 0; i < n; ++i)
-          v[u][i] = epilogue(v[u][i], old + i, a.scale, a.beta_zero, a.alpha, a.beta);
+          for (int i = 0; i < n; ++i) {
+            v[u][i] = mul(a.alpha, v[u][i]);
+            if (read_old) v[u][i] = add(v[u][i], mul(a.beta, old[i]));
+          }
+        }
         *reinterpret_cast<V*>(yp) = *reinterpret_cast<const V*>(v[u]);
       }
     }
@@ -389,8 +412,12 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.scale = scale;
   a.beta_zero = beta == T(0);
   constexpr Index n = Index(16 / sizeof(T));
+  // The vector store's batches of eight pieces cover whole rows: at most 8 pieces of a row
+  // per thread (always so for the tile sizes of kron_square_chunks_per_block).
+  const int log_pieces = a.log_tl - kron_log2(n) + a.log_cluster;
   a.vector_store = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 &&
-                   (in.cols == 1 || out.col_stride % n == 0);
+                   (in.cols == 1 || out.col_stride % n == 0) &&
+                   log_pieces - kron_log2(kThreads) <= 3;
   const KronSquareLayout layout = kron_square_layout(P, count, tl, sizeof(T));
   a.ld = layout.ld;
   a.buffer_offset = layout.buffer_offset;
