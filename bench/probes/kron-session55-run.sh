@@ -7,9 +7,9 @@
 # Runs gpu_kron with this tree, the square cases with each mover variant, then the benchmark
 # rows of Tables 1 and 3: base, newload, newstore, the two mover variants, then base, newload,
 # newstore again (medians of --reps 10 each), then the full benchmark with this tree if
-# FULL_BY seconds have not passed, then
-# ncu on the two float 16^5 passes (this tree and HEAD) if PROFILE_BY seconds have not
-# passed. Everything lands in OUT/kron-session55.tar.gz and OUT/summary.txt.
+# FULL_BY seconds have not passed, then ncu on the two float 16^5 passes (this tree and HEAD)
+# if PROFILE_BY seconds have not passed. MOVERS=0 skips the mover variants. Everything lands
+# in OUT/kron-session55.tar.gz and OUT/summary.txt.
 set -uo pipefail
 out=${1:?OUT}
 w=$out/work
@@ -28,8 +28,10 @@ tests() { # NAME BINARY FILTER [env...]
 }
 {
   tests newstore $b/tests/strop_gpu_tests gpu_kron
-  tests L3 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 3 128 1
-  tests M2 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 2 128 0
+  if [ "${MOVERS:-1}" = 1 ]; then
+    tests L3 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 3 128 1
+    tests M2 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 2 128 0
+  fi
   echo "tests done at $(elapsed) s"
 } >"$w/tests.log" 2>&1
 bench() { # NAME BINARY [env...]
@@ -42,8 +44,10 @@ for round in 1 2; do
   bench base$round $b/base/kron_bench
   bench newload$round $b/newload/kron_bench
   bench newstore$round $b/bench/kron_bench
-  [ "$round" = 1 ] && bench L3 $b/movers/kron_bench movers 3 128 1
-  [ "$round" = 1 ] && bench M2 $b/movers/kron_bench movers 2 128 0
+  if [ "$round" = 1 ] && [ "${MOVERS:-1}" = 1 ]; then
+    bench L3 $b/movers/kron_bench movers 3 128 1
+    bench M2 $b/movers/kron_bench movers 2 128 0
+  fi
 done
 if [ "$(elapsed)" -lt "${FULL_BY:-260}" ]; then
   timeout 200 $b/bench/kron_bench --reps 20 --rowmajor \
