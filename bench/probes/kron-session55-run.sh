@@ -34,8 +34,9 @@ tests() { # NAME BINARY FILTER [env...]
   fi
   echo "tests done at $(elapsed) s"
 } >"$w/tests.log" 2>&1
-bench() { # NAME BINARY [env...]
+bench() { # NAME BINARY [env...]; a binary not carried is skipped
   local name=$1 bin=$2
+  [ -x "$bin" ] || return 0
   "${@:3}" "$bin" --auto-only --no-table4 --reps "${REPS:-10}" --only "${SHAPES:-table1,table3}" \
     --csv "$w/kron-$name.csv" --json "$w/kron-$name.json" >"$w/kron-$name.log" 2>&1
   echo "$name done at $(elapsed) s" >>"$w/tests.log"

@@ -187,12 +187,13 @@ __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int 
 }
 
 // Copies the tile of chunks [lt * tl, (lt + 1) * tl) of signal b into xs without waiting.
-// Thread t copies elements t + i kThreads. Where a chunk holds kThreads or more elements,
+// Thread t copies elements t + i kThreads. Where a chunk holds more than kThreads elements,
 // the copies of one chunk sit padded(kThreads) apart and the next chunk starts ld further
-// on; below that, each copy is a whole number of chunk strides past the one before. The
-// loops walk pointers with compile-time steps, so a copy is one instruction with an
-// immediate offset instead of recomputing its 64-bit source and its chunk from i (10.5
-// instructions per copy, ncu, session 54).
+// on; otherwise each copy is a whole number of chunk strides past the one before. The
+// loops walk pointers with compile-time steps and four or two copies unrolled, so a copy is
+// one instruction with an immediate offset instead of recomputing its 64-bit source and its
+// chunk from i (10.5 instructions per copy, ncu, session 54). A loop of one copy per
+// iteration measured 20 per copy (session 55), hence the chunk of kThreads goes flat.
 template <class D>
 __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int elements,
                                           const SquareArgs<D>& a) {
@@ -200,19 +201,20 @@ __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int 
   const int t = int(threadIdx.x);
   const D* src = a.x + b * a.x_bs + ((lt << a.log_tl) << a.log_chunk) + t;
   const int copies = elements >> log_threads;  // elements is a multiple of kThreads (host check)
-  if (a.log_chunk >= log_threads) {
+  if (a.log_chunk > log_threads + 1) {         // four or more copies per chunk
     const int per_chunk = 1 << (a.log_chunk - log_threads);
     D* d = xs + padded<D>(t);
-    for (int c = 0; c < copies; c += per_chunk, d += a.ld, src += per_chunk * kThreads) {
-      if (per_chunk >= 4) {
-        for (int j = 0; j < per_chunk; j += 4)
+    for (int c = 0; c < copies; c += per_chunk, d += a.ld, src += per_chunk * kThreads)
+      for (int j = 0; j < per_chunk; j += 4)
 #pragma unroll
-          for (int u = 0; u < 4; ++u)
-            copy_async(d + (j + u) * stride, src + (j + u) * kThreads);
-      } else {
-        for (int j = 0; j < per_chunk; ++j)
-          copy_async(d + j * stride, src + j * kThreads);
-      }
+        for (int u = 0; u < 4; ++u)
+          copy_async(d + (j + u) * stride, src + (j + u) * kThreads);
+  } else if (a.log_chunk == log_threads + 1) {  // two
+    D* d = xs + padded<D>(t);
+#pragma unroll 2
+    for (int c = 0; c < copies; c += 2, d += a.ld, src += 2 * kThreads) {
+      copy_async(d, src);
+      copy_async(d + stride, src + kThreads);
     }
   } else {
     const int step = (kThreads >> a.log_chunk) * a.ld;
