@@ -8,7 +8,7 @@
 # rows of Tables 1 and 3: base, newload, newstore, the two mover variants, then base, newload,
 # newstore again (medians of --reps 10 each), then the full benchmark with this tree if
 # FULL_BY seconds have not passed, then ncu on the two float 16^5 passes (this tree and HEAD)
-# if PROFILE_BY seconds have not passed. MOVERS=0 skips the mover variants. Everything lands
+# if PROFILE_BY seconds have not passed. MOVERS=0 skips the mover variants; TESTS filters. Everything lands
 # in OUT/kron-session55.tar.gz and OUT/summary.txt.
 set -uo pipefail
 out=${1:?OUT}
@@ -27,7 +27,7 @@ tests() { # NAME BINARY FILTER [env...]
   "${@:4}" "$2" --run_test="$3" --report_level=short --log_level=error 2>&1 | tail -3
 }
 {
-  tests newstore $b/tests/strop_gpu_tests gpu_kron
+  tests newstore $b/tests/strop_gpu_tests "${TESTS:-gpu_kron}"
   if [ "${MOVERS:-1}" = 1 ]; then
     tests L3 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 3 128 1
     tests M2 $b/movers-tests/strop_gpu_tests 'gpu_kron/equal_square*' movers 2 128 0
