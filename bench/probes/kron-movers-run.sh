@@ -10,13 +10,8 @@
 # FULL_BY seconds have not passed. Everything lands in OUT/kron-movers.tar.gz and
 # OUT/summary.txt.
 set -uo pipefail
-out=${1:?OUT}
-w=$out/work
-mkdir -p "$w"
-b=build-final
-start=$(date +%s)
-device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-echo "$device" >"$w/device.txt"
+# shellcheck source=bench/probes/probe-start.sh
+. "$(dirname "$0")/probe-start.sh" "$@"
 variants=${VARIANTS:-b2m64:2:64:0 b3m64:3:64:0 b2m128:2:128:0 b3m128:3:128:0}
 with() { # NAME COMMAND...: the command under variant NAME's environment
   local spec
@@ -62,10 +57,7 @@ if [ "${FULL:-1}" = 1 ] && [ $(($(date +%s) - start)) -lt "${FULL_BY:-300}" ]; t
 fi
 {
   cat "$w/device.txt" "$w/tests.log"
-  for f in "$w"/kron-*.csv; do
-    echo "== $(basename "$f")"
-    awk -F, '$1 ~ /table/ && ($4 == "float32" || $4 == "float64") {printf "%s %s %s auto=%.3f ms frac=%.3f err=%s\n", $2, $3, $4, $6 * 1e3, 1 / $16, $18}' "$f"
-  done
+  kron_rows
   cat "$w"/kron-summary-session54-*.json 2>/dev/null
 } >"$out/summary.txt"
 tar czf "$out/kron-movers.tar.gz" -C "$w" .

@@ -11,14 +11,9 @@
 # if PROFILE_BY seconds have not passed. MOVERS=0 skips the mover variants; TESTS filters. Everything lands
 # in OUT/kron-session55.tar.gz and OUT/summary.txt.
 set -uo pipefail
-out=${1:?OUT}
-w=$out/work
-mkdir -p "$w"
-b=build-final
-start=$(date +%s)
+# shellcheck source=bench/probes/probe-start.sh
+. "$(dirname "$0")/probe-start.sh" "$@"
 elapsed() { echo $(($(date +%s) - start)); }
-device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-echo "$device" >"$w/device.txt"
 movers() { # BUFFERS MOVERS STEP_LOADS COMMAND...
   STROP_KRON_SQUARE_BUFFERS=$1 STROP_KRON_SQUARE_MOVERS=$2 STROP_KRON_SQUARE_STEP_LOADS=$3 "${@:4}"
 }
@@ -69,10 +64,7 @@ if [ "$(elapsed)" -lt "${PROFILE_BY:-420}" ]; then
 fi
 {
   cat "$w/device.txt" "$w/tests.log"
-  for f in "$w"/kron-*.csv; do
-    echo "== $(basename "$f")"
-    awk -F, '$1 ~ /table/ && ($4 == "float32" || $4 == "float64") {printf "%s %s %s auto=%.3f ms frac=%.3f err=%s\n", $2, $3, $4, $6 * 1e3, 1 / $16, $18}' "$f"
-  done
+  kron_rows
   cat "$w"/kron-summary-session55-*.json 2>/dev/null
   for v in newstore base; do
     echo "== ncu $v"
