@@ -55,6 +55,7 @@ if [ "$(elapsed)" -lt "${PROFILE_BY:-420}" ]; then
   for v in newstore base; do
     bin=$b/bench/kron_bench
     [ $v = base ] && bin=$b/base/kron_bench
+    [ -x "$bin" ] || continue
     timeout 60 ncu --clock-control none --section SpeedOfLight --section LaunchStats \
       --section SchedulerStats --section InstructionStats --section WarpStateStats \
       -k regex:kron_square --launch-count 2 \
