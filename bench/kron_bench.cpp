@@ -39,7 +39,7 @@ struct Options {
   bool quick = false;
   bool rowmajor = false;
   bool table4 = true;
-  std::string only;  // these shapes ("16^5,8^6") or tables ("table1") of Tables 1 and 3 only
+  std::string only;  // these shapes ("16^5,8^6") or tables ("table1", "table4") only
   bool auto_only = false;
   std::string csv = "kron-bench.csv";
   std::string json = "kron-summary.json";
@@ -417,9 +417,10 @@ int main(int argc, char** argv) {
                                       ctx));
     }
   }
-  if (opt.table4 && opt.only.empty())
+  if (opt.table4)
     for (const Case& c : table4())
-      record(run_case<float>(c, Layout::ColMajor, bandwidth, peak["float32"], opt, ctx));
+      if (selected(opt.only, c))
+        record(run_case<float>(c, Layout::ColMajor, bandwidth, peak["float32"], opt, ctx));
 
   // The summary of issue #8, over Tables 1 and 3 (batch-first).
   auto find = [&](const std::string& name, Index M, const std::string& dtype) -> const Row* {
