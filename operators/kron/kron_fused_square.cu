@@ -31,13 +31,14 @@
 #include "runtime/cluster_device.cuh"
 #include "runtime/cluster_launch.cuh"
 #include "runtime/cuda_check.hpp"
+#include "runtime/mbarrier_device.cuh"
 
 namespace strop::detail {
 namespace {
 
 using namespace kron_device;
 
-constexpr int kThreads = kKronSquareThreads;
+constexpr int kThreads = kKronSquareThreads;  // the step threads
 
 __host__ __device__ constexpr int log2_of(int v) {
   return v <= 1 ? 0 : 1 + log2_of(v / 2);
@@ -173,6 +174,11 @@ __device__ __forceinline__ void square_step(D* xs, const D* f, int elements, int
   }
 }
 
+// The step threads' barrier (the movers run on meanwhile).
+__device__ __forceinline__ void steps_barrier() {
+  named_barrier_sync(1, kThreads);
+}
+
 // Steps S, S + 1, ... < count (each chunk is at most kKronSquareMaxChunk, which bounds S).
 template <class D, int P, int RS, int QT, int S>
 __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int elements,
@@ -180,7 +186,7 @@ __device__ __forceinline__ void square_steps(D* xs, const D* fs, int count, int 
   if constexpr (power(P, S + 1) <= kKronSquareMaxChunk) {
     if (S < count) {
       square_step<D, P, RS, QT, S>(xs, fs + S * P * P, elements, log_chunk, ld);
-      __syncthreads();
+      steps_barrier();
       square_steps<D, P, RS, QT, S + 1>(xs, fs, count, elements, log_chunk, ld);
     }
   }
@@ -232,10 +238,10 @@ __device__ __forceinline__ void load_tile(D* xs, long long lt, long long b, int 
 // 16-byte pieces of a run, then consecutive J: whole 32-byte sectors per warp instruction.
 // Clustered: the sources are in several CTAs (generic loads through the cluster's shared
 // window); otherwise all are in this CTA's shared memory (shared-memory loads).
-template <class D, bool Clustered>
-__device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
-                                           const SquareArgs<D>& a) {
-  constexpr int log_threads = log2_of(kThreads);
+template <class D, bool Clustered, int NT>
+__device__ __forceinline__ void store_unit(D* xs, long long unit, int rank, const SquareArgs<D>& a,
+                                           int t) {
+  constexpr int log_threads = log2_of(NT);
   const long long lu = unit % a.units_per_signal, b = unit / a.units_per_signal;
   const int log_share = a.log_chunk - a.log_cluster, j0 = rank << log_share;
   D* yb = a.y + b * a.y_bs + ((lu << a.log_cluster) << a.log_tl);
@@ -245,7 +251,6 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
     else
       return xs;
   };
-  const int t = int(threadIdx.x);
   if (a.vector_store) {
     using V = typename Vector16<D>::type;
     constexpr int n = Vector16<D>::n;
@@ -278,8 +283,8 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
     for (int u = 0; u < batch; ++u) {
       const int row = u >> log_sub, q = u & ((1 << log_sub) - 1);
       row_of_u[u] = row << log_step;
-      src_of_u[u] = q * (kThreads * n) * a.ld;
-      dst_of_u[u] = row * row_stride + q * (kThreads * n);
+      src_of_u[u] = q * (NT * n) * a.ld;
+      dst_of_u[u] = row * row_stride + q * (NT * n);
     }
     const bool read_old = a.scale && !a.beta_zero;
     int J = j0 + (t >> (log_pieces - log_sub));  // the batch's first row
@@ -313,7 +318,7 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
     }
   } else {
     const int log_run = a.log_tl + a.log_cluster;
-    for (int e = t; e < (1 << (log_share + log_run)); e += kThreads) {
+    for (int e = t; e < (1 << (log_share + log_run)); e += NT) {
       const int m = e & ((1 << log_run) - 1), J = j0 + (e >> log_run);
       const int h = m >> a.log_tl, l = m & ((1 << a.log_tl) - 1);
       D* yp = yb + J * a.chunks + m;
@@ -322,9 +327,26 @@ __device__ __forceinline__ void store_unit(D* xs, long long unit, int rank,
   }
 }
 
-// Persistent CTAs, two tile buffers each: the copies of the next tile are in flight while
-// the CTA runs the steps on the current one and stores it, so the load latency and the
-// shared-memory work overlap (one CTA per SM).
+// This CTA's tile of unit `unit`: tile index lt of signal b, loaded by kThreads threads.
+template <class D>
+__device__ __forceinline__ void load_unit_tile(D* xs, long long unit, int rank, int elements,
+                                               const SquareArgs<D>& a) {
+  const long long lt = ((unit % a.units_per_signal) << a.log_cluster) + rank;
+  load_tile(xs, lt, unit / a.units_per_signal, elements, a);
+}
+
+// The factors into shared memory, [step][p][q], by all `threads` threads of the CTA.
+template <class D, int P>
+__device__ __forceinline__ void load_factors(D* fs, int threads, const SquareArgs<D>& a) {
+  for (int e = threadIdx.x; e < a.count * P * P; e += threads) {
+    const int s = e / (P * P), p = (e / P) % P, q = e % P;
+    fs[e] = factor_value(a.g[s], a.sq[s], a.sp[s], 0, q, p);
+  }
+}
+
+// Single role. Persistent CTAs, two tile buffers each: the copies of the next tile are in
+// flight while the CTA runs the steps on the current one and stores it, so the load latency
+// and the shared-memory work overlap (one CTA per SM).
 template <class D, int P, int RS, int QT>
 __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareArgs<D> a) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -333,21 +355,15 @@ __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareAr
   D* buffers = fs + a.buffer_offset;  // two of a.buffer_elements
   const int rank = a.log_cluster > 0 ? cluster_block_rank() : 0;
   const long long units = a.units_per_signal * a.B, stride = gridDim.x >> a.log_cluster;
-  // This CTA's tile of unit u: tile index lt of signal b.
-  auto load = [&](D* xs, long long u) {
-    const long long lt = ((u % a.units_per_signal) << a.log_cluster) + rank;
-    load_tile(xs, lt, u / a.units_per_signal, elements, a);
-  };
+  const int t = int(threadIdx.x);
   long long unit = blockIdx.x >> a.log_cluster;
-  if (unit < units) load(buffers, unit);
+  if (unit < units) load_unit_tile(buffers, unit, rank, elements, a);
   __pipeline_commit();
-  for (int e = threadIdx.x; e < a.count * P * P; e += kThreads) {
-    const int s = e / (P * P), p = (e / P) % P, q = e % P;
-    fs[e] = factor_value(a.g[s], a.sq[s], a.sp[s], 0, q, p);
-  }
+  load_factors<D, P>(fs, kThreads, a);
   for (int cur = 0; unit < units; unit += stride, cur ^= 1) {
     D* xs = buffers + cur * a.buffer_elements;
-    if (unit + stride < units) load(buffers + (cur ^ 1) * a.buffer_elements, unit + stride);
+    if (unit + stride < units)
+      load_unit_tile(buffers + (cur ^ 1) * a.buffer_elements, unit + stride, rank, elements, a);
     __pipeline_commit();
     __pipeline_wait_prior(1);  // this tile's copies (the group before) have landed
     __syncthreads();
@@ -355,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareAr
     if (a.log_cluster > 0) {
       // Every tile of the unit is done, its writes visible to the cluster (release/acquire).
       cluster_barrier();
-      store_unit<D, true>(xs, unit, rank, a);
+      store_unit<D, true, kThreads>(xs, unit, rank, a, t);
       // Every read of this unit's tiles (here and remotely) is done before the next refill.
       // Relaxed: the reads have completed (their values were stored), and a release here
       // made each CTA wait for its global stores to drain (a GPU-wide fence; ncu, session
@@ -363,10 +379,114 @@ __global__ void __launch_bounds__(kThreads, 1) kron_square_kernel(const SquareAr
       cluster_arrive_relaxed();
       cluster_wait();
     } else {
-      store_unit<D, false>(xs, unit, rank, a);
+      store_unit<D, false, kThreads>(xs, unit, rank, a, t);
       __syncthreads();  // read before the next refill
     }
   }
+}
+
+// Two roles. Persistent CTAs, one per SM, over a ring of three tile buffers: kThreads "step"
+// threads load tiles and apply the factors while kMovers "mover" threads store the tile
+// before. Tile i of a CTA is in buffer i % 3, which cycles
+//   loaded (full) -> stepped (computed, by every CTA of the cluster) -> stored and read by
+//   every CTA (freed) -> loaded again,
+// each edge an mbarrier phase. The step threads issue the copies of tile i + 2 right after
+// their steps on tile i, so a tile's loads, its steps and the store of the tile before run
+// at once; in the single-role kernel they took turns (ncu, session 22: the steps held 44 %
+// of the stall samples of a 16^3 pass, loads, stores and barriers the rest). The movers only
+// store: when they also loaded, they set the pace (session 54).
+constexpr int kMovers = kKronSquareMovers;
+constexpr int kRing = kKronSquareMaxBuffers;
+
+template <class D, int P, int RS, int QT>
+__global__ void __launch_bounds__(kThreads + kMovers, 1)
+    kron_square_roles_kernel(const SquareArgs<D> a) {
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  __shared__ std::uint64_t full[kRing], computed[kRing], freed[kRing];
+  D* fs = reinterpret_cast<D*>(shared_raw);  // the factors, [step][p][q]
+  const int elements = 1 << (a.log_chunk + a.log_tl);
+  D* buffers = fs + a.buffer_offset;  // kRing of a.buffer_elements
+  const int cluster = 1 << a.log_cluster;
+  const int rank = a.log_cluster > 0 ? cluster_block_rank() : 0;
+  const long long units = a.units_per_signal * a.B, stride = gridDim.x >> a.log_cluster;
+  const long long first = blockIdx.x >> a.log_cluster;
+  // Every CTA of a cluster takes the same units (its own tile of each), so the same count.
+  const long long tiles = first < units ? (units - 1 - first) / stride + 1 : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kRing; ++s) {
+      mbarrier_init(&full[s], kThreads);  // each step thread's copies
+      mbarrier_init(&computed[s], cluster);
+      mbarrier_init(&freed[s], cluster);
+    }
+    mbarrier_init_fence();
+  }
+  load_factors<D, P>(fs, kThreads + kMovers, a);
+  // The barriers initialised (cluster-wide) and the factors in place before either role starts.
+  cluster_barrier();
+  auto buffer = [&](long long i) { return buffers + int(i % kRing) * a.buffer_elements; };
+  auto phase = [](long long i) { return unsigned(i / kRing) & 1; };
+  if (threadIdx.x >= kThreads) {
+    const int t = int(threadIdx.x) - kThreads;
+    for (long long i = 0; i < tiles; ++i) {
+      mbarrier_wait(&computed[i % kRing], phase(i));  // every CTA's steps on its tile
+      if (a.log_cluster > 0)
+        store_unit<D, true, kMovers>(buffer(i), first + i * stride, rank, a, t);
+      else
+        store_unit<D, false, kMovers>(buffer(i), first + i * stride, rank, a, t);
+      if (i + kRing < tiles) {
+        // Refill only when every CTA's movers have read this buffer. Relaxed: those reads
+        // have completed (their values were stored).
+        named_barrier_sync(2, kMovers);
+        if (t == 0)
+          for (int h = 0; h < cluster; ++h)
+            mbarrier_arrive<false>(&freed[i % kRing], h);
+      }
+    }
+  } else {
+    auto load = [&](long long i) {
+      load_unit_tile(buffer(i), first + i * stride, rank, elements, a);
+      mbarrier_arrive_on_copies(&full[i % kRing]);
+    };
+    for (long long i = 0; i < tiles && i < kRing - 1; ++i)
+      load(i);
+    for (long long i = 0; i < tiles; ++i) {
+      mbarrier_wait(&full[i % kRing], phase(i));
+      square_steps<D, P, RS, QT, 0>(buffer(i), fs, a.count, elements, a.log_chunk, a.ld);
+      // After the last step's barrier every step thread's writes are done: one release
+      // publishes them to the movers of every CTA of the cluster.
+      if (threadIdx.x == 0)
+        for (int h = 0; h < cluster; ++h)
+          mbarrier_arrive<true>(&computed[i % kRing], h);
+      // Tile i + 2 goes into the buffer of tile i - 1 once every CTA's movers have stored
+      // that one (they had this tile's steps to do it).
+      const long long next = i + kRing - 1;
+      if (next < tiles) {
+        if (i >= 1) mbarrier_wait(&freed[(i - 1) % kRing], phase(i - 1));
+        load(next);
+      }
+    }
+  }
+  // No CTA leaves while another may still read its shared memory or arrive on its barriers.
+  cluster_arrive_relaxed();
+  cluster_wait();
+}
+
+// As many units in flight as the device holds clusters (CTAs: one per SM). The two-role
+// kernel only where kron_square_layout may choose it.
+template <class D, int P, int RS, int QT>
+void launch_square(const SquareArgs<D>& a, const KronSquareLayout& layout, long long units,
+                   cudaStream_t stream) {
+  const int cluster = 1 << a.log_cluster;
+  if constexpr (P <= kKronSquareMoversMaxP) {
+    if (layout.movers > 0) {
+      launch_persistent_clusters(kron_square_roles_kernel<D, P, RS, QT>, a, cluster,
+                                 kThreads + kMovers, layout.bytes, units, stream,
+                                 "kron_square_roles_kernel");
+      return;
+    }
+  }
+  launch_persistent_clusters(kron_square_kernel<D, P, RS, QT>, a, cluster, kThreads, layout.bytes,
+                             units, stream, "kron_square_kernel");
 }
 
 }  // namespace
@@ -413,27 +533,24 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   a.beta = beta;
   a.scale = scale;
   a.beta_zero = beta == T(0);
-  constexpr Index n = Index(16 / sizeof(T));
-  // The vector store's batches of eight pieces cover whole rows: at most 8 pieces of a row
-  // per thread (always so for the tile sizes of kron_square_chunks_per_block).
-  const int log_pieces = a.log_tl - kron_log2(n) + a.log_cluster;
-  a.vector_store = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 &&
-                   (in.cols == 1 || out.col_stride % n == 0) &&
-                   log_pieces - kron_log2(kThreads) <= 3;
-  const KronSquareLayout layout = kron_square_layout(P, count, tl, sizeof(T));
+  const std::size_t shared_limit = shared_memory_per_block();
+  const KronSquareLayout layout = kron_square_layout(P, count, tl, sizeof(T), shared_limit);
+  // 132-206 KB: a device with less (sm_86/89; sm_80 for a single 2 x 2 factor) leaves the pass
+  // to the general fused kernel (the planner priced that one there).
+  if (layout.bytes > shared_limit) return false;
   a.ld = layout.ld;
   a.buffer_offset = layout.buffer_offset;
   a.buffer_elements = layout.buffer_elements;
-  const std::size_t shared = layout.bytes;
-  // 132-192 KB: a device with less (sm_86/89; sm_80 for a single 2 x 2 factor) leaves the pass
-  // to the general fused kernel (the planner priced that one there).
-  if (shared > shared_memory_per_block()) return false;
+  // The vector store's batches of eight pieces cover whole rows: at most 8 pieces of a row
+  // per storing thread (always so for the tile sizes of kron_square_chunks_per_block).
+  constexpr Index n = Index(16 / sizeof(T));
+  const int storing_threads = layout.movers > 0 ? layout.movers : kThreads;
+  const int log_pieces = a.log_tl - kron_log2(n) + a.log_cluster;
+  a.vector_store = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 &&
+                   (in.cols == 1 || out.col_stride % n == 0) &&
+                   log_pieces - kron_log2(storing_threads) <= 3;
   const long long units = a.units_per_signal * a.B;
-  // As many units in flight as the device holds clusters (CTAs: one per SM).
-  auto run = [&](auto kernel) {
-    launch_persistent_clusters(kernel, a, 1 << a.log_cluster, kThreads, shared, units,
-                               static_cast<cudaStream_t>(ctx.stream()), "kron_square_kernel");
-  };
+  const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
   // RS rows x QT outputs per thread: 64 accumulators in float, 32 in double
   // (kron_square_accumulators); where QT < P a team of P / QT lanes shares the rows. Twice
   // the rows per thread at half the threads (256) measured 0-7 % faster on the H100 than 32 / 16
@@ -441,19 +558,19 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
   constexpr bool f32 = sizeof(T) == 4;
   switch (P) {
     case 2:
-      run(kron_square_kernel < D, 2, f32 ? 32 : 16, 2 >);
+      launch_square<D, 2, f32 ? 32 : 16, 2>(a, layout, units, stream);
       break;
     case 4:
-      run(kron_square_kernel < D, 4, f32 ? 16 : 8, 4 >);
+      launch_square<D, 4, f32 ? 16 : 8, 4>(a, layout, units, stream);
       break;
     case 8:
-      run(kron_square_kernel < D, 8, f32 ? 8 : 4, 8 >);
+      launch_square<D, 8, f32 ? 8 : 4, 8>(a, layout, units, stream);
       break;
     case 16:
-      run(kron_square_kernel < D, 16, 4, f32 ? 16 : 8 >);
+      launch_square<D, 16, 4, f32 ? 16 : 8>(a, layout, units, stream);
       break;
     default:
-      run(kron_square_kernel < D, 32, 4, f32 ? 16 : 8 >);
+      launch_square<D, 32, 4, f32 ? 16 : 8>(a, layout, units, stream);
       break;
   }
   return true;

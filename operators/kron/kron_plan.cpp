@@ -59,7 +59,7 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
 }
 
 KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
-                                    std::size_t element_bytes) {
+                                    std::size_t element_bytes, std::size_t shared_per_block) {
   Index chunk = 1;
   for (int i = 0; i < count; ++i)
     chunk *= P;
@@ -69,7 +69,13 @@ KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
   l.ld = int(kron_padded(chunk, element_bytes) + 1);
   l.buffer_offset = round16(Index(count) * P * P);
   l.buffer_elements = round16(Index(l.ld) * chunks_per_block);
-  l.bytes = element_bytes * std::size_t(l.buffer_offset + 2 * l.buffer_elements);
+  auto bytes = [&](int buffers) {
+    return element_bytes * std::size_t(l.buffer_offset + buffers * l.buffer_elements);
+  };
+  const bool roles = P <= kKronSquareMoversMaxP && bytes(3) <= shared_per_block;
+  l.buffers = roles ? 3 : 2;
+  l.movers = roles ? kKronSquareMovers : 0;
+  l.bytes = bytes(l.buffers);
   return l;
 }
 
@@ -220,8 +226,10 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
       // the general fused kernel, priced below.
       if (layout == Layout::ColMajor) {
         const Index tl = kron_square_chunks_per_block(run, K_in, element_bytes, complex_values);
-        if (tl > 0 && kron_square_layout(run.front().P, int(run.size()), tl, element_bytes).bytes <=
-                          shared_per_block)
+        const Index P = run.front().P;
+        if (tl > 0 &&
+            kron_square_layout(P, int(run.size()), tl, element_bytes, shared_per_block).bytes <=
+                shared_per_block)
           consider(cost.square(memory, kernel_macs), KronPassKind::Fused);
       }
       if (lo < hi && layout == Layout::ColMajor && all_fusable &&

@@ -82,25 +82,38 @@ inline int kron_log2(Index v) {
 // does not take the pass (other shapes, complex values, or K_in no multiple of a block's chunks).
 inline constexpr Index kKronSquareMaxChunk = 4096;
 inline constexpr int kKronSquareThreads = 256;
+// The kernel's two forms. Single role: its kKronSquareThreads threads load a tile, apply the
+// factors and store it, two tile buffers overlapping one tile's copies with the work on the
+// one before. Two roles: those threads load and apply the factors while kKronSquareMovers more
+// threads store, over a ring of three tile buffers, so that stores, loads and steps of three
+// tiles proceed at once. Two roles measured 7-16 % faster on the H100 for P = 8 and 16 and
+// 17-29 % slower for P = 32 (session 56, bench/NOTES-kron.md); they need three buffers' room.
+inline constexpr int kKronSquareMovers = 128;
+inline constexpr int kKronSquareMaxBuffers = 3;
+inline constexpr Index kKronSquareMoversMaxP = 16;
 // Multiply-adds in registers per thread: RS rows x QT outputs.
 inline int kron_square_accumulators(std::size_t element_bytes) {
   return element_bytes == 4 ? 64 : 32;
 }
 Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
                                    std::size_t element_bytes, bool complex_values);
-// Its block's shared memory, in elements: [factors | tile buffer | tile buffer], each piece
-// rounded up to 16 bytes; a buffer holds `chunks_per_block` chunks of P^count features, padded
-// (kron_padded) with an odd stride `ld` (the store reads a column of chunks). The planner
-// prices the kernel only where `bytes` fits the device (132-192 KB for most runs; an sm_86/89
-// device has 99 KB), the launcher sizes its buffers from the same numbers.
+// Its block's shared memory, in elements: [factors | tile buffer | tile buffer (| tile
+// buffer)], each piece rounded up to 16 bytes; a buffer holds `chunks_per_block` chunks of
+// P^count features, padded (kron_padded) with an odd stride `ld` (the store reads a column of
+// chunks). The two-role form where P allows it and its three buffers fit `shared_per_block`,
+// else the single-role form. The planner prices the kernel only where `bytes` fits the device
+// (132-206 KB for most runs; an sm_86/89 device has 99 KB), the launcher sizes its buffers
+// from the same numbers.
 struct KronSquareLayout {
   int ld = 0;
+  int buffers = 0;  // 2 (single role) or 3 (two roles)
+  int movers = 0;   // 0 (single role) or kKronSquareMovers
   int buffer_offset = 0;
   int buffer_elements = 0;
   std::size_t bytes = 0;
 };
 KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
-                                    std::size_t element_bytes);
+                                    std::size_t element_bytes, std::size_t shared_per_block);
 
 // The 16-bit path's fused pass (kron_fused_pair16.cu): two consecutive 32 x 32 factors on
 // packed batch-first data, tiles of kKronPair16Tile chunks of 32 x 32 features (a 64-byte

@@ -284,20 +284,30 @@ BOOST_AUTO_TEST_CASE(square_kernel_takes_equal_power_of_two_factors) {
 }
 
 // The square kernel's blocks: 16^3 in float, 4 chunks of 4096 features padded to 4225 (one
-// element every 32, one more for an odd stride), after the three 16 x 16 factors: 135 KB, more
-// than an sm_86/89 block holds. On such a device every fused pass of a plan is one a kernel
-// can run there: the square kernel where its blocks fit, else the general fused kernel (which
-// the planner gives runs of two or more factors within kKronFusedSharedBudget).
+// element every 32, one more for an odd stride), after the three 16 x 16 factors: 135 KB
+// with two tile buffers (single role), more than an sm_86/89 block holds, and 202 KB with
+// three (two roles), which only an sm_90 block holds; 32 x 32 factors keep the single role.
+// On such a device every fused pass of a plan is one a kernel can run there: the square
+// kernel where its blocks fit, else the general fused kernel (which the planner gives runs of
+// two or more factors within kKronFusedSharedBudget).
 BOOST_AUTO_TEST_CASE(fused_passes_fit_the_device_shared_memory) {
   using S = std::vector<detail::KronShape>;
-  const auto l = detail::kron_square_layout(16, 3, 4, 4);
+  const std::size_t a100 = 163 * 1024, h100 = detail::kSm90SharedMemoryPerBlock;
+  const auto l = detail::kron_square_layout(16, 3, 4, 4, a100);
   BOOST_TEST(l.ld == 4225);
   BOOST_TEST(l.buffer_offset == 3 * 256);
   BOOST_TEST(l.buffer_elements == 4 * 4225);
+  BOOST_TEST(l.buffers == 2);
+  BOOST_TEST(l.movers == 0);
   BOOST_TEST(l.bytes == 4u * (768 + 2 * 16900));
-  BOOST_TEST(detail::kron_square_layout(16, 3, 2, 8).bytes ==
+  const auto roles = detail::kron_square_layout(16, 3, 4, 4, h100);
+  BOOST_TEST(roles.buffers == 3);
+  BOOST_TEST(roles.movers == detail::kKronSquareMovers);
+  BOOST_TEST(roles.bytes == 4u * (768 + 3 * 16900));
+  BOOST_TEST(detail::kron_square_layout(32, 2, 16, 4, h100).movers == 0);
+  BOOST_TEST(detail::kron_square_layout(16, 3, 2, 8, a100).bytes ==
              8u * (768 + 2 * 2 * 4353));  // double: padded every 16
-  for (const std::size_t shared : {std::size_t(99 * 1024), std::size_t(163 * 1024)}) {
+  for (const std::size_t shared : {std::size_t(99 * 1024), a100, h100}) {
     for (const S& shapes :
          {S(3, {16, 16}), S(3, {32, 32}), S(6, {8, 8}), S(14, {2, 2}), S(7, {4, 4}), S(5, {16, 16}),
           // a lone 32 x 32 pass: the square kernel or another one-factor pass
@@ -314,7 +324,8 @@ BOOST_AUTO_TEST_CASE(fused_passes_fit_the_device_shared_memory) {
           const Index tl = detail::kron_square_chunks_per_block(run, K, bytes, false);
           const bool square_fits =
               tl > 0 &&
-              detail::kron_square_layout(run.front().P, int(run.size()), tl, bytes).bytes <= shared;
+              detail::kron_square_layout(run.front().P, int(run.size()), tl, bytes, shared).bytes <=
+                  shared;
           const bool general_fits =
               p.hi > p.lo &&
               detail::kron_fused_shared_bytes(run, 1, bytes, detail::kron_fused_rq(bytes)) <=
