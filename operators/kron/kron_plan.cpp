@@ -102,6 +102,9 @@ bool fusable(const KronShape& s, Index max_dim) {
 //               for small inner sizes P (cuBLAS's tiles waste work on k = 8), plus about
 //               10 us of launches (cuBLAS, and the merge kernel for a merged run);
 //   fused pass  1.2 x memory + the run's multiply-adds at our fused kernel's rate;
+//   square pass 1.1 x memory + its multiply-adds at the in-place kernel's rate; 1.0 x memory
+//               in its two-role form, whose stores overlap the steps (H100, session 56: float
+//               8^6 as two square passes 1.96 ms against 2.16 with a GEMM for 8^2);
 //   one-factor  1.1 x memory + its multiply-adds at our one-factor kernel's rate, plus
 //               about 15 us (measured on small problems);
 //   16-bit pair 1.25 x memory (two 32 x 32 factors on tensor cores, kron_fused_pair16.cu),
@@ -123,8 +126,8 @@ struct PassCost {
     return efficiency * std::max(memory, macs / gemm_rate) + 10e-6;
   }
   double fused(double memory, double macs) const { return 1.2 * memory + macs / fused_rate + 4e-6; }
-  double square(double memory, double macs) const {
-    return 1.1 * memory + macs / square_rate + 4e-6;
+  double square(double memory, double macs, bool roles) const {
+    return (roles ? 1.0 : 1.1) * memory + macs / square_rate + 4e-6;
   }
   // The 16-bit pair kernel: bound by memory (its tensor-core work is a few percent of it).
   double pair16(double memory, bool clustered) const {
@@ -226,11 +229,12 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
       // the general fused kernel, priced below.
       if (layout == Layout::ColMajor) {
         const Index tl = kron_square_chunks_per_block(run, K_in, element_bytes, complex_values);
-        const Index P = run.front().P;
-        if (tl > 0 &&
-            kron_square_layout(P, int(run.size()), tl, element_bytes, shared_per_block).bytes <=
-                shared_per_block)
-          consider(cost.square(memory, kernel_macs), KronPassKind::Fused);
+        if (tl > 0) {
+          const KronSquareLayout square = kron_square_layout(run.front().P, int(run.size()), tl,
+                                                             element_bytes, shared_per_block);
+          if (square.bytes <= shared_per_block)
+            consider(cost.square(memory, kernel_macs, square.movers > 0), KronPassKind::Fused);
+        }
       }
       if (lo < hi && layout == Layout::ColMajor && all_fusable &&
           kron_fused_shared_bytes(run, 1, element_bytes, rq) <= kKronFusedSharedBudget)
