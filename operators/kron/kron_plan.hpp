@@ -46,12 +46,8 @@ struct KronPlan {
 inline constexpr int kKronMaxFused = 8;        // factors per fused pass
 inline constexpr Index kKronMaxFusedDim = 32;  // P, Q of a fusable factor
 // Auto may merge consecutive factors into one GEMM on their Kronecker product (a block of
-// prod P x prod Q values, materialised in the work space) up to this many elements. On
-// 16-bit data, whose GEMMs run on tensor cores, up to 512 x 512: 8^6 in two passes of 8^3
-// instead of three of 8^2 (session 56).
-inline Index kron_max_merged_elements(std::size_t element_bytes) {
-  return element_bytes == 2 ? 512 * 512 : 256 * 256;
-}
+// prod P x prod Q values, materialised in the work space) up to this many elements.
+inline constexpr Index kKronMaxMergedElements = 256 * 256;
 inline constexpr std::size_t kKronFusedSharedBudget = 96 * 1024;
 
 inline Index kron_padded(Index elements, std::size_t element_bytes) {
