@@ -163,7 +163,7 @@ PassCost pass_cost(std::size_t element_bytes, bool complex_values) {
 
 // The cheapest sequence of passes by the time model: at each step, a run of factors (last
 // first) is either one GEMM on their Kronecker product materialised (merging small factors
-// into a block of up to kron_max_merged_elements cuts passes at the price of flops), a fused
+// into a block of up to kKronMaxMergedElements cuts passes at the price of flops), a fused
 // pass of our kernel (batch-first data, factors up to 32 that fit in shared memory), or
 // one factor through our one-factor kernel (16-bit data: GEMMs, and the tensor-core pass for
 // a pair of 32 x 32 factors). Dynamic programming over the factor positions.
@@ -213,7 +213,7 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
       };
       // One factor by one GEMM is always an option (strided_batched_gemm's sizes are 64-bit),
       // so every factor ends some pass, on every path.
-      if (lo == hi || P * Q <= kron_max_merged_elements(element_bytes, all_fusable))
+      if (lo == hi || P * Q <= kKronMaxMergedElements)
         consider(cost.gemm(memory, double(K_in) * double(Q) * double(batch), P),
                  KronPassKind::Gemm);
       const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);

@@ -46,14 +46,8 @@ struct KronPlan {
 inline constexpr int kKronMaxFused = 8;        // factors per fused pass
 inline constexpr Index kKronMaxFusedDim = 32;  // P, Q of a fusable factor
 // Auto may merge consecutive factors into one GEMM on their Kronecker product (a block of
-// prod P x prod Q values, materialised in the work space) up to this many elements; on 16-bit
-// data, whose GEMMs run on tensor cores, a run of small factors (P, Q <= kKronMaxFusedDim) up
-// to 512 x 512: 8^6 as two GEMMs on 8^3 blocks instead of three on 8^2 blocks.
+// prod P x prod Q values, materialised in the work space) up to this many elements.
 inline constexpr Index kKronMaxMergedElements = 256 * 256;
-inline constexpr Index kKronMaxMergedSmall16 = 512 * 512;
-inline Index kron_max_merged_elements(std::size_t element_bytes, bool small_factors) {
-  return element_bytes == 2 && small_factors ? kKronMaxMergedSmall16 : kKronMaxMergedElements;
-}
 inline constexpr std::size_t kKronFusedSharedBudget = 96 * 1024;
 
 inline Index kron_padded(Index elements, std::size_t element_bytes) {
