@@ -9,18 +9,10 @@
 set -uo pipefail
 # shellcheck source=bench/probes/probe-start.sh
 . "$(dirname "$0")/probe-start.sh" "$@"
-elapsed() { echo $(($(date +%s) - start)); }
 square_cases='gpu_kron/equal_square_factors_on_one_or_two_signals*'
 {
-  echo "== tests ${TESTS:-gpu_kron}"
-  $b/tests/strop_gpu_tests --run_test="${TESTS:-gpu_kron}" --report_level=short \
-    --log_level=error 2>&1 | tail -3
-  echo "== racecheck $square_cases"
-  timeout "${RACE_LIMIT:-120}" compute-sanitizer --tool racecheck --error-exitcode 86 \
-    --print-limit 20 $b/tests/strop_gpu_tests --run_test="$square_cases" \
-    --report_level=short --log_level=error >"$w/sanitize-racecheck.log" 2>&1
-  echo "exit $?"
-  tail -4 "$w/sanitize-racecheck.log"
+  gpu_tests "${TESTS:-gpu_kron}"
+  sanitize racecheck "$square_cases"
   echo "tests done at $(elapsed) s"
 } >"$w/tests.log" 2>&1
 bench() { # NAME BINARY
@@ -31,14 +23,5 @@ bench() { # NAME BINARY
 bench each1 $b/bench/kron_bench
 bench single $b/single/kron_bench
 bench each2 $b/bench/kron_bench
-timeout 220 $b/bench/kron_bench --reps 20 --rowmajor \
-  --csv "$w/kron-bench-session56-check-$device.csv" \
-  --json "$w/kron-summary-session56-check-$device.json" >"$w/kron-full.log" 2>&1
-echo "full exit $? at $(elapsed) s" >>"$w/tests.log"
-{
-  cat "$w/device.txt" "$w/tests.log"
-  kron_rows
-  cat "$w"/kron-summary-session56-check-*.json 2>/dev/null
-} >"$out/summary.txt"
-tar czf "$out/kron-session56-check.tar.gz" -C "$w" .
-rm -rf "$w"
+full_kron_bench session56-check
+finish session56-check

@@ -11,16 +11,13 @@
 set -uo pipefail
 # shellcheck source=bench/probes/probe-start.sh
 . "$(dirname "$0")/probe-start.sh" "$@"
-elapsed() { echo $(($(date +%s) - start)); }
 {
   for v in 0 1 2 3; do
     $b/probe/racecheck_probe $v
     compute-sanitizer --tool racecheck --print-limit 2 $b/probe/racecheck_probe $v 2>&1 |
       grep -E "RACECHECK SUMMARY|ERROR SUMMARY|variant"
   done
-  echo "== tests ${TESTS:-gpu_kron}"
-  $b/tests/strop_gpu_tests --run_test="${TESTS:-gpu_kron}" --report_level=short \
-    --log_level=error 2>&1 | tail -3
+  gpu_tests "${TESTS:-gpu_kron}"
   echo "tests done at $(elapsed) s"
 } >"$w/tests.log" 2>&1
 for v in new prev; do
@@ -30,17 +27,8 @@ for v in new prev; do
     --json "$w/kron-plans-$v.json" >"$w/kron-plans-$v.log" 2>&1
   echo "plans $v done at $(elapsed) s" >>"$w/tests.log"
 done
-timeout 220 $b/bench/kron_bench --reps 20 --rowmajor \
-  --csv "$w/kron-bench-session56-final-$device.csv" \
-  --json "$w/kron-summary-session56-final-$device.json" >"$w/kron-full.log" 2>&1
-echo "full exit $? at $(elapsed) s" >>"$w/tests.log"
+full_kron_bench session56-final
 $b/bench/kron_bench --reps 20 --only 16^5 --no-table4 --csv "$w/kron-16p5-again.csv" \
   --json "$w/kron-16p5-again.json" >"$w/kron-16p5-again.log" 2>&1
 echo "16^5 again done at $(elapsed) s" >>"$w/tests.log"
-{
-  cat "$w/device.txt" "$w/tests.log"
-  kron_rows
-  cat "$w"/kron-summary-session56-final-*.json 2>/dev/null
-} >"$out/summary.txt"
-tar czf "$out/kron-session56-final.tar.gz" -C "$w" .
-rm -rf "$w"
+finish session56-final

@@ -13,20 +13,11 @@
 set -uo pipefail
 # shellcheck source=bench/probes/probe-start.sh
 . "$(dirname "$0")/probe-start.sh" "$@"
-elapsed() { echo $(($(date +%s) - start)); }
 square_cases='gpu_kron/equal_square_factors_on_one_or_two_signals*'
 {
-  echo "== tests ${TESTS:-gpu_kron}"
-  $b/tests/strop_gpu_tests --run_test="${TESTS:-gpu_kron}" --report_level=short \
-    --log_level=error 2>&1 | tail -3
-  for tool in racecheck synccheck; do
-    echo "== $tool $square_cases"
-    timeout "${RACE_LIMIT:-120}" compute-sanitizer --tool $tool --error-exitcode 86 \
-      --print-limit 20 $b/tests/strop_gpu_tests --run_test="$square_cases" \
-      --report_level=short --log_level=error >"$w/sanitize-$tool.log" 2>&1
-    echo "exit $?"
-    tail -4 "$w/sanitize-$tool.log"
-  done
+  gpu_tests "${TESTS:-gpu_kron}"
+  sanitize racecheck "$square_cases"
+  sanitize synccheck "$square_cases"
   echo "tests done at $(elapsed) s"
 } >"$w/tests.log" 2>&1
 bench() { # NAME BINARY SHAPES [env...]; a binary not carried is skipped
@@ -43,15 +34,6 @@ bench new-t4 $b/bench/kron_bench table4
 bench old-t4 $b/old/kron_bench table4
 bench movers-t4 $b/movers/kron_bench table4 movers
 if [ "$(elapsed)" -lt "${FULL_BY:-300}" ]; then
-  timeout 220 $b/bench/kron_bench --reps 20 --rowmajor \
-    --csv "$w/kron-bench-session56-$device.csv" \
-    --json "$w/kron-summary-session56-$device.json" >"$w/kron-full.log" 2>&1
-  echo "full exit $? at $(elapsed) s" >>"$w/tests.log"
+  full_kron_bench session56
 fi
-{
-  cat "$w/device.txt" "$w/tests.log"
-  kron_rows
-  cat "$w"/kron-summary-session56-*.json 2>/dev/null
-} >"$out/summary.txt"
-tar czf "$out/kron-session56.tar.gz" -C "$w" .
-rm -rf "$w"
+finish session56

@@ -72,10 +72,9 @@ KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
   auto bytes = [&](int buffers) {
     return element_bytes * std::size_t(l.buffer_offset + buffers * l.buffer_elements);
   };
-  const bool roles = P <= kKronSquareMoversMaxP && bytes(3) <= shared_per_block;
-  l.buffers = roles ? 3 : 2;
+  const bool roles = P <= kKronSquareMoversMaxP && bytes(kKronSquareMaxBuffers) <= shared_per_block;
   l.movers = roles ? kKronSquareMovers : 0;
-  l.bytes = bytes(l.buffers);
+  l.bytes = bytes(roles ? kKronSquareMaxBuffers : 2);
   return l;
 }
 

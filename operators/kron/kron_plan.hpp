@@ -106,8 +106,7 @@ Index kron_square_chunks_per_block(std::span<const KronShape> group, Index K_in,
 // from the same numbers.
 struct KronSquareLayout {
   int ld = 0;
-  int buffers = 0;  // 2 (single role) or 3 (two roles)
-  int movers = 0;   // 0 (single role) or kKronSquareMovers
+  int movers = 0;  // 0: single role, two tile buffers; kKronSquareMovers: two roles, three
   int buffer_offset = 0;
   int buffer_elements = 0;
   std::size_t bytes = 0;
