@@ -32,7 +32,7 @@
 // 16-byte piece stay one aligned (permuted) group: one 16-byte read each.
 #include <algorithm>
 
-#include "operators/kron/kron_device.cuh"
+#include "operators/kron/kron_fused16_device.cuh"
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
 #include "runtime/cluster_device.cuh"
@@ -97,12 +97,10 @@ __device__ __forceinline__ void load_tile(S* xs, long long u, int rank, const Pa
   }
 }
 
-// The factor G[q][p] as a 16-bit pair (p, p + 1) of row q.
+// The factor G_f[q][p] as a 16-bit pair (p, p + 1) of row q.
 template <class S>
 __device__ __forceinline__ uint32_t factor_pair(const Pair16Args<S>& a, int f, int q, int p) {
-  using kron_device::factor_value;
-  return pack(S{}, factor_value(a.g[f], a.sq[f], a.sp[f], 0, q, p),
-              factor_value(a.g[f], a.sq[f], a.sp[f], 0, q, p + 1));
+  return kron_device::factor_pair<S>(a.g[f], a.sq[f], a.sp[f], q, p);
 }
 
 // One chunk: round 1 and round 2 on the tensor cores, results into the staging tile.
@@ -182,21 +180,7 @@ __device__ __forceinline__ void store_unit(const S* staging, long long u, int ra
     if (swizzle & 1) v = uint4{v.y, v.x, v.w, v.z};
     if (swizzle & 2) v = uint4{v.z, v.w, v.x, v.y};
     auto* yp = reinterpret_cast<uint4*>(yb_piece + J * a.chunks);
-    if (a.scale) {
-      const uint4 old = a.beta_zero ? uint4{} : *yp;
-      uint32_t* out = &v.x;
-      const uint32_t* prior = &old.x;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const float2 acc = unpack(S{}, out[k]), y0 = unpack(S{}, prior[k]);
-        float lo = a.alpha * acc.x, hi = a.alpha * acc.y;
-        if (!a.beta_zero) {
-          lo += a.beta * y0.x;
-          hi += a.beta * y0.y;
-        }
-        out[k] = pack(S{}, lo, hi);
-      }
-    }
+    if (a.scale) kron_device::scale_piece<S>(v, yp, a.alpha, a.beta, a.beta_zero);
     *yp = v;
   }
 }
@@ -219,13 +203,8 @@ __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Ar
 #pragma unroll
   for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-    for (int ks = 0; ks < 2; ++ks) {
-      const int q = 16 * mt + g, p = 16 * ks + 2 * t;
-      g_hi[mt][ks][0] = factor_pair(a, 0, q, p);
-      g_hi[mt][ks][1] = factor_pair(a, 0, q + 8, p);
-      g_hi[mt][ks][2] = factor_pair(a, 0, q, p + 8);
-      g_hi[mt][ks][3] = factor_pair(a, 0, q + 8, p + 8);
-    }
+    for (int ks = 0; ks < 2; ++ks)
+      kron_device::factor_a_fragment<S>(g_hi[mt][ks], a.g[0], a.sq[0], a.sp[0], 16 * mt, 16 * ks);
 #pragma unroll
   for (int nt = 0; nt < 4; ++nt)
 #pragma unroll

@@ -39,6 +39,14 @@ template <ReducedPrecision Storage>
 void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Storage> in,
                        MatrixView<Storage> out, float alpha, float beta, bool scale, Context& ctx);
 
+// Three 16 x 16 factors (applied last first) in one tensor-core pass on half/bfloat16
+// signals (kron_fused_triple16.cu); in and out as for the pair, in.rows a multiple of 32768
+// (kron_triple16_fits).
+template <ReducedPrecision Storage>
+void kron_fused_triple16(std::span<const KronFactorRef<float>> triple, ConstView<Storage> in,
+                         MatrixView<Storage> out, float alpha, float beta, bool scale,
+                         Context& ctx);
+
 // Shuffle baseline pieces. out[n0][c][a][e] = in[n0][a][c][e] (scaled when `scale`).
 template <class T>
 void kron_permute(const T* in, T* out, Index n0, Index a, Index c, Index e, T alpha, T beta,
@@ -58,7 +66,8 @@ bool kron_packed(const MatrixView<T>& v, Layout layout) {
   return v.col_stride == 1 && (v.row_stride == v.cols || v.rows == 1);
 }
 
-// Whether the pair kernel can read or write a view of 16-bit values with 16-byte copies:
+// Whether the 16-bit fused kernels (pair, triple) can read or write a view of 16-bit values
+// with 16-byte copies:
 // packed batch-first (features contiguous, signals rows apart), a 16-byte aligned address
 // and signals a multiple of 8 values apart.
 template <class T>

@@ -128,7 +128,8 @@ void add_into(ConstView<T> Z, F beta, MatrixView<T> Y, Context& ctx) {
 }
 
 // The plan's passes, intermediates ping-ponging through `buffers`. `refs` are the factors
-// for our own kernels (float factors on the 16-bit path, whose own kernel is the pair pass),
+// for our own kernels (float factors on the 16-bit path, whose own kernels are the pair and
+// triple passes),
 // `gemm` the factors as cuBLAS operands (for the GEMM passes).
 template <class T, class F>
 void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> shapes,
@@ -148,14 +149,15 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
     MatrixView<T> next =
         last ? Y : make_view(buffers[out_buffer], plan.extents[i], B, layout, MemorySpace::Device);
     const auto group = refs.subspan(pass.lo, pass.hi - pass.lo + 1);
-    // 16-bit plans hold GEMM passes and pair passes only (plan_kron); the pair pass reads and
-    // writes 16 bytes at a time, and its launcher refuses a group it cannot run.
-    const bool pair16 = is_reduced_precision_v<T> && pass.kind != detail::KronPassKind::Gemm;
-    if (pass.kind == detail::KronPassKind::Gemm || pair16) {
-      // cuBLAS describes packed operands only, the pair kernel aligned packed ones: other X
+    // 16-bit plans hold GEMM passes and fused passes (pairs of 32 x 32 factors, triples of 16 x
+    // 16) only (plan_kron); the fused passes read and write 16 bytes at a time, and their
+    // launchers refuse a group they cannot run.
+    const bool fused16 = is_reduced_precision_v<T> && pass.kind != detail::KronPassKind::Gemm;
+    if (pass.kind == detail::KronPassKind::Gemm || fused16) {
+      // cuBLAS describes packed operands only, the fused kernels aligned packed ones: other X
       // or Y go through a packed copy.
       auto usable = [&](const auto& v) {
-        return pair16 ? detail::kron_pair16_aligned(v) : detail::kron_packed(v, layout);
+        return fused16 ? detail::kron_pair16_aligned(v) : detail::kron_packed(v, layout);
       };
       if (!usable(current)) {
         staged_x.emplace(current.rows, B, layout, MemorySpace::Device, ctx);
@@ -169,10 +171,12 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
       }
       const F pass_alpha = last ? alpha : F(1), pass_beta = last && !stage_y ? beta : F(0);
       if constexpr (is_reduced_precision_v<T>) {
-        if (pair16)
+        if (fused16 && group.size() == 3)
+          detail::kron_fused_triple16(group, current, next, pass_alpha, pass_beta, last, ctx);
+        else if (fused16)
           detail::kron_fused_pair16(group, current, next, pass_alpha, pass_beta, last, ctx);
       }
-      if (!pair16) {
+      if (!fused16) {
         Index P = 1, Q = 1;  // of the factor or of the merged run
         for (int f = pass.lo; f <= pass.hi; ++f) {
           P *= shapes[f].P;

@@ -89,6 +89,21 @@ bool kron_pair16_clustered(Index K_in) {
   return K_in / kKronPair16TileFeatures % 2 == 0;
 }
 
+bool kron_triple16_fits(std::span<const KronShape> run, Index K_in) {
+  if (run.size() != 3) return false;
+  for (const KronShape& s : run)
+    if (s.P != kKronTriple16Dim || s.Q != kKronTriple16Dim) return false;
+  return K_in % kKronTriple16TileFeatures == 0;
+}
+
+int kron_triple16_log_cluster(Index K_in) {
+  const Index tiles = K_in / kKronTriple16TileFeatures;
+  int l = kKronTriple16MaxLogCluster;
+  while (l > 0 && tiles % (Index(1) << l) != 0)
+    --l;
+  return l;
+}
+
 namespace {
 
 bool fusable(const KronShape& s, Index max_dim) {
@@ -107,7 +122,9 @@ bool fusable(const KronShape& s, Index max_dim) {
 //   one-factor  1.1 x memory + its multiply-adds at our one-factor kernel's rate, plus
 //               about 15 us (measured on small problems);
 //   16-bit pair 1.25 x memory (two 32 x 32 factors on tensor cores, kron_fused_pair16.cu),
-//               1.75 x where its tiles are not clustered (H100, session 23).
+//               1.75 x where its tiles are not clustered (H100, session 23);
+//   16-bit triple (three 16 x 16 factors, kron_fused_triple16.cu) priced like the pair, by
+//               its output run (not yet fitted).
 struct PassCost {
   double bandwidth = 3e12;  // bytes/s
   std::size_t element_bytes = 4;
@@ -131,6 +148,10 @@ struct PassCost {
   // The 16-bit pair kernel: bound by memory (its tensor-core work is a few percent of it).
   double pair16(double memory, bool clustered) const {
     return (clustered ? 1.25 : 1.75) * memory + 4e-6;
+  }
+  // The 16-bit triple kernel: also bound by memory; output runs of 16 << log_cluster bytes.
+  double triple16(double memory, int log_cluster) const {
+    return (log_cluster >= 2 ? 1.25 : 1.75) * memory + 4e-6;
   }
   double sliced(double memory, double macs) const {
     return 1.1 * memory + macs / sliced_rate + 15e-6;
@@ -164,8 +185,9 @@ PassCost pass_cost(std::size_t element_bytes, bool complex_values) {
 // first) is either one GEMM on their Kronecker product materialised (merging small factors
 // into a block of up to kKronMaxMergedElements cuts passes at the price of flops), a fused
 // pass of our kernel (batch-first data, factors up to 32 that fit in shared memory), or
-// one factor through our one-factor kernel (16-bit data: GEMMs, and the tensor-core pass for
-// a pair of 32 x 32 factors). Dynamic programming over the factor positions.
+// one factor through our one-factor kernel (16-bit data: GEMMs, and the tensor-core passes for
+// a pair of 32 x 32 factors and a triple of 16 x 16 factors). Dynamic programming over the factor
+// positions.
 std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
                                        Layout layout, std::size_t element_bytes,
                                        bool complex_values, std::size_t shared_per_block) {
@@ -220,6 +242,9 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
         if (layout == Layout::ColMajor && kron_pair16_fits(run, K_in) &&
             kKronPair16SharedBytes <= shared_per_block)
           consider(cost.pair16(memory, kron_pair16_clustered(K_in)), KronPassKind::Fused);
+        if (layout == Layout::ColMajor && kron_triple16_fits(run, K_in) &&
+            kKronTriple16SharedBytes <= shared_per_block)
+          consider(cost.triple16(memory, kron_triple16_log_cluster(K_in)), KronPassKind::Fused);
         continue;
       }
       const double kernel_macs = double(macs_chain) * double(batch);

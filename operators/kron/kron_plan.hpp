@@ -128,16 +128,33 @@ bool kron_pair16_fits(std::span<const KronShape> run, Index K_in);
 // Whether a cluster of two CTAs pairs neighbouring tiles (an even number of tiles per signal).
 bool kron_pair16_clustered(Index K_in);
 
+// The 16-bit path's fused pass for three consecutive 16 x 16 factors
+// (kron_fused_triple16.cu): tiles of kKronTriple16Tile chunks of 16^3 features (a 16-byte
+// piece per output row and tile), so K_in must be a multiple of 32768; a cluster of up to
+// 2^kKronTriple16MaxLogCluster CTAs takes neighbouring tiles so that each output row gets a
+// longer run. Shared memory: two tiles and a staging tile (192 KB: sm_90 only).
+inline constexpr Index kKronTriple16Dim = 16;
+inline constexpr Index kKronTriple16Tile = 8;
+inline constexpr Index kKronTriple16TileFeatures =
+    kKronTriple16Dim * kKronTriple16Dim * kKronTriple16Dim * kKronTriple16Tile;
+inline constexpr int kKronTriple16MaxLogCluster = 3;
+inline constexpr std::size_t kKronTriple16SharedBytes =
+    2 * 3 * std::size_t(kKronTriple16TileFeatures);
+bool kron_triple16_fits(std::span<const KronShape> run, Index K_in);
+// log2 of the cluster: the largest power of two up to 2^kKronTriple16MaxLogCluster that
+// divides the tiles of a signal.
+int kron_triple16_log_cluster(Index K_in);
+
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
 // passes and pair passes (kron_pair16_fits) and needs room for float and 16-bit copies of
 // the GEMM passes' factors). `shared_per_block`: the device's shared memory per block
-// (shared_memory_for_plans), which decides whether the pair kernel runs there.
+// (shared_memory_for_plans), which decides whether the 16-bit fused kernels run there.
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
                    KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false,
                    std::size_t shared_per_block = kSm90SharedMemoryPerBlock);
 
-// Auto's passes (also the 16-bit path's: GEMMs and pairs of 32 x 32 factors): the cheapest by a
-// time model.
+// Auto's passes (also the 16-bit path's: GEMMs, pairs of 32 x 32 factors and triples of 16 x
+// 16 factors): the cheapest by a time model.
 std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index batch,
                                        Layout layout, std::size_t element_bytes,
                                        bool complex_values,

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "gpu_reference.hpp"
+#include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
 #include "runtime/shared_memory.hpp"
 
@@ -366,6 +368,68 @@ BOOST_AUTO_TEST_CASE(pairs_of_32_factors_in_16_bits) {
   const HostMatrix<float> got = yd.to_host().cast<float>();
   BOOST_TEST(got.allFinite());
   check_error_within(relative_error(got, expected), 2.0 * 4 * unit_roundoff_v<half>);
+}
+
+// Triples of 16 x 16 factors on batch-first 16-bit signals in one tensor-core pass
+// (kron_fused_triple16.cu). First its launcher, against the dense 4096 x 4096 product of the
+// three factors applied to every chunk of 4096 features, stored rotated (output J of chunk L
+// in row J * chunks + L): 1 to 8 tiles of 8 chunks per signal (every cluster size: 1, 2, 4
+// and 8 CTAs), transposed factors, alpha and beta (beta zero must not read Y: NaN there).
+template <class Storage>
+void check_triple16_launcher(Index tiles, Index batch, Op op, float alpha, float beta) {
+  const Index K = tiles * detail::kKronTriple16TileFeatures, chunks = K / 4096;
+  HostMatrix<float> dense = HostMatrix<float>::Ones(1, 1);
+  std::vector<DeviceMatrix<float>> stored;
+  std::vector<KronFactorRef<float>> refs;
+  for (int f = 0; f < 3; ++f) {
+    const HostMatrix<float> g = random_matrix<float>(16, 16);
+    dense = kron_dense(dense, HostMatrix<float>(op_of(g, op)));
+    stored.push_back(to_device(g, Layout::ColMajor));
+  }
+  for (const DeviceMatrix<float>& g : stored)
+    refs.push_back(KronFactorRef<float>::column_major(g.view().data, 16, 16, op));
+  const HostMatrix<Storage> xs = random_matrix<float>(K, batch).cast<Storage>();
+  HostMatrix<Storage> y0s = random_matrix<float>(K, batch).cast<Storage>();
+  if (beta == 0.0f) y0s.setConstant(Storage(std::numeric_limits<float>::quiet_NaN()));
+  const HostMatrix<float> x = xs.template cast<float>(), y0 = y0s.template cast<float>();
+  HostMatrix<float> expected(K, batch);
+  for (Index b = 0; b < batch; ++b) {
+    const Eigen::Map<const HostMatrix<float>> chunk_columns(x.col(b).data(), 4096, chunks);
+    const HostMatrix<float> z = dense * chunk_columns;  // column L: chunk L's outputs
+    using Rotated = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<Rotated>(expected.col(b).data(), 4096, chunks) = alpha * z;
+    if (beta != 0.0f) expected.col(b) += beta * y0.col(b);
+  }
+  const DeviceMatrix<Storage> xd = to_device(xs, Layout::ColMajor);
+  DeviceMatrix<Storage> yd = to_device(y0s, Layout::ColMajor);
+  detail::kron_fused_triple16<Storage>(refs, xd.view(), yd.view(), alpha, beta, true,
+                                       default_context());
+  const HostMatrix<float> got = yd.to_host().template cast<float>();
+  BOOST_TEST_CONTEXT(tiles << " tiles, batch " << batch << ", " << to_string(op) << ", beta "
+                           << beta) {
+    BOOST_TEST(got.allFinite());
+    check_error_within(relative_error(got, expected), 2.0 * 4 * unit_roundoff_v<Storage>);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(triples_of_16_factors_in_16_bits) {
+  check_triple16_launcher<half>(1, 3, Op::NoTrans, 1.0f, 0.0f);
+  check_triple16_launcher<bfloat16>(2, 2, Op::Trans, 0.5f, -2.0f);
+  check_triple16_launcher<half>(3, 2, Op::NoTrans, 1.5f, 0.0f);
+  check_triple16_launcher<half>(4, 1, Op::Trans, 1.0f, 1.0f);
+  check_triple16_launcher<bfloat16>(8, 3, Op::NoTrans, -1.0f, 0.0f);
+  check_triple16_launcher<half>(24, 2, Op::NoTrans, 0.5f, 0.25f);
+
+  // Auto takes a triple pass for 16^5 (and two for 16^6); through the public path, both
+  // layouts, transposes, alpha and beta.
+  const std::vector<detail::KronShape> five(5, {16, 16});
+  const auto passes = detail::plan_auto_passes(five, 2, Layout::ColMajor, 2, false);
+  BOOST_TEST(std::count_if(passes.begin(), passes.end(), [](const detail::KronPass& p) {
+               return p.kind == detail::KronPassKind::Fused && p.hi - p.lo == 2;
+             }) == 1);
+  check_reduced_kron<half>(Shapes(5, {16, 16}), 2);
+  check_reduced_kron<bfloat16>(Shapes(5, {16, 16}), 1);
+  check_reduced_kron<half>({{16, 16}, {16, 16}, {16, 16}, {16, 16}, {16, 16}, {16, 16}}, 1);
 }
 
 // Tuning on: the candidates are measured once (into scratch memory: Y keeps its beta

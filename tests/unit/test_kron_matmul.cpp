@@ -99,7 +99,8 @@ std::vector<Index> features_before(const std::vector<detail::KronShape>& shapes)
 // or on a merged run of up to kKronMaxMergedElements values (any sizes: cuBLAS's 64-bit
 // interface takes those beyond an int); one-factor passes of our kernel only on one factor
 // and never on 16-bit data, whose passes are all GEMMs or tensor-core passes on a pair of 32 x
-// 32 factors (kron_pair16_fits); fused passes only on batch-first data.
+// 32 factors (kron_pair16_fits) or a triple of 16 x 16 (kron_triple16_fits); fused passes only
+// on batch-first data.
 void check_auto_plans(const std::vector<detail::KronShape>& shapes, Index batch) {
   const int n = int(shapes.size());
   const std::vector<Index> K_before = features_before(shapes);
@@ -126,9 +127,11 @@ void check_auto_plans(const std::vector<detail::KronShape>& shapes, Index batch)
                                         << p.hi << "), which has none");
           }
           if (p.kind == detail::KronPassKind::Fused) BOOST_TEST((layout == Layout::ColMajor));
-          if (bytes == 2 && p.kind == detail::KronPassKind::Fused)
-            BOOST_TEST(detail::kron_pair16_fits(std::span(shapes).subspan(p.lo, p.hi - p.lo + 1),
-                                                K_before[p.hi]));
+          if (bytes == 2 && p.kind == detail::KronPassKind::Fused) {
+            const auto run = std::span(shapes).subspan(p.lo, p.hi - p.lo + 1);
+            BOOST_TEST((detail::kron_pair16_fits(run, K_before[p.hi]) ||
+                        detail::kron_triple16_fits(run, K_before[p.hi])));
+          }
           next = p.lo - 1;
         }
         BOOST_TEST(next == -1);
@@ -243,6 +246,24 @@ BOOST_AUTO_TEST_CASE(auto_plans_cover_every_factor_once) {
   BOOST_TEST(detail::plan_kron(thirty_twos, 1024, Layout::ColMajor, KronAlgorithm::Auto, 2, false,
                                163 * 1024)
                  .factor_elements > 0);
+  // 16^5 in 16 bits: a triple pass and one GEMM on a merged 256 x 256 block of two factors,
+  // instead of three GEMM passes; 16^6: two triples. GEMMs where
+  // the triple kernel's 192 KB do not fit.
+  const auto sixteens = [](int n) { return std::vector<detail::KronShape>(n, {16, 16}); };
+  const auto five = detail::plan_auto_passes(sixteens(5), 1024, Layout::ColMajor, 2, false);
+  BOOST_TEST(five.size() == 2u);
+  for (const auto& p : five)
+    BOOST_TEST(p.hi - p.lo == (p.kind == detail::KronPassKind::Fused ? 2 : 1));
+  BOOST_TEST((five.front().kind != five.back().kind));
+  const auto six = detail::plan_auto_passes(sixteens(6), 16, Layout::ColMajor, 2, false);
+  BOOST_TEST(six.size() == 2u);
+  for (const auto& p : six) {
+    BOOST_TEST((p.kind == detail::KronPassKind::Fused));
+    BOOST_TEST(p.hi - p.lo == 2);
+  }
+  for (const auto& p :
+       detail::plan_auto_passes(sixteens(5), 1024, Layout::ColMajor, 2, false, 163 * 1024))
+    BOOST_TEST((p.kind == detail::KronPassKind::Gemm));
 }
 
 // The pair pass needs two 32 x 32 factors and whole tiles of 32 chunks of 1024 features.
@@ -259,6 +280,24 @@ BOOST_AUTO_TEST_CASE(pair16_pass_takes_two_32_by_32_factors) {
   BOOST_TEST(detail::kron_pair16_clustered(2 << 15));
   BOOST_TEST(!detail::kron_pair16_clustered(1 << 15));
   BOOST_TEST(!detail::kron_pair16_clustered(3 << 15));
+}
+
+// The triple pass needs three 16 x 16 factors and whole tiles of 8 chunks of 4096 features;
+// its cluster is the largest power of two up to 8 that divides the tiles of a signal.
+BOOST_AUTO_TEST_CASE(triple16_pass_takes_three_16_by_16_factors) {
+  using S = std::vector<detail::KronShape>;
+  BOOST_TEST(detail::kron_triple16_fits(S(3, {16, 16}), 1 << 15));
+  BOOST_TEST(detail::kron_triple16_fits(S(3, {16, 16}), 3 << 15));
+  BOOST_TEST(!detail::kron_triple16_fits(S(3, {16, 16}), 1 << 14));  // half a tile
+  BOOST_TEST(!detail::kron_triple16_fits(S(2, {16, 16}), 1 << 15));  // two factors
+  BOOST_TEST(!detail::kron_triple16_fits(S{{16, 16}, {16, 16}, {16, 8}}, 1 << 15));
+  BOOST_TEST(!detail::kron_triple16_fits(S(3, {32, 32}), 1 << 15));
+  BOOST_TEST(detail::kron_triple16_log_cluster(1 << 15) == 0);
+  BOOST_TEST(detail::kron_triple16_log_cluster(3 << 15) == 0);
+  BOOST_TEST(detail::kron_triple16_log_cluster(6 << 15) == 1);
+  BOOST_TEST(detail::kron_triple16_log_cluster(4 << 15) == 2);
+  BOOST_TEST(detail::kron_triple16_log_cluster(1 << 20) == 3);
+  BOOST_TEST(detail::kron_triple16_log_cluster(1 << 24) == 3);
 }
 
 // Which passes the in-place kernel for equal square factors takes, and its chunks per block:
