@@ -123,8 +123,9 @@ bool fusable(const KronShape& s, Index max_dim) {
 //               about 15 us (measured on small problems);
 //   16-bit pair 1.25 x memory (two 32 x 32 factors on tensor cores, kron_fused_pair16.cu),
 //               1.75 x where its tiles are not clustered (H100, session 23);
-//   16-bit triple (three 16 x 16 factors, kron_fused_triple16.cu) priced like the pair, by
-//               its output run (not yet fitted).
+//   16-bit triple 1.7 x memory (three 16 x 16 factors, kron_fused_triple16.cu; H100, session
+//               57: half 16^5 as a triple and a GEMM 3.86 ms, 4.78 as three GEMMs; 16^6 on 16
+//               signals 1.34 ms as two triples, 1.17 as three GEMMs), 1.8 x unclustered.
 struct PassCost {
   double bandwidth = 3e12;  // bytes/s
   std::size_t element_bytes = 4;
@@ -149,9 +150,9 @@ struct PassCost {
   double pair16(double memory, bool clustered) const {
     return (clustered ? 1.25 : 1.75) * memory + 4e-6;
   }
-  // The 16-bit triple kernel: also bound by memory; output runs of 16 << log_cluster bytes.
+  // The 16-bit triple kernel: bound by memory and by its latency (one warp per chunk).
   double triple16(double memory, int log_cluster) const {
-    return (log_cluster >= 2 ? 1.25 : 1.75) * memory + 4e-6;
+    return (log_cluster >= 1 ? 1.7 : 1.8) * memory + 4e-6;
   }
   double sliced(double memory, double macs) const {
     return 1.1 * memory + macs / sliced_rate + 15e-6;
@@ -183,7 +184,7 @@ PassCost pass_cost(std::size_t element_bytes, bool complex_values) {
 
 // The cheapest sequence of passes by the time model: at each step, a run of factors (last
 // first) is either one GEMM on their Kronecker product materialised (merging small factors
-// into a block of up to kKronMaxMergedElements cuts passes at the price of flops), a fused
+// into a block of up to kron_max_merged_elements cuts passes at the price of flops), a fused
 // pass of our kernel (batch-first data, factors up to 32 that fit in shared memory), or
 // one factor through our one-factor kernel (16-bit data: GEMMs, and the tensor-core passes for
 // a pair of 32 x 32 factors and a triple of 16 x 16 factors). Dynamic programming over the factor
@@ -234,7 +235,7 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
       };
       // One factor by one GEMM is always an option (strided_batched_gemm's sizes are 64-bit),
       // so every factor ends some pass, on every path.
-      if (lo == hi || P * Q <= kKronMaxMergedElements)
+      if (lo == hi || P * Q <= kron_max_merged_elements(element_bytes, all_fusable))
         consider(cost.gemm(memory, double(K_in) * double(Q) * double(batch), P),
                  KronPassKind::Gemm);
       const std::span<const KronShape> run = shapes.subspan(lo, hi - lo + 1);

@@ -46,8 +46,14 @@ struct KronPlan {
 inline constexpr int kKronMaxFused = 8;        // factors per fused pass
 inline constexpr Index kKronMaxFusedDim = 32;  // P, Q of a fusable factor
 // Auto may merge consecutive factors into one GEMM on their Kronecker product (a block of
-// prod P x prod Q values, materialised in the work space) up to this many elements.
+// prod P x prod Q values, materialised in the work space) up to this many elements; on 16-bit
+// data, whose GEMMs run on tensor cores, a run of small factors (P, Q <= kKronMaxFusedDim) up
+// to 512 x 512: 8^6 as two GEMMs on 8^3 blocks instead of three on 8^2 blocks.
 inline constexpr Index kKronMaxMergedElements = 256 * 256;
+inline constexpr Index kKronMaxMergedSmall16 = 512 * 512;
+inline Index kron_max_merged_elements(std::size_t element_bytes, bool small_factors) {
+  return element_bytes == 2 && small_factors ? kKronMaxMergedSmall16 : kKronMaxMergedElements;
+}
 inline constexpr std::size_t kKronFusedSharedBudget = 96 * 1024;
 
 inline Index kron_padded(Index elements, std::size_t element_bytes) {
@@ -132,17 +138,19 @@ bool kron_pair16_clustered(Index K_in);
 // (kron_fused_triple16.cu): tiles of kKronTriple16Tile chunks of 16^3 features (a 16-byte
 // piece per output row and tile), so K_in must be a multiple of 32768; a cluster of up to
 // 2^kKronTriple16MaxLogCluster CTAs takes neighbouring tiles so that each output row gets a
-// longer run. Shared memory: two tiles and a staging tile (192 KB: sm_90 only).
+// longer run (pairs measured fastest on an H100: half 16^5 3.86 ms with pairs, 4.10 with
+// clusters of 4, 4.16 of 8; session 57). Shared memory: two tiles and a staging tile (192 KB:
+// sm_90 only).
 inline constexpr Index kKronTriple16Dim = 16;
 inline constexpr Index kKronTriple16Tile = 8;
 inline constexpr Index kKronTriple16TileFeatures =
     kKronTriple16Dim * kKronTriple16Dim * kKronTriple16Dim * kKronTriple16Tile;
-inline constexpr int kKronTriple16MaxLogCluster = 3;
+inline constexpr int kKronTriple16MaxLogCluster = 1;
 inline constexpr std::size_t kKronTriple16SharedBytes =
     2 * 3 * std::size_t(kKronTriple16TileFeatures);
 bool kron_triple16_fits(std::span<const KronShape> run, Index K_in);
 // log2 of the cluster: the largest power of two up to 2^kKronTriple16MaxLogCluster that
-// divides the tiles of a signal.
+// divides the tiles of a signal (the kernel also takes clusters of 4 and 8).
 int kron_triple16_log_cluster(Index K_in);
 
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
