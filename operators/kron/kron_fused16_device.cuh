@@ -1,13 +1,62 @@
 #pragma once
 // Internal: device helpers shared by the 16-bit tensor-core Kron passes
-// (kron_fused_pair16.cu, kron_fused_triple16.cu): factor values as 16-bit fragment pairs and
-// the alpha/beta epilogue of a 16-byte piece of output.
+// (kron_fused_pair16.cu, kron_fused_triple16.cu): their kernel arguments, factor values as
+// 16-bit fragment pairs and the alpha/beta epilogue of a 16-byte piece of output.
 #include <cstdint>
+#include <span>
 
 #include "operators/kron/kron_device.cuh"
 #include "runtime/mma16.cuh"
+#include "strop/core/view.hpp"
+#include "strop/operators/kron_matmul.hpp"
 
 namespace strop::detail::kron_device {
+
+// The arguments of a 16-bit fused pass over N factors on batch-first signals cut into chunks
+// of prod P features, tiles of chunks, and units of 2^LogCluster tiles (one per CTA of a
+// cluster).
+template <class S, int N>
+struct Fused16Args {
+  const float* g[N];  // in the order applied: the run's last factor first; null: identity
+  long long sq[N], sp[N];
+  const S* x;
+  long long x_bs;
+  S* y;
+  long long y_bs;
+  long long chunks;            // K / the chunk's features
+  long long units_per_signal;  // chunks / (the tile's chunks << LogCluster of the kernel)
+  long long units;             // units_per_signal * B
+  float alpha, beta;
+  int scale, beta_zero;
+};
+
+// Them for the run G_lo .. G_hi (applied hi first) on views `in` and `out` (checked by the
+// caller).
+template <class S, int N, class Storage>
+Fused16Args<S, N> make_fused16_args(std::span<const KronFactorRef<float>> run,
+                                    ConstView<Storage> in, MatrixView<Storage> out, float alpha,
+                                    float beta, bool scale, long long chunk_features,
+                                    long long tile_chunks, int log_cluster) {
+  Fused16Args<S, N> a{};
+  for (int i = 0; i < N; ++i) {
+    const KronFactorRef<float>& g = run[N - 1 - i];
+    a.g[i] = g.data;
+    a.sq[i] = g.stride_q;
+    a.sp[i] = g.stride_p;
+  }
+  a.x = reinterpret_cast<const S*>(in.data);
+  a.x_bs = in.col_stride;
+  a.y = reinterpret_cast<S*>(out.data);
+  a.y_bs = out.col_stride;
+  a.chunks = in.rows / chunk_features;
+  a.units_per_signal = a.chunks / tile_chunks >> log_cluster;
+  a.units = a.units_per_signal * in.cols;
+  a.alpha = alpha;
+  a.beta = beta;
+  a.scale = scale;
+  a.beta_zero = beta == 0.0f;
+  return a;
+}
 
 // The factor G[q][p] as a 16-bit pair (p, p + 1) of row q (float factors, rounded).
 template <class S>

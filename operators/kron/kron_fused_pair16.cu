@@ -52,19 +52,7 @@ constexpr int kThreads = 32 * kWarps;
 static_assert(kTileChunks == 32, "the staging swizzle assumes 32 chunks (16 words) per row");
 
 template <class S>
-struct Pair16Args {
-  const float* g[2];  // G_hi (applied first), G_lo; null: identity
-  long long sq[2], sp[2];
-  const S* x;
-  long long x_bs;
-  S* y;
-  long long y_bs;
-  long long chunks;            // K / 1024
-  long long units_per_signal;  // chunks / (kTileChunks << LogCluster of the kernel)
-  long long units;             // units_per_signal * B
-  float alpha, beta;
-  int scale, beta_zero;
-};
+using Pair16Args = kron_device::Fused16Args<S, 2>;  // g[0] = G_hi (applied first), g[1] = G_lo
 
 // Element (p1, p0) of a chunk in shared memory: 16-byte unit u = (p1 % 2) * 4 + p0 / 8 of
 // line p1 / 2, stored at unit u ^ (line % 8).
@@ -255,26 +243,9 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
       " features");
   require<ShapeError>(kron_pair16_aligned(in) && kron_pair16_aligned(out),
                       "kron_fused_pair16: views must be packed batch-first and 16-byte aligned");
-  Pair16Args<S> a{};
-  for (int i = 0; i < 2; ++i) {
-    const KronFactorRef<float>& g = pair[1 - i];  // hi first
-    a.g[i] = g.data;
-    a.sq[i] = g.stride_q;
-    a.sp[i] = g.stride_p;
-  }
-  a.x = reinterpret_cast<const S*>(in.data);
-  a.x_bs = in.col_stride;
-  a.y = reinterpret_cast<S*>(out.data);
-  a.y_bs = out.col_stride;
-  a.chunks = in.rows / kChunk;
-  const long long tiles_per_signal = a.chunks / kTileChunks;
   const int log_cluster = kron_pair16_clustered(in.rows) && device_has_clusters() ? 1 : 0;
-  a.units_per_signal = tiles_per_signal >> log_cluster;
-  a.units = a.units_per_signal * in.cols;
-  a.alpha = alpha;
-  a.beta = beta;
-  a.scale = scale;
-  a.beta_zero = beta == 0.0f;
+  const auto a = kron_device::make_fused16_args<S, 2>(pair, in, out, alpha, beta, scale, kChunk,
+                                                      kTileChunks, log_cluster);
   if (a.units == 0) return;
 
   const std::size_t shared = kKronPair16SharedBytes;

@@ -52,19 +52,7 @@ constexpr int kThreads = 32 * kWarps;
 static_assert(kTileChunks == 8, "a staging row is one 16-byte piece of 8 chunks");
 
 template <class S>
-struct Triple16Args {
-  const float* g[3];  // G0 (applied first, to p0), G1, G2; null: identity
-  long long sq[3], sp[3];
-  const S* x;
-  long long x_bs;
-  S* y;
-  long long y_bs;
-  long long chunks;            // K / 4096
-  long long units_per_signal;  // chunks / (kTileChunks << LogCluster of the kernel)
-  long long units;             // units_per_signal * B
-  float alpha, beta;
-  int scale, beta_zero;
-};
+using Triple16Args = kron_device::Fused16Args<S, 3>;  // g[0] = G0 (on p0), G1, G2
 
 // The input chunk's 16-byte unit u = (p2 * 16 + p1) * 2 + p0 / 8, stored at position
 // (u % 8) ^ (line % 2) of its line u / 8: the 8 rows p1 .. p1 + 7 of one ldmatrix matrix span
@@ -240,25 +228,9 @@ void kron_fused_triple16(std::span<const KronFactorRef<float>> triple, ConstView
       " features");
   require<ShapeError>(kron_pair16_aligned(in) && kron_pair16_aligned(out),
                       "kron_fused_triple16: views must be packed batch-first and 16-byte aligned");
-  Triple16Args<S> a{};
-  for (int i = 0; i < 3; ++i) {
-    const KronFactorRef<float>& g = triple[2 - i];  // the last factor first
-    a.g[i] = g.data;
-    a.sq[i] = g.stride_q;
-    a.sp[i] = g.stride_p;
-  }
-  a.x = reinterpret_cast<const S*>(in.data);
-  a.x_bs = in.col_stride;
-  a.y = reinterpret_cast<S*>(out.data);
-  a.y_bs = out.col_stride;
-  a.chunks = in.rows / kChunk;
   const int log_cluster = device_has_clusters() ? kron_triple16_log_cluster(in.rows) : 0;
-  a.units_per_signal = a.chunks / kTileChunks >> log_cluster;
-  a.units = a.units_per_signal * in.cols;
-  a.alpha = alpha;
-  a.beta = beta;
-  a.scale = scale;
-  a.beta_zero = beta == 0.0f;
+  const auto a = kron_device::make_fused16_args<S, 3>(triple, in, out, alpha, beta, scale, kChunk,
+                                                      kTileChunks, log_cluster);
   if (a.units == 0) return;
 
   static_assert(kKronTriple16SharedBytes == sizeof(S) * 3 * kTile);
