@@ -58,6 +58,25 @@ Fused16Args<S, N> make_fused16_args(std::span<const KronFactorRef<float>> run,
   return a;
 }
 
+// Copies (cp.async, 16 bytes each) this CTA's tile of unit u into xs: tile
+// ((u % units_per_signal) << LogCluster) + rank of signal u / units_per_signal, TileChunks
+// chunks of Chunk features, the 16-byte unit w of a chunk to element place(w) of its place.
+template <int Chunk, int TileChunks, int Threads, int LogCluster, class S, int N, class Place>
+__device__ __forceinline__ void load_fused16_tile(S* xs, long long u, int rank,
+                                                  const Fused16Args<S, N>& a, Place place) {
+  const long long b = u / a.units_per_signal;
+  const long long lt = ((u % a.units_per_signal) << LogCluster) + rank;
+  const S* src = a.x + b * a.x_bs + lt * (TileChunks * Chunk);
+  constexpr int units = TileChunks * Chunk / 8;
+  static_assert(units % Threads == 0, "every thread copies as many units");
+#pragma unroll
+  for (int k = 0; k < units / Threads; ++k) {
+    const int i = int(threadIdx.x) + k * Threads;
+    const int L = i / (Chunk / 8), w = i % (Chunk / 8);
+    detail::copy_async<16>(xs + L * Chunk + place(w), src + 8 * i, true);
+  }
+}
+
 // The factor G[q][p] as a 16-bit pair (p, p + 1) of row q (float factors, rounded).
 template <class S>
 __device__ __forceinline__ uint32_t factor_pair(const float* g, long long sq, long long sp, int q,

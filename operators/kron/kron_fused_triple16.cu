@@ -73,16 +73,8 @@ __device__ __forceinline__ int mixed_unit(int r, int c) {
 // tiles).
 template <class S, int LogCluster>
 __device__ __forceinline__ void load_tile(S* xs, long long u, int rank, const Triple16Args<S>& a) {
-  const long long b = u / a.units_per_signal;
-  const long long lt = ((u % a.units_per_signal) << LogCluster) + rank;
-  const S* src = a.x + b * a.x_bs + lt * kTile;
-  constexpr int units = kTile / 8;  // 16-byte units
-#pragma unroll
-  for (int k = 0; k < units / kThreads; ++k) {
-    const int i = int(threadIdx.x) + k * kThreads;
-    const int L = i / (kChunk / 8), w = i % (kChunk / 8);
-    copy_async<16>(xs + L * kChunk + 8 * input_unit(w), src + 8 * i, true);
-  }
+  kron_device::load_fused16_tile<kChunk, kTileChunks, kThreads, LogCluster>(
+      xs, u, rank, a, [](int w) { return 8 * input_unit(w); });
 }
 
 // One chunk, in place: the three rounds on the tensor cores; E left in the chunk's memory.
