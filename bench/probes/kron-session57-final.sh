@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Session 57's second GPU call, binaries built here by carry-build.sh and carried:
+# Session 57's second GPU call (NOT RUN: no machine started before the device time ran out),
+# binaries built here by `bash bench/probes/carry-build.sh bench/probes/kron-triple16-two-warps.patch`
+# and carried:
 # build-final/main (this tree: the triple16 kernel with clusters of at most 2 CTAs, 16-bit
 # merges up to 512 x 512) and build-final/patched (plus
 # bench/probes/kron-triple16-two-warps.patch: 16 warps, two per chunk).
