@@ -78,11 +78,22 @@ KronSquareLayout kron_square_layout(Index P, int count, Index chunks_per_block,
   return l;
 }
 
-bool kron_pair16_fits(std::span<const KronShape> run, Index K_in) {
-  if (run.size() != 2) return false;
+namespace {
+
+// Whether `run` is `count` factors of dim x dim and K_in whole tiles of `tile_features`: what
+// the 16-bit fused kernels take.
+bool square_run_on_tiles(std::span<const KronShape> run, std::size_t count, Index dim, Index K_in,
+                         Index tile_features) {
+  if (run.size() != count) return false;
   for (const KronShape& s : run)
-    if (s.P != kKronPair16Dim || s.Q != kKronPair16Dim) return false;
-  return K_in % kKronPair16TileFeatures == 0;
+    if (s.P != dim || s.Q != dim) return false;
+  return K_in % tile_features == 0;
+}
+
+}  // namespace
+
+bool kron_pair16_fits(std::span<const KronShape> run, Index K_in) {
+  return square_run_on_tiles(run, 2, kKronPair16Dim, K_in, kKronPair16TileFeatures);
 }
 
 bool kron_pair16_clustered(Index K_in) {
@@ -90,10 +101,7 @@ bool kron_pair16_clustered(Index K_in) {
 }
 
 bool kron_triple16_fits(std::span<const KronShape> run, Index K_in) {
-  if (run.size() != 3) return false;
-  for (const KronShape& s : run)
-    if (s.P != kKronTriple16Dim || s.Q != kKronTriple16Dim) return false;
-  return K_in % kKronTriple16TileFeatures == 0;
+  return square_run_on_tiles(run, 3, kKronTriple16Dim, K_in, kKronTriple16TileFeatures);
 }
 
 int kron_triple16_log_cluster(Index K_in) {

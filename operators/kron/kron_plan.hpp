@@ -154,9 +154,10 @@ bool kron_triple16_fits(std::span<const KronShape> run, Index K_in);
 int kron_triple16_log_cluster(Index K_in);
 
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
-// passes and pair passes (kron_pair16_fits) and needs room for float and 16-bit copies of
-// the GEMM passes' factors). `shared_per_block`: the device's shared memory per block
-// (shared_memory_for_plans), which decides whether the 16-bit fused kernels run there.
+// passes, pair passes (kron_pair16_fits) and triple passes (kron_triple16_fits) and needs room
+// for float and 16-bit copies of the GEMM passes' factors). `shared_per_block`: the device's shared
+// memory per block (shared_memory_for_plans), which decides whether the 16-bit fused kernels run
+// there.
 KronPlan plan_kron(std::span<const KronShape> shapes, Index batch, Layout layout,
                    KronAlgorithm algorithm, std::size_t element_bytes, bool complex_values = false,
                    std::size_t shared_per_block = kSm90SharedMemoryPerBlock);

@@ -11,8 +11,8 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
   return unsigned(__cvta_generic_to_shared(p));
 }
 
-// Barrier `id` (1..15; 0 is __syncthreads) over `threads` threads of this block: sync waits,
-// arrive only counts this warp in.
+// Waits at barrier `id` (1..15; 0 is __syncthreads) until `threads` threads of this block
+// (whole warps) have arrived.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
