@@ -6,6 +6,7 @@
 #include <span>
 
 #include "operators/kron/kron_device.cuh"
+#include "runtime/cluster_device.cuh"
 #include "runtime/mma16.cuh"
 #include "strop/core/view.hpp"
 #include "strop/operators/kron_matmul.hpp"
@@ -74,6 +75,42 @@ __device__ __forceinline__ void load_fused16_tile(S* xs, long long u, int rank,
     const int i = int(threadIdx.x) + k * Threads;
     const int L = i / (Chunk / 8), w = i % (Chunk / 8);
     detail::copy_async<16>(xs + L * Chunk + place(w), src + 8 * i, true);
+  }
+}
+
+// The persistent loop of a 16-bit fused pass over units of 2^LogCluster tiles (every CTA of a
+// cluster takes the same units, one tile each) through two tile buffers of `tile` elements:
+// `load(buffer, unit)` issues a tile's copies, and the next tile's are in flight while
+// `work(xs)` computes this one into the CTA's staging, which `store(unit)` writes out once
+// the cluster's staging is complete. `setup()` runs once, under the first tile's copies.
+template <int LogCluster, class S, int N, class Load, class Setup, class Work, class Store>
+__device__ __forceinline__ void run_fused16_units(S* buffers, int tile, const Fused16Args<S, N>& a,
+                                                  Load load, Setup setup, Work work, Store store) {
+  const long long stride = gridDim.x >> LogCluster;
+  long long unit = blockIdx.x >> LogCluster;
+  if (unit < a.units) load(buffers, unit);
+  commit_copies();
+  setup();
+  for (int cur = 0; unit < a.units; unit += stride, cur ^= 1) {
+    S* xs = buffers + cur * tile;
+    if (unit + stride < a.units) load(buffers + (cur ^ 1) * tile, unit + stride);
+    commit_copies();
+    wait_copies<1>();  // this tile's copies (the group before) have landed
+    __syncthreads();   // ... for every thread; and the previous unit's staging is stored
+    work(xs);
+    if constexpr (LogCluster > 0) {
+      // Every staging of the cluster complete and visible to it (release/acquire).
+      cluster_barrier();
+      store(unit);
+      // Every read of the staging (here and remote) done before it is written again.
+      // Relaxed: the reads have completed (their values were stored); a release would
+      // wait for this CTA's global stores to drain (see kron_fused_square.cu).
+      cluster_arrive_relaxed();
+      cluster_wait();
+    } else {
+      __syncthreads();  // the staging is complete (and xs read: it may be refilled)
+      store(unit);
+    }
   }
 }
 

@@ -171,54 +171,35 @@ __global__ void __launch_bounds__(kThreads, 1) kron_pair16_kernel(const Pair16Ar
   S* buffers = reinterpret_cast<S*>(shared_raw);  // two input tiles
   S* staging = buffers + 2 * kTile;               // [J][L], swizzled words
   const int rank = LogCluster ? cluster_block_rank() : 0;
-  const long long stride = gridDim.x >> LogCluster;
-  long long unit = blockIdx.x >> LogCluster;
-  if (unit < a.units) load_tile<S, LogCluster>(buffers, unit, rank, a);
-  commit_copies();
-
   // The factors as fragments, read once: G_hi as A (rows q0, columns p0) per 16 x 16 block
   // [mt][ks]; G_lo^T as B (rows p1, columns q1) per 16 x 8 block [nt][ks].
-  const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
   uint32_t g_hi[2][2][4], g_lo[4][2][2];
+  auto setup = [&] {
+    const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
+    for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-    for (int ks = 0; ks < 2; ++ks)
-      kron_device::factor_a_fragment<S>(g_hi[mt][ks], a.g[0], a.sq[0], a.sp[0], 16 * mt, 16 * ks);
+      for (int ks = 0; ks < 2; ++ks)
+        kron_device::factor_a_fragment<S>(g_hi[mt][ks], a.g[0], a.sq[0], a.sp[0], 16 * mt, 16 * ks);
 #pragma unroll
-  for (int nt = 0; nt < 4; ++nt)
+    for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
-    for (int ks = 0; ks < 2; ++ks) {
-      const int q = 8 * nt + g, p = 16 * ks + 2 * t;
-      g_lo[nt][ks][0] = factor_pair(a, 1, q, p);
-      g_lo[nt][ks][1] = factor_pair(a, 1, q, p + 8);
-    }
-
+      for (int ks = 0; ks < 2; ++ks) {
+        const int q = 8 * nt + g, p = 16 * ks + 2 * t;
+        g_lo[nt][ks][0] = factor_pair(a, 1, q, p);
+        g_lo[nt][ks][1] = factor_pair(a, 1, q, p + 8);
+      }
+  };
   const int warp = int(threadIdx.x) >> 5;
-  for (int cur = 0; unit < a.units; unit += stride, cur ^= 1) {
-    S* xs = buffers + cur * kTile;
-    if (unit + stride < a.units)
-      load_tile<S, LogCluster>(buffers + (cur ^ 1) * kTile, unit + stride, rank, a);
-    commit_copies();
-    wait_copies<1>();  // this tile's copies (the group before) have landed
-    __syncthreads();   // ... for every thread; and the previous unit's staging is stored
+  kron_device::run_fused16_units<LogCluster>(
+      buffers, kTile, a,
+      [&](S* buffer, long long unit) { load_tile<S, LogCluster>(buffer, unit, rank, a); }, setup,
+      [&](S* xs) {
 #pragma unroll 1
-    for (int L = warp; L < kTileChunks; L += kWarps)
-      pair_chunk(xs + L * kChunk, staging, L, g_hi, g_lo);
-    if (LogCluster) {
-      // Both staging tiles complete and visible to the cluster (release/acquire).
-      cluster_barrier();
-      store_unit<S, LogCluster>(staging, unit, rank, a);
-      // Every read of the staging (here and remote) done before it is written again.
-      // Relaxed: the reads have completed (their values were stored); a release would
-      // wait for this CTA's global stores to drain (see kron_fused_square.cu).
-      cluster_arrive_relaxed();
-      cluster_wait();
-    } else {
-      __syncthreads();  // the staging tile is complete (and xs read: it may be refilled)
-      store_unit<S, 0>(staging, unit, 0, a);
-    }
-  }
+        for (int L = warp; L < kTileChunks; L += kWarps)
+          pair_chunk(xs + L * kChunk, staging, L, g_hi, g_lo);
+      },
+      [&](long long unit) { store_unit<S, LogCluster>(staging, unit, rank, a); });
 }
 
 }  // namespace

@@ -164,42 +164,23 @@ __global__ void __launch_bounds__(kThreads, 1) kron_triple16_kernel(const Triple
   S* buffers = reinterpret_cast<S*>(shared_raw);                  // two input tiles
   auto* staging = reinterpret_cast<uint4*>(buffers + 2 * kTile);  // [J]: 8 chunks' values
   const int rank = LogCluster ? cluster_block_rank() : 0;
-  const long long stride = gridDim.x >> LogCluster;
-  long long unit = blockIdx.x >> LogCluster;
-  if (unit < a.units) load_tile<S, LogCluster>(buffers, unit, rank, a);
-  commit_copies();
-
   // The factors as A fragments (rows q, k = p), read once.
   uint32_t g0[4], g1[4], g2[4];
-  kron_device::factor_a_fragment<S>(g0, a.g[0], a.sq[0], a.sp[0], 0, 0);
-  kron_device::factor_a_fragment<S>(g1, a.g[1], a.sq[1], a.sp[1], 0, 0);
-  kron_device::factor_a_fragment<S>(g2, a.g[2], a.sq[2], a.sp[2], 0, 0);
-
+  auto setup = [&] {
+    kron_device::factor_a_fragment<S>(g0, a.g[0], a.sq[0], a.sp[0], 0, 0);
+    kron_device::factor_a_fragment<S>(g1, a.g[1], a.sq[1], a.sp[1], 0, 0);
+    kron_device::factor_a_fragment<S>(g2, a.g[2], a.sq[2], a.sp[2], 0, 0);
+  };
   const int warp = int(threadIdx.x) >> 5;
-  for (int cur = 0; unit < a.units; unit += stride, cur ^= 1) {
-    S* xs = buffers + cur * kTile;
-    if (unit + stride < a.units)
-      load_tile<S, LogCluster>(buffers + (cur ^ 1) * kTile, unit + stride, rank, a);
-    commit_copies();
-    wait_copies<1>();  // this tile's copies (the group before) have landed
-    __syncthreads();   // ... for every thread
-    triple_chunk(xs + warp * kChunk, g0, g1, g2);
-    __syncthreads();  // every chunk's E is complete
-    gather_rows(xs, staging);
-    if constexpr (LogCluster > 0) {
-      // Every staging of the cluster complete and visible to it (release/acquire).
-      cluster_barrier();
-      store_unit<S, LogCluster>(staging, unit, rank, a);
-      // Every read of the staging (here and remote) done before it is written again.
-      // Relaxed: the reads have completed (their values were stored); see
-      // kron_fused_pair16.cu.
-      cluster_arrive_relaxed();
-      cluster_wait();
-    } else {
-      __syncthreads();  // the staging is complete (and xs read: it may be refilled)
-      store_unit<S, 0>(staging, unit, 0, a);
-    }
-  }
+  kron_device::run_fused16_units<LogCluster>(
+      buffers, kTile, a,
+      [&](S* buffer, long long unit) { load_tile<S, LogCluster>(buffer, unit, rank, a); }, setup,
+      [&](S* xs) {
+        triple_chunk(xs + warp * kChunk, g0, g1, g2);
+        __syncthreads();  // every chunk's E is complete
+        gather_rows(xs, staging);
+      },
+      [&](long long unit) { store_unit<S, LogCluster>(staging, unit, rank, a); });
 }
 
 }  // namespace
