@@ -4,7 +4,7 @@
 //
 //   blr_bench [--reps R] [--csv FILE] [--csv16 FILE] [--json FILE] [--batches 1,16,...]
 //             [--ks-algorithm NAME] [--layer MODEL/NAME] [--graph | --enqueue | --cold]
-//             [--tune] [--float-paths]
+//             [--tune] [--float-paths] [--token-groups 2,4,...]
 //
 // Each row's times are medians of calls timed one by one between events (host enqueue
 // included), or, with --graph, of replays of a CUDA graph of 10 calls: the GPU's time, as a
@@ -36,6 +36,11 @@
 // monarch_t_plan (A^T, signals contiguous) and monarch_rm / monarch_rm_plan (A, batch
 // contiguous: RowMajor), the same for blast. The public path is forced to the KS form there by
 // its rule (float_plan_preferred), so those rows time the KS form.
+//
+// --token-groups G,... adds bf16 rows monarch_plan_groupsG and blast_plan_groupsG (from 256
+// tokens): Auto's plan applied to G groups of consecutive tokens one after another, so that
+// each group's intermediates (a quarter of the layer's at G = 4) can stay in the L2 cache
+// between the stage that writes them and the one that reads them, the workspace reused.
 //
 // --tune adds rows *_plan_cublas_tuned and dense_tuned to the bf16 CSV: the cuBLAS plan and the
 // dense GEMM with each product's algorithm tuned by measurement (src/runtime/strided_gemm.hpp,
@@ -78,6 +83,7 @@ struct Options {
   std::string layer;         // only layers whose "model/name" contains this (profiling)
   bool tune = false;         // also time the cuBLAS plans and dense with tuned GEMM algorithms
   bool float_paths = false;  // fp32 rows for A^T and batch-contiguous signals
+  std::vector<Index> token_groups;  // --token-groups: Auto on this many token groups in turn
 };
 
 #if STROP_BENCH_HAVE_CUBLAS
@@ -175,6 +181,8 @@ int main(int argc, char** argv) {
       opt.tune = true;
     } else if (arg == "--float-paths") {
       opt.float_paths = true;
+    } else if (arg == "--token-groups") {
+      opt.token_groups = bench::index_list(next());
     } else if (arg == "--graph") {
       bench::timing() = bench::Timing::Graph;
     } else if (arg == "--enqueue") {
@@ -303,6 +311,18 @@ int main(int argc, char** argv) {
             A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx,
             [&](auto x, auto y) { apply_reduced_precision<bfloat16>(A, Op::NoTrans, x, y); });
       };
+      // Auto's bf16 plan on `groups` groups of consecutive tokens, one after another.
+      auto time_bf16_groups = [&](const auto& A, Index groups) {
+        return bench::time_device_call<bfloat16>(
+            A.cols(), A.rows(), batch, Layout::ColMajor, opt.reps, ctx, [&](auto x, auto y) {
+              const Index per = (batch / groups + 7) / 8 * 8;
+              for (Index t0 = 0; t0 < batch; t0 += per) {
+                const Index n = std::min(per, batch - t0);
+                apply_reduced_precision<bfloat16>(A, Op::NoTrans, x.col_block(t0, n),
+                                                  y.col_block(t0, n));
+              }
+            });
+      };
       // Dense bf16: Y (out x B) = W (out x in) X, 16-bit in and out, fp32 accumulation.
       DeviceMatrix<bfloat16> wd(l.out, l.in, Layout::ColMajor, ctx),
           xd(l.in, batch, Layout::ColMajor, ctx), yd(l.out, batch, Layout::ColMajor, ctx);
@@ -342,6 +362,13 @@ int main(int argc, char** argv) {
         if (l.model == "Llama-7B" && batch == 1)
           llama_b1_min_speedup = std::min(llama_b1_min_speedup, t_dense16 / t);
         if (batch == 1) b1_max_over_bound = std::max(b1_max_over_bound, t / bound);
+      };
+      auto group_rows = [&](const auto& A, const std::string& name, Index r, Index b, Index params,
+                            Index intermediate) {
+        if (batch < 256) return;
+        for (Index g : opt.token_groups)
+          row16_raw((name + "_plan_groups" + std::to_string(g)).c_str(), r, b, params, intermediate,
+                    time_bf16_groups(A, g));
       };
       // One explicit path of A's plan.
       auto time_plan_path = [&](const auto& A, detail::PlanPath path) {
@@ -459,6 +486,8 @@ int main(int argc, char** argv) {
                                     monarch->parameter_count(), mb * mb * per_block);
         if (batch == 1) decode_speedups_b1.push_back(t / fused);
         if (batch == 1024) monarch_speedups.push_back(unfused / fused);
+        group_rows(*monarch, "monarch", l.monarch_r, mb, monarch->parameter_count(),
+                   mb * mb * per_block);
       }
       row("blast_plan", l.blast_r, l.blast_b, blast.parameter_count(), 2 * l.blast_b * l.blast_r,
           time_plan(blast));
@@ -476,6 +505,8 @@ int main(int argc, char** argv) {
                                     2 * l.blast_b * l.blast_r);
         if (batch == 1) decode_speedups_b1.push_back(t / blast_fused);
       }
+      group_rows(blast, "blast", l.blast_r, l.blast_b, blast.parameter_count(),
+                 2 * l.blast_b * l.blast_r);
       // BLAST's folded plan (two GEMMs, the couplings folded into the cheaper side's factors:
       // blast_folded_plan), from 16 tokens; its weights are the folded factor and the other
       // side's (as many values as its multiply-adds per token), its intermediate one tensor of
