@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Session 58's second GPU call: the signal-cluster pass (kron_signal_cluster.cu), binaries built
-# here and carried: build-final/main (strop_gpu_tests, kron_bench of this tree) and
-# build-final/before (kron_bench of 9b0c6c4, before the pass).
+# Session 58's GPU calls for the signal-cluster pass (kron_signal_cluster.cu: v1 in the second
+# call, v2 in the third), binaries built here and carried: build-final/main (strop_gpu_tests,
+# kron_bench with the pass) and build-final/before (kron_bench of d89d3ab, without it).
 #   1. the new GPU case, then all of gpu_kron;
 #   2. kron_bench --auto-only on 8^6 with both binaries, alternated twice;
-#   3. ncu of the new kernel (PROFILE=1), then the full benchmark (FULL=1).
+#   3. ncu of the new kernel (PROFILE=1), then the full benchmark (FULL=1; FULL=auto: only
+#      where the pass made float 8^6 faster in both rounds).
 # Everything lands in OUT/session58-cluster.tar.gz and OUT/summary.txt.
 set -uo pipefail
 # shellcheck source=bench/probes/probe-start.sh
@@ -28,12 +29,21 @@ for round in 1 2; do
   done
 done
 if [ "${PROFILE:-1}" = 1 ]; then
-  timeout 120 ncu --kernel-name regex:signal_cluster --launch-count 1 --set detailed \
+  timeout 120 ncu --kernel-name regex:signal_cluster --launch-count 1 --section SpeedOfLight \
+    --section Occupancy --section WarpStateStats --section SchedulerStats \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     $b/main/kron_bench --auto-only --no-table4 --reps 1 --only 8^6 \
     --csv "$w/ncu-bench.csv" --json "$w/ncu-bench.json" >"$w/ncu-signal-cluster.txt" 2>&1
   echo "ncu exit $? at $(elapsed) s" >>"$w/tests.log"
 fi
-if [ "${FULL:-1}" = 1 ]; then
+float_86() { awk -F, '$2 == "8^6" && $4 == "float32" {print $6}' "$1"; }
+faster=1
+for r in 1 2; do
+  awk -v m="$(float_86 "$w/kron-auto-main-$r.csv")" -v b="$(float_86 "$w/kron-auto-before-$r.csv")" \
+    'BEGIN {exit !(m < b)}' || faster=0
+done
+echo "float 8^6 faster in both rounds: $faster" >>"$w/tests.log"
+if [ "${FULL:-1}" = 1 ] || { [ "${FULL:-1}" = auto ] && [ $faster = 1 ]; }; then
   timeout 220 $b/main/kron_bench --reps 20 --rowmajor \
     --csv "$w/kron-bench-session58-cluster-$device.csv" \
     --json "$w/kron-summary-session58-cluster-$device.json" >"$w/kron-full.log" 2>&1
@@ -45,8 +55,8 @@ fi
     echo "== $(basename "$f")"
     awk -F, '$1 ~ /table/ {printf "%s %s %s auto=%.3f ms err=%s\n", $2, $3, $4, $6 * 1e3, $18}' "$f"
   done
-  grep -E "Duration|DRAM Throughput|Memory Throughput|Registers|Achieved Occupancy|Compute \(SM\)" \
-    "$w/ncu-signal-cluster.txt" 2>/dev/null | head -20
+  grep -E "Duration|DRAM Throughput|Registers|Achieved Occupancy|Compute \(SM\)|Issued Ipc|Stall|Eligible|Warp Cycles" \
+    "$w/ncu-signal-cluster.txt" 2>/dev/null | head -30
   echo "== full, float and double rows"
   awk -F, '$1 ~ /table[13]/ {printf "%s %s %s auto=%.3f ms frac=%.3f err=%s\n", $2, $3, $4, $6 * 1e3, 1 / $16, $18}' \
     "$w"/kron-bench-session58-cluster-*.csv 2>/dev/null

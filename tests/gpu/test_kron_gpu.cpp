@@ -435,6 +435,73 @@ BOOST_AUTO_TEST_CASE(triples_of_16_factors_in_16_bits) {
   check_reduced_kron<half>({{3, 16}, {16, 16}, {16, 16}, {16, 16}, {16, 16}}, 3, 0.25f);
 }
 
+// Six 8 x 8 factors on whole float signals in one pass, each signal held by a cluster of 8
+// CTAs (kron_signal_cluster.cu). First its launcher, against the CPU's Kron application: 1, 3
+// and 37 signals (more than the resident clusters: they stride), transposed factors, an
+// identity factor, alpha and beta (beta = 0 must not read Y: NaN there).
+static void check_signal_cluster_launcher(Index batch, Op op, float alpha, float beta,
+                                          bool identity) {
+  std::vector<AnyOperator<float>> factors;
+  std::vector<DeviceMatrix<float>> stored;
+  std::vector<KronFactorRef<float>> refs;
+  for (int f = 0; f < 6; ++f) {
+    if (identity && f == 2) {
+      factors.emplace_back(Identity<float>(8));
+      refs.push_back(KronFactorRef<float>::identity(8));
+      continue;
+    }
+    const HostMatrix<float> g = random_matrix<float>(8, 8);
+    factors.emplace_back(Dense<float>(HostMatrix<float>(op_of(g, op))));
+    stored.push_back(to_device(g, Layout::ColMajor));
+    refs.push_back(KronFactorRef<float>::column_major(stored.back().view().data, 8, 8, op));
+  }
+  const Kron<float> A(factors);
+  const Index K = A.rows();
+  const HostMatrix<float> x = random_matrix<float>(K, batch);
+  HostMatrix<float> y0 = random_matrix<float>(K, batch);
+  if (beta == 0.0f) y0.setConstant(std::numeric_limits<float>::quiet_NaN());
+  HostMatrix<float> expected = beta == 0.0f ? HostMatrix<float>::Zero(K, batch) : y0;
+  A.apply(Op::NoTrans, view(x), view(expected), alpha, beta);
+  const DeviceMatrix<float> xd = to_device(x, Layout::ColMajor);
+  DeviceMatrix<float> yd = to_device(y0, Layout::ColMajor);
+  BOOST_TEST_CONTEXT("batch " << batch << ", " << to_string(op) << ", alpha " << alpha << ", beta "
+                              << beta << (identity ? ", an identity" : "")) {
+    BOOST_REQUIRE(detail::kron_signal_cluster(refs, xd.view(), yd.view(), alpha, beta, true,
+                                              default_context()));
+    const HostMatrix<float> got = yd.to_host();
+    BOOST_TEST(got.allFinite());
+    // Six sums of 8 products in fp32 per value (the CPU rounds too): a few epsilons.
+    check_error_within(relative_error(got, expected), 32 * std::numeric_limits<float>::epsilon());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(six_factors_of_8_on_whole_signals_in_a_cluster) {
+  check_signal_cluster_launcher(1, Op::NoTrans, 1.0f, 0.0f, false);
+  check_signal_cluster_launcher(3, Op::Trans, 0.5f, -2.0f, false);
+  check_signal_cluster_launcher(37, Op::NoTrans, -1.5f, 0.0f, true);
+  check_signal_cluster_launcher(2, Op::Trans, 1.0f, 1.0f, true);
+
+  // Auto takes it for 8^6 (one pass), and the public path stages views the launcher cannot
+  // read: forms, layouts and alpha/beta (check_gpu_against_cpu), then columns 4 values longer
+  // and starting one value in (unaligned).
+  const std::vector<detail::KronShape> six(6, {8, 8});
+  const auto passes = detail::plan_auto_passes(six, 64, Layout::ColMajor, 4, false);
+  BOOST_TEST(passes.size() == 1u);
+  const Kron<float> A = random_equal_square_kron<float>(8, 6);
+  check_gpu_against_cpu(A, 5);
+  const Index K = A.rows(), batch = 3;
+  const HostMatrix<float> x = random_matrix<float>(K + 4, batch),
+                          y0 = random_matrix<float>(K + 4, batch);
+  HostMatrix<float> expected = y0;
+  A.apply(Op::NoTrans, view(x).row_block(1, K), view(expected).row_block(1, K), 2.0f, -1.0f);
+  const DeviceMatrix<float> xd = to_device(x, Layout::ColMajor);
+  DeviceMatrix<float> yd = to_device(y0, Layout::ColMajor);
+  A.apply(Op::NoTrans, ConstView<float>(xd.view()).row_block(1, K), yd.view().row_block(1, K), 2.0f,
+          -1.0f);
+  check_error_within(relative_error(yd.to_host(), expected),
+                     32 * std::numeric_limits<float>::epsilon());
+}
+
 // Tuning on: the candidates are measured once (into scratch memory: Y keeps its beta
 // term), the choice is cached, and the result is the same product.
 // Devices whose blocks have less shared memory than an H100's, emulated on this one: the
