@@ -2,7 +2,7 @@
 # Session 58's GPU calls for the signal-cluster pass (kron_signal_cluster.cu: v1 in the second
 # call, v2 in the third), binaries built here and carried: build-final/main (strop_gpu_tests,
 # kron_bench with the pass) and build-final/before (kron_bench of d89d3ab, without it).
-#   1. the new GPU case, then all of gpu_kron;
+#   1. the new GPU case, then all of gpu_kron (unless ALL_KRON=0);
 #   2. kron_bench --auto-only on 8^6 with both binaries, alternated twice;
 #   3. ncu of the new kernel (PROFILE=1), then the full benchmark (FULL=1; FULL=auto: only
 #      where the pass made float 8^6 faster in both rounds).
@@ -15,10 +15,12 @@ set -uo pipefail
   $b/main/strop_gpu_tests --run_test=gpu_kron/six_factors_of_8_on_whole_signals_in_a_cluster \
     --report_level=short --log_level=error 2>&1 | tail -12
   echo "cluster case done at $(elapsed) s"
-  echo "== gpu_kron"
-  $b/main/strop_gpu_tests --run_test=gpu_kron --report_level=short --log_level=error 2>&1 |
-    tail -12
-  echo "gpu_kron done at $(elapsed) s"
+  if [ "${ALL_KRON:-1}" = 1 ]; then
+    echo "== gpu_kron"
+    $b/main/strop_gpu_tests --run_test=gpu_kron --report_level=short --log_level=error 2>&1 |
+      tail -12
+    echo "gpu_kron done at $(elapsed) s"
+  fi
 } >"$w/tests.log" 2>&1
 for round in 1 2; do
   for v in before main; do
