@@ -214,7 +214,7 @@ void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Sto
       kron_pair16_fits(shapes, in.rows) && in.rows == out.rows && in.cols == out.cols,
       "kron_fused_pair16: not two 32 x 32 factors on a multiple of ", kKronPair16TileFeatures,
       " features");
-  require<ShapeError>(kron_vector_aligned(in) && kron_vector_aligned(out),
+  require<ShapeError>(kron_pair16_aligned(in) && kron_pair16_aligned(out),
                       "kron_fused_pair16: views must be packed batch-first and 16-byte aligned");
   const int log_cluster = kron_pair16_clustered(in.rows) && device_has_clusters() ? 1 : 0;
   const auto a = kron_device::make_fused16_args<S, 2>(pair, in, out, alpha, beta, scale, kChunk,

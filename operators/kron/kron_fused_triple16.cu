@@ -199,7 +199,7 @@ void kron_fused_triple16(std::span<const KronFactorRef<float>> triple, ConstView
       kron_triple16_fits(shapes, in.rows) && in.rows == out.rows && in.cols == out.cols,
       "kron_fused_triple16: not three 16 x 16 factors on a multiple of ", kKronTriple16TileFeatures,
       " features");
-  require<ShapeError>(kron_vector_aligned(in) && kron_vector_aligned(out),
+  require<ShapeError>(kron_pair16_aligned(in) && kron_pair16_aligned(out),
                       "kron_fused_triple16: views must be packed batch-first and 16-byte aligned");
   const int log_cluster = device_has_clusters() ? kron_triple16_log_cluster(in.rows) : 0;
   const auto a = kron_device::make_fused16_args<S, 3>(triple, in, out, alpha, beta, scale, kChunk,

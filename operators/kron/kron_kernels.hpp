@@ -4,7 +4,6 @@
 // data[k*row_stride + b*col_stride], so one kernel serves both layouts.
 #include <cstdint>
 #include <span>
-#include <type_traits>
 
 #include "strop/core/context.hpp"
 #include "strop/core/reduced_precision.hpp"
@@ -35,7 +34,7 @@ bool kron_fused_square(std::span<const KronFactorRef<T>> group, ConstView<T> in,
 
 // Two 32 x 32 factors (the pair G_lo, G_hi, applied hi first) in one tensor-core pass on
 // half/bfloat16 signals (kron_fused_pair16.cu); in and out packed batch-first and 16-byte
-// aligned (kron_vector_aligned), in.rows a multiple of 32768 (kron_pair16_fits).
+// aligned (kron_pair16_aligned), in.rows a multiple of 32768 (kron_pair16_fits).
 template <ReducedPrecision Storage>
 void kron_fused_pair16(std::span<const KronFactorRef<float>> pair, ConstView<Storage> in,
                        MatrixView<Storage> out, float alpha, float beta, bool scale, Context& ctx);
@@ -47,12 +46,6 @@ template <ReducedPrecision Storage>
 void kron_fused_triple16(std::span<const KronFactorRef<float>> triple, ConstView<Storage> in,
                          MatrixView<Storage> out, float alpha, float beta, bool scale,
                          Context& ctx);
-
-// Six 8 x 8 factors (applied last first) on whole float signals in one pass, each signal held
-// by a cluster of 8 CTAs (kron_signal_cluster.cu); false (nothing launched) where the group is
-// not such a run over the whole signal (kron_signal_cluster_fits); in and out as for the pair.
-bool kron_signal_cluster(std::span<const KronFactorRef<float>> group, ConstView<float> in,
-                         MatrixView<float> out, float alpha, float beta, bool scale, Context& ctx);
 
 // Shuffle baseline pieces. out[n0][c][a][e] = in[n0][a][c][e] (scaled when `scale`).
 template <class T>
@@ -73,16 +66,14 @@ bool kron_packed(const MatrixView<T>& v, Layout layout) {
   return v.col_stride == 1 && (v.row_stride == v.cols || v.rows == 1);
 }
 
-// Whether the kernels that move 16-byte pieces (the 16-bit pair and triple, the float
-// signal cluster) can read or write a view: packed batch-first (features contiguous, signals
-// rows apart), a 16-byte aligned address and signals a multiple of 16 bytes apart.
+// Whether the 16-bit fused kernels (pair, triple) can read or write a view of 16-bit values
+// with 16-byte copies:
+// packed batch-first (features contiguous, signals rows apart), a 16-byte aligned address
+// and signals a multiple of 8 values apart.
 template <class T>
-bool kron_vector_aligned(const MatrixView<T>& v) {
-  // (The 16-bit types may be incomplete in CUDA sources: their size is not asked.)
-  Index bytes = 2;
-  if constexpr (!is_reduced_precision_v<std::remove_const_t<T>>) bytes = Index(sizeof(T));
+bool kron_pair16_aligned(const MatrixView<T>& v) {
   return kron_packed(v, Layout::ColMajor) && reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0 &&
-         (v.cols == 1 || v.col_stride * bytes % 16 == 0);
+         (v.cols == 1 || v.col_stride % 8 == 0);
 }
 
 // Carves 256-byte aligned pieces out of a caller's work space (ShapeError when it is short).

@@ -2,8 +2,6 @@
 // launches (operators/kron/kron_kernels.cu) or the shuffle baseline (kron_shuffle_cublas.cpp).
 #include <limits>
 #include <optional>
-#include <type_traits>
-#include <vector>
 
 #include "operators/kron/kron_kernels.hpp"
 #include "operators/kron/kron_plan.hpp"
@@ -155,19 +153,11 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
     // 16) only (plan_kron); the fused passes read and write 16 bytes at a time, and their
     // launchers refuse a group they cannot run.
     const bool fused16 = is_reduced_precision_v<T> && pass.kind != detail::KronPassKind::Gemm;
-    // A float fused pass over whole signals of six 8 x 8 factors (the planner's signal cluster).
-    bool cluster = false;
-    if constexpr (std::is_same_v<T, float>) {
-      std::vector<detail::KronShape> run(shapes.begin() + pass.lo, shapes.begin() + pass.hi + 1);
-      cluster = pass.kind == detail::KronPassKind::Fused &&
-                detail::kron_signal_cluster_fits(run, current.rows, sizeof(T), false);
-    }
-    const bool vector_pass = fused16 || cluster;
-    if (pass.kind == detail::KronPassKind::Gemm || vector_pass) {
-      // cuBLAS describes packed operands only, the vector kernels aligned packed ones: other X
+    if (pass.kind == detail::KronPassKind::Gemm || fused16) {
+      // cuBLAS describes packed operands only, the fused kernels aligned packed ones: other X
       // or Y go through a packed copy.
       auto usable = [&](const auto& v) {
-        return vector_pass ? detail::kron_vector_aligned(v) : detail::kron_packed(v, layout);
+        return fused16 ? detail::kron_pair16_aligned(v) : detail::kron_packed(v, layout);
       };
       if (!usable(current)) {
         staged_x.emplace(current.rows, B, layout, MemorySpace::Device, ctx);
@@ -186,11 +176,7 @@ void run_plan(const detail::KronPlan& plan, std::span<const detail::KronShape> s
         else if (fused16)
           detail::kron_fused_pair16(group, current, next, pass_alpha, pass_beta, last, ctx);
       }
-      if constexpr (std::is_same_v<T, float>) {
-        if (cluster)
-          detail::kron_signal_cluster(group, current, next, pass_alpha, pass_beta, last, ctx);
-      }
-      if (!vector_pass) {
+      if (!fused16) {
         Index P = 1, Q = 1;  // of the factor or of the merged run
         for (int f = pass.lo; f <= pass.hi; ++f) {
           P *= shapes[f].P;
@@ -424,10 +410,6 @@ void kron_step(const KronFactorRef<T>&, ConstView<T>, MatrixView<T>, T, T, bool,
 template <class T>
 void kron_fused(std::span<const KronFactorRef<T>>, ConstView<T>, MatrixView<T>, T, T, bool,
                 Context&) {
-  no_cuda();
-}
-bool kron_signal_cluster(std::span<const KronFactorRef<float>>, ConstView<float>, MatrixView<float>,
-                         float, float, bool, Context&) {
   no_cuda();
 }
 template <class T>

@@ -112,18 +112,6 @@ int kron_triple16_log_cluster(Index K_in) {
   return l;
 }
 
-bool kron_signal_cluster_fits(std::span<const KronShape> run, Index K_in, std::size_t element_bytes,
-                              bool complex_values) {
-  if (element_bytes != 4 || complex_values || int(run.size()) != kKronSignalClusterFactors)
-    return false;
-  Index K = 1;
-  for (const KronShape& s : run) {
-    if (s.P != kKronSignalClusterDim || s.Q != kKronSignalClusterDim) return false;
-    K *= s.P;
-  }
-  return K_in == K;
-}
-
 namespace {
 
 bool fusable(const KronShape& s, Index max_dim) {
@@ -145,9 +133,7 @@ bool fusable(const KronShape& s, Index max_dim) {
 //               1.75 x where its tiles are not clustered (H100, session 23);
 //   16-bit triple 1.7 x memory (three 16 x 16 factors, kron_fused_triple16.cu; H100, session
 //               57: half 16^5 as a triple and a GEMM 3.86 ms, 4.78 as three GEMMs; 16^6 on 16
-//               signals 1.34 ms as two triples, 1.17 as three GEMMs), 1.8 x unclustered;
-//   signal cluster  1.0 x memory + its multiply-adds at the square kernel's rate (six 8 x 8
-//               factors on whole float signals held by clusters, kron_signal_cluster.cu).
+//               signals 1.34 ms as two triples, 1.17 as three GEMMs), 1.8 x unclustered.
 struct PassCost {
   double bandwidth = 3e12;  // bytes/s
   std::size_t element_bytes = 4;
@@ -283,10 +269,6 @@ std::vector<KronPass> plan_auto_passes(std::span<const KronShape> shapes, Index 
             consider(cost.square(memory, kernel_macs, square.movers > 0), KronPassKind::Fused);
         }
       }
-      if (layout == Layout::ColMajor &&
-          kron_signal_cluster_fits(run, K_in, element_bytes, complex_values) &&
-          kKronPair16SharedBytes <= shared_per_block)
-        consider(cost.square(memory, kernel_macs, true), KronPassKind::Fused);
       if (lo < hi && layout == Layout::ColMajor && all_fusable &&
           kron_fused_shared_bytes(run, 1, element_bytes, rq) <= kKronFusedSharedBudget)
         consider(cost.fused(memory, kernel_macs), KronPassKind::Fused);

@@ -153,19 +153,6 @@ bool kron_triple16_fits(std::span<const KronShape> run, Index K_in);
 // divides the tiles of a signal (the kernel also takes clusters of 4 and 8).
 int kron_triple16_log_cluster(Index K_in);
 
-// One pass over whole signals of six 8 x 8 factors in float (kron_signal_cluster.cu): a
-// cluster of 8 CTAs holds a signal (8^6 values) in shared memory, so the six factors cost
-// one read and one write of the batch instead of two passes' worth. Only where the run is the
-// whole product (K_in = 8^6); batch-first data; clusters and 138 KB of shared memory per block
-// (sm_90: the planner takes it where shared_per_block >= kKronPair16SharedBytes, like the 16-bit
-// fused passes).
-inline constexpr Index kKronSignalClusterDim = 8;
-inline constexpr int kKronSignalClusterFactors = 6;
-inline constexpr std::size_t kKronSignalClusterSharedBytes =
-    4 * (32768 / 64 * 68 + kKronSignalClusterFactors * 64);
-bool kron_signal_cluster_fits(std::span<const KronShape> run, Index K_in, std::size_t element_bytes,
-                              bool complex_values);
-
 // `element_bytes`: the signals' scalar size (2 for the half/bfloat16 path, which runs Gemm
 // passes, pair passes (kron_pair16_fits) and triple passes (kron_triple16_fits) and needs room
 // for float and 16-bit copies of the GEMM passes' factors). `shared_per_block`: the device's shared
