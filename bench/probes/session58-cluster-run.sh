@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Session 58's GPU calls for the signal-cluster pass (kron_signal_cluster.cu: v1 in the second
 # call, v2 in the third), binaries built here and carried: build-final/main (strop_gpu_tests,
-# kron_bench with the pass) and build-final/before (kron_bench of d89d3ab, without it).
+# kron_bench with the pass) and build-final/before (kron_bench of d89d3ab, without it). The pass is
+# not on main: build `main` with bench/probes/kron-signal-cluster-v2-untested.patch applied (v1:
+# kron-signal-cluster-tried.patch).
 #   1. the new GPU case, then all of gpu_kron (unless ALL_KRON=0);
 #   2. kron_bench --auto-only on 8^6 with both binaries, alternated twice;
 #   3. ncu of the new kernel (PROFILE=1), then the full benchmark (FULL=1; FULL=auto: only
